@@ -1,0 +1,38 @@
+"""Materialisation metadata shared by every asset: path, rows, column schema, a preview."""
+
+from pathlib import Path
+
+import pyarrow as pa
+from dagster import MetadataValue, TableColumn, TableSchema
+
+PREVIEW_ROWS = 5
+PREVIEW_CELL_CHARS = 60
+
+
+def table_metadata(table: pa.Table, path: Path, run_id: str | None = None) -> dict:
+    columns = [TableColumn(name=field.name, type=str(field.type)) for field in table.schema]
+    meta = {
+        "path": MetadataValue.path(str(path)),
+        "dagster/row_count": table.num_rows,
+        "dagster/column_schema": TableSchema(columns=columns),
+        "preview": MetadataValue.md(markdown_preview(table)),
+    }
+    if run_id:
+        meta["run_id"] = run_id
+    return meta
+
+
+def markdown_preview(table: pa.Table, rows: int = PREVIEW_ROWS) -> str:
+    names = table.schema.names
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    for record in table.slice(0, rows).to_pylist():
+        cells = [str(record[name])[:PREVIEW_CELL_CHARS].replace("|", "\\|").replace("\n", " ") for name in names]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
+    """Every table carries the run id (DESIGN.md)."""
+    if "run_id" in table.schema.names:
+        return table
+    return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))

@@ -1,0 +1,115 @@
+"""`loadproof`: demo, run SPEC, serve-reference. Each runs the same Dagster job `dagster dev` shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline import REPO_ROOT
+from pipeline.pack.render import JSON_NAME, MARKDOWN_NAME, _num
+from pipeline.spec import SpecError, load_spec
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+console = Console(width=120)
+
+DEMO_SPEC = REPO_ROOT / "examples" / "demo.yaml"
+DEMO_PROFILE = "demo"
+DEMO_KEY_ENV = "LOADPROOF_DEMO_API_KEY"
+
+
+@app.command()
+def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None:
+    """Replay the bundled sample log against the bundled reference endpoint; write the pack."""
+    from pipeline.reference import ReferenceServer
+
+    loaded = _load_or_exit(DEMO_SPEC)
+    # The reference endpoint ignores keys; a throwaway one exercises the key path end to end.
+    os.environ.setdefault(DEMO_KEY_ENV, "demo-" + secrets.token_hex(8))
+    with ReferenceServer(profile=DEMO_PROFILE) as server:
+        console.print(f"reference endpoint ({DEMO_PROFILE} profile) on {server.base_url}")
+        overrides = {candidate.name: server.base_url for candidate in loaded.spec.candidates}
+        _execute(DEMO_SPEC, out, overrides)
+
+
+@app.command()
+def run(spec: Path = typer.Argument(..., help="re-validation spec (YAML)"), out: Path = typer.Option(Path("out/run"), help="pack folder")) -> None:
+    """Run a re-validation spec end to end and write its evidence pack."""
+    _load_or_exit(spec)
+    _execute(spec, out, {})
+
+
+@app.command("serve-reference")
+def serve_reference(
+    host: str = typer.Option("127.0.0.1", help="loopback address only"),
+    port: int = typer.Option(8100),
+    profile: str = typer.Option("demo", help="profile name or YAML path"),
+) -> None:
+    """Serve the reference endpoint (OpenAI-compatible, SSE) until interrupted."""
+    from pipeline.reference import serve
+
+    try:
+        serve(host, port, profile)
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _load_or_exit(spec: Path):
+    try:
+        return load_spec(spec)
+    except SpecError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
+
+
+def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
+    from pipeline.definitions import execute
+
+    started = time.perf_counter()
+    result = execute(spec, out, overrides)
+    elapsed = time.perf_counter() - started
+    failed_checks = [
+        evaluation.check_name
+        for evaluation in result.get_asset_check_evaluations()
+        if not evaluation.passed
+    ]
+    if not result.success or not (out / JSON_NAME).is_file():
+        console.print(f"[red]run {result.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}")
+        for event in result.all_events:
+            if event.is_step_failure:
+                error = event.event_specific_data.error
+                root = error.cause or error
+                console.print(f"  {event.step_key}: {root.message.strip()}", markup=False)
+        raise typer.Exit(1)
+    pack = json.loads((out / JSON_NAME).read_text())
+    print_headline(pack)
+    console.print(f"checks failed: {failed_checks or 'none'}")
+    console.print(f"evidence pack: {(out / MARKDOWN_NAME).resolve()} and {JSON_NAME} (run {result.run_id}, {elapsed:.0f} s)")
+
+
+def print_headline(pack: dict) -> None:
+    table = Table(title=f"Claim vs measured — {pack['spec_name']}")
+    for column in ("candidate", "figure", "claimed", "measured", "95 % CI", "n", "verdict"):
+        table.add_column(column, justify="right" if column in {"claimed", "measured", "n"} else "left")
+    for figure in pack["figures"]:
+        if figure["claimed"] is None:
+            continue
+        table.add_row(
+            figure["candidate"],
+            f"{figure['metric']} ({figure['unit']})",
+            _num(figure["claimed"]),
+            _num(figure["measured"]),
+            f"{_num(figure['ci_low'])} – {_num(figure['ci_high'])}",
+            str(figure["n"]),
+            figure["verdict"],
+        )
+    console.print(table)
+    validity = pack["client_validity"]
+    console.print(f"schedule lag p99 {_num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}")

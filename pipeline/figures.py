@@ -1,0 +1,38 @@
+"""The catalogue of figure names used in specs and in the evidence pack (DESIGN.md names)."""
+
+import re
+
+PERCENTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
+LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+
+# name -> (unit, larger_is_better)
+RATE_FIGURES: dict[str, tuple[str, bool]] = {
+    "output_tokens_per_s": ("tokens/s", True),
+    "total_tokens_per_s": ("tokens/s", True),
+    "requests_per_s": ("requests/s", True),
+    "goodput_requests_per_s": ("requests/s", True),
+    "error_rate": ("fraction", False),
+    "accuracy": ("fraction", True),
+    "cost_per_decision_usd": ("USD", False),
+    "cost_per_million_output_tokens_usd": ("USD", False),
+}
+
+_LATENCY_NAME = re.compile(r"^(?P<metric>ttft_ms|tpot_ms|itl_ms|e2e_ms)_(?P<pct>p50|p90|p95|p99)$")
+
+
+def latency_figure_name(metric: str, percentile: str) -> str:
+    return f"{metric}_{percentile}"
+
+
+def describe(name: str) -> tuple[str, bool]:
+    """Unit and direction (True when larger is better) of a figure; KeyError names the figure."""
+    if _LATENCY_NAME.match(name):
+        return "ms", False
+    if name in RATE_FIGURES:
+        return RATE_FIGURES[name]
+    raise KeyError(name)
+
+
+def known_names() -> list[str]:
+    latency = [latency_figure_name(m, p) for m in LATENCY_METRICS for p in PERCENTILES]
+    return latency + list(RATE_FIGURES)

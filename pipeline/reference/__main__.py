@@ -1,0 +1,25 @@
+"""`python -m pipeline.reference --host 127.0.0.1 --port 8100 --profile demo`"""
+
+from __future__ import annotations
+
+import argparse
+
+from pipeline.reference.launch import serve
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line and serve until interrupted."""
+    parser = argparse.ArgumentParser(prog="python -m pipeline.reference",
+                                     description="Serve the loadproof reference endpoint.")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
+    parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--profile", default="demo", help="bundled profile name or YAML path")
+    args = parser.parse_args(argv)
+    try:
+        serve(args.host, args.port, args.profile)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The replay engine: send a replay plan to an OpenAI-compatible endpoint, record every timing."""

@@ -1,0 +1,166 @@
+"""Open-loop (at the planned offsets) and closed-loop (fixed concurrency) replay.
+
+Arrival offsets are computed up front (the replay plan); every request is recorded, failed or
+not, and the loop is bounded by the plan's length and by `max_duration_s`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal
+
+import httpx
+
+from pipeline.replay.journal import Journal
+from pipeline.replay.records import RequestOutcome, build_record
+from pipeline.replay.request import chat_body, send_chat
+
+START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    request_id: str
+    scheduled_offset_s: float | None
+    messages: list[dict]
+    max_tokens: int
+    prompt_tokens_client: int
+
+
+@dataclass(frozen=True)
+class Target:
+    candidate: str
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)  # never logged
+
+    @property
+    def chat_url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    mode: Literal["trace", "concurrency"] = "trace"
+    concurrency: int | None = None
+    request_timeout_s: float = 60.0
+    max_duration_s: float = 600.0
+
+
+@dataclass
+class ReplayStats:
+    planned: int = 0
+    sent: int = 0
+    errors: int = 0
+    unsent: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    wall_s: float = 0.0
+
+
+def run_replay(
+    plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal
+) -> ReplayStats:
+    return asyncio.run(_replay(plan, target, settings, run_id, journal))
+
+
+async def _replay(
+    plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal
+) -> ReplayStats:
+    stats = ReplayStats(planned=len(plan))
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    timeout = httpx.Timeout(settings.request_timeout_s, connect=min(10.0, settings.request_timeout_s))
+    began = time.perf_counter_ns()
+    deadline_ns = began + int(settings.max_duration_s * 1e9)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as client:
+
+        async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> None:
+            stats.in_flight += 1
+            stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+            outcome = await send_chat(
+                client,
+                target.chat_url,
+                chat_body(target.model, item.messages, item.max_tokens),
+                target.headers(),
+                total_timeout_s=min(settings.request_timeout_s, max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)),
+            )
+            record = build_record(
+                run_id=run_id,
+                candidate=target.candidate,
+                request_id=item.request_id,
+                scheduled_offset_s=offset_s,
+                t_scheduled_ns=t_scheduled_ns,
+                prompt_tokens_client=item.prompt_tokens_client,
+                max_tokens=item.max_tokens,
+                outcome=outcome,
+            )
+            stats.in_flight -= 1
+            journal.append(record)
+            stats.sent += 1
+            stats.errors += record["status"] != "ok"
+
+        if settings.mode == "concurrency":
+            unsent = await _closed_loop(plan, settings.concurrency or 1, began, deadline_ns, fire)
+        else:
+            unsent = await _open_loop(plan, began + START_LEAD_NS, deadline_ns, fire)
+    for item, offset_s in unsent:
+        journal.append(_unsent_record(run_id, target.candidate, item, offset_s))
+        stats.unsent += 1
+    stats.wall_s = (time.perf_counter_ns() - began) / 1e9
+    return stats
+
+
+async def _open_loop(plan, start_ns: int, deadline_ns: int, fire) -> list:
+    tasks, unsent = [], []
+    for index, item in enumerate(plan):
+        target_ns = start_ns + int((item.scheduled_offset_s or 0.0) * 1e9)
+        if target_ns >= deadline_ns:
+            unsent.extend((later, later.scheduled_offset_s) for later in plan[index:])
+            break
+        delay_s = (target_ns - time.perf_counter_ns()) / 1e9
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
+        tasks.append(asyncio.create_task(fire(item, target_ns, item.scheduled_offset_s)))
+    await asyncio.gather(*tasks)
+    return unsent
+
+
+async def _closed_loop(plan, concurrency: int, began_ns: int, deadline_ns: int, fire) -> list:
+    queue = list(reversed(plan))
+    unsent = []
+
+    async def worker() -> None:
+        while queue:
+            item = queue.pop()
+            now = time.perf_counter_ns()
+            if now >= deadline_ns:
+                unsent.append((item, None))
+                continue
+            await fire(item, now, (now - began_ns) / 1e9)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(plan)) or 1)))
+    return unsent
+
+
+def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: float | None) -> dict:
+    """A planned request the replay never sent because its time bound ran out."""
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(timezone.utc), t_end_ns=0)
+    outcome.error_type, outcome.error_message = "not_sent", "replay time bound (max_duration_s) reached"
+    record = build_record(
+        run_id=run_id,
+        candidate=candidate,
+        request_id=item.request_id,
+        scheduled_offset_s=offset_s,
+        t_scheduled_ns=0,
+        prompt_tokens_client=item.prompt_tokens_client,
+        max_tokens=item.max_tokens,
+        outcome=outcome,
+    )
+    record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
+    return record

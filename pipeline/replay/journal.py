@@ -1,0 +1,58 @@
+"""Crash-safe record keeping: one JSON line per finished request, flushed as it lands.
+
+A replay killed mid-way leaves every finished request in the journal; `journal_to_table` turns
+a journal (complete or not) into the raw-timings Arrow table.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.replay.records import RAW_TIMINGS_SCHEMA
+
+
+class Journal:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = path.open("w", encoding="utf-8")
+        self.count = 0
+
+    def append(self, record: dict) -> None:
+        self._handle.write(json.dumps(record, default=_encode, separators=(",", ":")) + "\n")
+        self._handle.flush()
+        self.count += 1
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _encode(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot journal {type(value).__name__}")
+
+
+def journal_to_table(path: Path) -> pa.Table:
+    """Every complete line of a journal; a torn last line (killed mid-write) is skipped."""
+    rows = []
+    with path.open("r", encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if row.get("sent_at"):
+                row["sent_at"] = datetime.fromisoformat(row["sent_at"])
+            rows.append(row)
+    return pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA)

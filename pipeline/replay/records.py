@@ -1,0 +1,139 @@
+"""One raw-timing record per replayed request: lifecycle timestamps kept, figures derived from them.
+
+Fixed column names (DESIGN.md "Data contracts") must not be renamed; add columns freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pyarrow as pa
+
+RAW_TIMINGS_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("candidate", pa.string()),
+        ("request_id", pa.string()),
+        ("scheduled_offset_s", pa.float64()),
+        ("sent_at", pa.timestamp("us", tz="UTC")),
+        ("schedule_lag_ms", pa.float64()),
+        ("ttft_ms", pa.float64()),
+        ("e2e_ms", pa.float64()),
+        ("tpot_ms", pa.float64()),
+        ("itl_ms", pa.list_(pa.float64())),
+        ("prompt_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("prompt_tokens_client", pa.int64()),
+        ("output_tokens_client", pa.int64()),
+        ("max_tokens", pa.int64()),
+        ("status", pa.string()),
+        ("error_type", pa.string()),
+        ("error_message", pa.string()),
+        ("http_status", pa.int64()),
+        ("retry_count", pa.int64()),
+        ("content_chunks", pa.int64()),
+        ("usage_reported", pa.bool_()),
+        # lifecycle, monotonic ns (time.perf_counter_ns) on the replay's own clock
+        ("t_scheduled_ns", pa.int64()),
+        ("t_sent_ns", pa.int64()),
+        ("t_first_byte_ns", pa.int64()),
+        ("t_first_token_ns", pa.int64()),
+        ("t_last_token_ns", pa.int64()),
+        ("t_end_ns", pa.int64()),
+        ("chunk_offsets_ns", pa.list_(pa.int64())),
+    ]
+)
+
+
+@dataclass
+class RequestOutcome:
+    """What one HTTP exchange produced; timestamps are time.perf_counter_ns() readings."""
+
+    t_sent_ns: int
+    sent_at: datetime
+    t_end_ns: int
+    t_first_byte_ns: int | None = None
+    chunk_times_ns: list[int] = field(default_factory=list)
+    http_status: int | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    output_tokens_client: int | None = None
+
+
+def _ms(ns: int) -> float:
+    return ns / 1e6
+
+
+def ttft_ms(t_sent_ns: int, t_first_token_ns: int) -> float:
+    """TTFT: send to the first chunk carrying generated content."""
+    return _ms(t_first_token_ns - t_sent_ns)
+
+
+def e2e_ms(t_sent_ns: int, t_end_ns: int) -> float:
+    """E2E: send to the end of the stream."""
+    return _ms(t_end_ns - t_sent_ns)
+
+
+def itl_ms(chunk_times_ns: list[int]) -> list[float]:
+    """ITL: the gaps between consecutive content chunks."""
+    return [_ms(b - a) for a, b in zip(chunk_times_ns, chunk_times_ns[1:])]
+
+
+def tpot_ms(e2e: float, ttft: float, output_tokens: int | None) -> float | None:
+    """TPOT: (E2E − TTFT) / (output tokens − 1); undefined for fewer than two tokens."""
+    if output_tokens is None or output_tokens < 2:
+        return None
+    return (e2e - ttft) / (output_tokens - 1)
+
+
+def build_record(
+    *,
+    run_id: str,
+    candidate: str,
+    request_id: str,
+    scheduled_offset_s: float | None,
+    t_scheduled_ns: int,
+    prompt_tokens_client: int,
+    max_tokens: int,
+    outcome: RequestOutcome,
+) -> dict:
+    chunks = outcome.chunk_times_ns
+    ok = outcome.error_type is None
+    first = chunks[0] if chunks else None
+    output_tokens = outcome.output_tokens if outcome.output_tokens is not None else outcome.output_tokens_client
+    ttft = ttft_ms(outcome.t_sent_ns, first) if ok and first is not None else None
+    e2e = e2e_ms(outcome.t_sent_ns, outcome.t_end_ns) if ok else None
+    return {
+        "run_id": run_id,
+        "candidate": candidate,
+        "request_id": request_id,
+        "scheduled_offset_s": scheduled_offset_s,
+        "sent_at": outcome.sent_at,
+        "schedule_lag_ms": _ms(outcome.t_sent_ns - t_scheduled_ns),
+        "ttft_ms": ttft,
+        "e2e_ms": e2e,
+        "tpot_ms": tpot_ms(e2e, ttft, output_tokens) if ttft is not None and e2e is not None else None,
+        "itl_ms": itl_ms(chunks) if ok else None,
+        "prompt_tokens": outcome.prompt_tokens,
+        "output_tokens": output_tokens,
+        "prompt_tokens_client": prompt_tokens_client,
+        "output_tokens_client": outcome.output_tokens_client,
+        "max_tokens": max_tokens,
+        "status": "ok" if ok else "error",
+        "error_type": outcome.error_type,
+        "error_message": outcome.error_message,
+        "http_status": outcome.http_status,
+        "retry_count": 0,
+        "content_chunks": len(chunks),
+        "usage_reported": outcome.prompt_tokens is not None,
+        "t_scheduled_ns": t_scheduled_ns,
+        "t_sent_ns": outcome.t_sent_ns,
+        "t_first_byte_ns": outcome.t_first_byte_ns,
+        "t_first_token_ns": first,
+        "t_last_token_ns": chunks[-1] if chunks else None,
+        "t_end_ns": outcome.t_end_ns,
+        "chunk_offsets_ns": [t - outcome.t_sent_ns for t in chunks],
+    }

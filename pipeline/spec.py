@@ -1,0 +1,206 @@
+"""The re-validation spec: one YAML file, validated by pydantic, errors that name file, line, field."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pipeline import figures
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message names the file, the line and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClaimConditions(_Strict):
+    hardware: str | None = None
+    precision: str | None = None
+    concurrency: int | None = Field(default=None, ge=1, description="batch size or concurrency")
+    input_tokens: int | None = Field(default=None, ge=1)
+    output_tokens: int | None = Field(default=None, ge=1)
+    dataset: str | None = None
+
+
+class Claim(_Strict):
+    source: str = Field(description="where the published figures come from")
+    figures: dict[str, float] = Field(min_length=1)
+    conditions: ClaimConditions = ClaimConditions()
+
+    @field_validator("figures")
+    @classmethod
+    def _known_figures(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(figures.known_names()))
+        if unknown:
+            raise ValueError(
+                f"unknown figure(s) {unknown}; known: {', '.join(figures.known_names())}"
+            )
+        return value
+
+
+class Price(_Strict):
+    usd_per_hour: float | None = Field(default=None, ge=0)
+    replicas: int = Field(default=1, ge=1)
+    usd_per_million_input_tokens: float | None = Field(default=None, ge=0)
+    usd_per_million_output_tokens: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_pricing(self) -> Price:
+        hourly = self.usd_per_hour is not None
+        tokens = (
+            self.usd_per_million_input_tokens is not None
+            or self.usd_per_million_output_tokens is not None
+        )
+        if hourly == tokens:
+            raise ValueError(
+                "give either usd_per_hour (with replicas) or usd_per_million_input_tokens/"
+                "usd_per_million_output_tokens, not both and not neither"
+            )
+        return self
+
+
+class Candidate(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    base_url: str = Field(pattern=r"^https?://", description="OpenAI-compatible base URL, e.g. .../v1")
+    model: str
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the API key"
+    )
+    price: Price
+
+
+class LogSource(_Strict):
+    path: str
+    format: Literal["openai_jsonl"] = "openai_jsonl"
+
+
+class Sample(_Strict):
+    mode: Literal["busiest_window", "explicit_window"] = "busiest_window"
+    window_s: float = Field(default=60.0, gt=0)
+    start_offset_s: float | None = Field(
+        default=None, ge=0, description="explicit_window: seconds after the log's first request"
+    )
+    max_requests: int = Field(default=500, ge=1)
+
+    @model_validator(mode="after")
+    def _explicit_needs_start(self) -> Sample:
+        if self.mode == "explicit_window" and self.start_offset_s is None:
+            raise ValueError("mode explicit_window needs start_offset_s")
+        return self
+
+
+class Replay(_Strict):
+    mode: Literal["trace", "concurrency"] = "trace"
+    concurrency: int | None = Field(default=None, ge=1, description="closed loop: fixed in-flight")
+    warmup_s: float = Field(default=0.0, ge=0)
+    cooldown_s: float = Field(default=0.0, ge=0)
+    request_timeout_s: float = Field(default=60.0, gt=0)
+    max_duration_s: float = Field(default=600.0, gt=0, description="hard bound on the replay")
+
+    @model_validator(mode="after")
+    def _concurrency_mode(self) -> Replay:
+        if self.mode == "concurrency" and self.concurrency is None:
+            raise ValueError("mode concurrency needs concurrency")
+        return self
+
+
+class Workload(_Strict):
+    log: LogSource
+    max_reject_rate: float = Field(default=0.05, ge=0, le=1)
+    sample: Sample = Sample()
+    replay: Replay = Replay()
+
+
+class Sla(_Strict):
+    """Per-request bounds; a request meets the SLA when it succeeded and is within every bound."""
+
+    ttft_ms: float | None = Field(default=None, gt=0)
+    tpot_ms: float | None = Field(default=None, gt=0)
+    e2e_ms: float | None = Field(default=None, gt=0)
+
+
+class Spec(_Strict):
+    name: str
+    claim: Claim
+    candidates: list[Candidate] = Field(min_length=1)
+    workload: Workload
+    sla: Sla = Sla()
+
+    @field_validator("candidates")
+    @classmethod
+    def _unique_names(cls, value: list[Candidate]) -> list[Candidate]:
+        names = [c.name for c in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"candidate names must be unique, got {names}")
+        return value
+
+
+class LoadedSpec(BaseModel):
+    """A validated spec together with where it came from (for relative paths and lineage)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: Spec
+    path: Path
+    sha256: str
+
+    def resolve(self, relative: str) -> Path:
+        """A path written in the spec, relative to the spec file's folder."""
+        candidate = Path(relative)
+        return candidate if candidate.is_absolute() else (self.path.parent / candidate).resolve()
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read spec: {exc.strerror}") from exc
+    try:
+        root = yaml.compose(raw.decode("utf-8"), Loader=yaml.SafeLoader)
+        data = yaml.safe_load(raw)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: the spec must be a YAML mapping at the top level")
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_describe_errors(path, root, exc)) from None
+    return LoadedSpec(spec=spec, path=path.resolve(), sha256=hashlib.sha256(raw).hexdigest())
+
+
+def _describe_errors(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
+    lines = [f"{path}: invalid spec ({exc.error_count()} problem(s))"]
+    for error in exc.errors():
+        loc = [part for part in error["loc"] if not str(part).startswith("function-after")]
+        field = ".".join(str(part) for part in loc) or "(top level)"
+        line = _line_of(root, loc)
+        where = f"{path}:{line}" if line else str(path)
+        lines.append(f"  {where}: {field}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def _line_of(node: yaml.Node | None, loc: list) -> int | None:
+    """1-based line of the deepest YAML node that the error location reaches."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(part)), None)
+            if match is None:
+                key = next((k for k, _ in node.value if k.value == str(part)), None)
+                return key.start_mark.line + 1 if key is not None else line
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line

@@ -1,0 +1,29 @@
+import os
+
+from dagster import ConfigurableResource
+
+from pipeline.replay.engine import Target
+from pipeline.spec import Candidate
+
+
+class EndpointResource(ConfigurableResource):
+    """The endpoints under test. API keys are read from the environment variable the spec names,
+    at launch (never at import), and never logged or written anywhere."""
+
+    base_url_overrides: dict[str, str] = {}
+
+    def target(self, candidate: Candidate) -> Target:
+        api_key = None
+        if candidate.api_key_env:
+            api_key = os.environ.get(candidate.api_key_env)
+            if not api_key:
+                raise ValueError(
+                    f"candidate {candidate.name!r}: environment variable "
+                    f"{candidate.api_key_env} (api_key_env) is not set"
+                )
+        return Target(
+            candidate=candidate.name,
+            base_url=self.base_url_overrides.get(candidate.name, candidate.base_url),
+            model=candidate.model,
+            api_key=api_key,
+        )

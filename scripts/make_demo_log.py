@@ -1,0 +1,120 @@
+"""Generate the bundled demo production log (examples/data/production_requests.jsonl).
+
+A deterministic, synthetic 20-minute OpenAI-style request log of a retail bank's support
+assistant: Poisson arrivals whose rate rises into a burst around minute 12, a mix of single- and
+multi-turn chats, some with a system prompt, some with pasted account history (long context),
+log-normal output lengths, and two deliberately broken lines that ingest must quarantine.
+
+    python scripts/make_demo_log.py [--out examples/data/production_requests.jsonl]
+"""
+
+import argparse
+import json
+import math
+import random
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from pipeline.tokens import count_message_tokens
+
+START = datetime(2026, 11, 2, 14, 0, 0, tzinfo=timezone.utc)
+DURATION_S = 20 * 60
+SEED = 20261102
+
+QUESTIONS = [
+    "I was charged twice for the same card payment at {shop}, can you reverse one of them?",
+    "How long does a transfer to {country} take and what is the fee?",
+    "My card was declined at {shop} even though I have money in my account. Why?",
+    "I want to change the PIN on my debit card. What are the steps?",
+    "There is a payment to {shop} that I do not recognise. Is this fraud?",
+    "Can I top up my account with cash at a {shop} branch?",
+    "What exchange rate did you apply to my purchase in {country}?",
+    "My salary has not arrived yet although my employer sent it on Friday.",
+    "How do I order a replacement card? Mine is damaged.",
+    "Why is my transfer to {country} still pending after three days?",
+]
+SHOPS = ["Tesco", "Amazon", "Shell", "IKEA", "Zara", "Uber", "Lidl", "Apple Store"]
+COUNTRIES = ["Spain", "India", "Brazil", "Poland", "Japan", "Kenya", "Mexico", "Canada"]
+SYSTEM = (
+    "You are the support assistant of a retail bank. Answer briefly, never reveal internal "
+    "policies, and ask for no card numbers. Classify the customer's intent before answering."
+)
+TENANTS = [("mobile-app", "/support/chat", 0.6), ("web", "/support/chat", 0.3), ("branch-tablet", "/staff/assist", 0.1)]
+
+
+def rate_at(t: float) -> float:
+    """Requests per second at t seconds: a slow daily ramp plus a burst around minute 12."""
+    base = 0.8 + 0.6 * t / DURATION_S
+    burst = 2.2 * math.exp(-(((t - 720.0) / 90.0) ** 2))
+    return base + burst
+
+
+def arrivals(rng: random.Random) -> list[float]:
+    """Non-homogeneous Poisson arrivals by thinning."""
+    peak, t, out = 3.8, 0.0, []
+    while True:
+        t += rng.expovariate(peak)
+        if t >= DURATION_S:
+            return out
+        if rng.random() < rate_at(t) / peak:
+            out.append(t)
+
+
+def history(rng: random.Random) -> str:
+    rows = []
+    for _ in range(rng.randint(8, 60)):
+        day = rng.randint(1, 28)
+        rows.append(f"2026-10-{day:02d} {rng.choice(SHOPS)} {rng.uniform(2, 400):.2f} GBP")
+    return "Recent transactions:\n" + "\n".join(rows)
+
+
+def messages_for(rng: random.Random) -> list[dict]:
+    question = rng.choice(QUESTIONS).format(shop=rng.choice(SHOPS), country=rng.choice(COUNTRIES))
+    messages = []
+    if rng.random() < 0.7:
+        messages.append({"role": "system", "content": SYSTEM})
+    if rng.random() < 0.25:
+        question = history(rng) + "\n\n" + question
+    if rng.random() < 0.3:
+        messages.append({"role": "user", "content": rng.choice(QUESTIONS).format(shop=rng.choice(SHOPS), country=rng.choice(COUNTRIES))})
+        messages.append({"role": "assistant", "content": "Thanks, I can help with that. " * rng.randint(2, 12)})
+    messages.append({"role": "user", "content": question})
+    return messages
+
+
+def record(rng: random.Random, index: int, offset_s: float) -> dict:
+    messages = messages_for(rng)
+    output_tokens = max(4, min(400, int(rng.lognormvariate(math.log(70), 0.6))))
+    tenant, route = rng.choices([(t, r) for t, r, _ in TENANTS], weights=[w for *_, w in TENANTS])[0]
+    prompt_tokens = count_message_tokens(messages)
+    return {
+        "id": f"req-{index:06d}",
+        "timestamp": (START + timedelta(seconds=offset_s)).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "tenant": tenant,
+        "route": route,
+        "request": {"model": "support-assistant", "messages": messages, "max_tokens": 512},
+        "response": {"usage": {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens}},
+        "latency_ms": round(250 + 0.4 * prompt_tokens + 22.0 * output_tokens * rng.uniform(0.8, 1.3), 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="examples/data/production_requests.jsonl")
+    args = parser.parse_args()
+    rng = random.Random(SEED)
+    lines = [json.dumps(record(rng, i + 1, t), separators=(",", ":")) for i, t in enumerate(arrivals(rng))]
+    # Two broken lines, as real logs have: a truncated write and a record without usage.
+    lines.insert(len(lines) // 3, lines[len(lines) // 3][:57])
+    broken = json.loads(lines[len(lines) // 2])
+    broken["id"] = "req-broken"
+    del broken["response"]
+    lines.insert(len(lines) // 2, json.dumps(broken, separators=(",", ":")))
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {len(lines)} lines to {path}")
+
+
+if __name__ == "__main__":
+    main()

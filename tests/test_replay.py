@@ -1,0 +1,94 @@
+"""The replay engine over real HTTP on loopback: open loop, closed loop, typed errors, bounds."""
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.reference.launch import free_port
+from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.tokens import count_message_tokens
+
+MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]
+PROMPT_TOKENS = count_message_tokens(MESSAGES)
+
+
+def plan(n: int, spacing_s: float | None = 0.01, max_tokens: int = 8) -> list[PlannedRequest]:
+    return [
+        PlannedRequest(f"q{i}", None if spacing_s is None else i * spacing_s, MESSAGES, max_tokens, PROMPT_TOKENS)
+        for i in range(n)
+    ]
+
+
+def replay(tmp_path: Path, requests, target: Target, settings: ReplaySettings):
+    with Journal(tmp_path / "journal.jsonl") as journal:
+        stats = run_replay(requests, target, settings, "run-1", journal)
+    return stats, journal_to_table(journal.path).to_pylist()
+
+
+def test_open_loop_records_one_ok_row_per_request_with_ordered_lifecycle(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    stats, rows = replay(tmp_path, plan(20), target, ReplaySettings(mode="trace"))
+    assert stats.sent == 20 and stats.errors == 0 and stats.unsent == 0
+    assert sorted(r["request_id"] for r in rows) == sorted(f"q{i}" for i in range(20))
+    for row in rows:
+        assert row["status"] == "ok" and row["run_id"] == "run-1" and row["candidate"] == "ref"
+        assert row["output_tokens"] == 8 and row["output_tokens_client"] == 8 and row["content_chunks"] == 8
+        assert row["prompt_tokens"] == row["prompt_tokens_client"] == PROMPT_TOKENS
+        assert row["t_sent_ns"] <= row["t_first_byte_ns"] <= row["t_first_token_ns"] <= row["t_last_token_ns"] <= row["t_end_ns"]
+        assert 0 <= row["ttft_ms"] <= row["e2e_ms"]
+        assert len(row["itl_ms"]) == 7
+        assert row["schedule_lag_ms"] >= 0
+
+
+def test_open_loop_sends_in_planned_order(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    _, rows = replay(tmp_path, plan(10, spacing_s=0.02), target, ReplaySettings(mode="trace"))
+    by_send = [r["request_id"] for r in sorted(rows, key=lambda r: r["t_sent_ns"])]
+    assert by_send == [f"q{i}" for i in range(10)]
+
+
+def test_closed_loop_never_exceeds_its_concurrency(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    stats, rows = replay(tmp_path, plan(30, spacing_s=None), target, ReplaySettings(mode="concurrency", concurrency=3))
+    assert stats.sent == 30 and stats.errors == 0
+    assert stats.peak_in_flight <= 3
+    assert all(r["scheduled_offset_s"] is not None for r in rows)
+
+
+def test_refused_connection_is_a_typed_error_not_an_exception(tmp_path: Path):
+    target = Target("nobody", f"http://127.0.0.1:{free_port()}/v1", "reference-model")
+    stats, rows = replay(tmp_path, plan(3), target, ReplaySettings(mode="trace", request_timeout_s=5))
+    assert stats.errors == 3
+    assert {r["error_type"] for r in rows} == {"connect_error"}
+    assert all(r["status"] == "error" and r["ttft_ms"] is None for r in rows)
+
+
+def test_unknown_model_is_recorded_as_http_4xx(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "no-such-model")
+    _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace"))
+    assert {(r["error_type"], r["http_status"]) for r in rows} == {("http_4xx", 404)}
+    assert "model_not_found" in rows[0]["error_message"]
+
+
+def test_time_bound_records_unsent_requests(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    requests = plan(2, spacing_s=0.0) + [PlannedRequest("late", 30.0, MESSAGES, 4, PROMPT_TOKENS)]
+    stats, rows = replay(tmp_path, requests, target, ReplaySettings(mode="trace", max_duration_s=1.0))
+    late = next(r for r in rows if r["request_id"] == "late")
+    assert stats.unsent == 1 and late["error_type"] == "not_sent" and late["t_sent_ns"] is None
+    assert len(rows) == 3
+
+
+def test_journal_survives_a_torn_last_line(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    _, rows = replay(tmp_path, plan(4), target, ReplaySettings(mode="trace"))
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(journal.read_text() + '{"run_id": "run-1", "request_')  # killed mid-write
+    assert journal_to_table(journal).num_rows == 4
+
+
+def test_api_key_goes_only_into_the_authorization_header():
+    target = Target("ref", "http://127.0.0.1:1/v1", "m", api_key="sk-secret-123")
+    assert target.headers() == {"Authorization": "Bearer sk-secret-123"}
+    assert "sk-secret-123" not in repr(target)
