@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render import JSON_NAME, MARKDOWN_NAME, _num
+from pipeline.pack.render import JSON_NAME, MARKDOWN_NAME, num
 from pipeline.spec import SpecError, load_spec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -104,12 +104,12 @@ def print_headline(pack: dict) -> None:
         table.add_row(
             figure["candidate"],
             f"{figure['metric']} ({figure['unit']})",
-            _num(figure["claimed"]),
-            _num(figure["measured"]),
-            f"{_num(figure['ci_low'])} – {_num(figure['ci_high'])}",
+            num(figure["claimed"]),
+            num(figure["measured"]),
+            f"{num(figure['ci_low'])} – {num(figure['ci_high'])}",
             str(figure["n"]),
             figure["verdict"],
         )
     console.print(table)
     validity = pack["client_validity"]
-    console.print(f"schedule lag p99 {_num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}")
+    console.print(f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}")

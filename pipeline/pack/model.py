@@ -79,3 +79,22 @@ def _version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+def code_version() -> str:
+    """The checkout's git commit (with '+dirty' for uncommitted changes), or 'unknown'."""
+    import subprocess
+
+    from pipeline import REPO_ROOT
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def run_lineage(run_id: str, asset_keys: list[str]) -> dict:
+    """The run-level part of the lineage appendix: which run and assets, which code."""
+    return {"run_id": run_id, "asset_keys": sorted(asset_keys), "code_version": code_version()}
