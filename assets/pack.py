@@ -15,6 +15,7 @@ from dagster import (
 )
 
 from assets.analysis import cost_per_decision, latency_percentiles, throughput
+from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
 from pipeline import checks
 from pipeline.pack.charts import pack_charts
@@ -48,7 +49,7 @@ def materialised_assets(context: AssetExecutionContext) -> list[str]:
 
 @asset(
     group_name="pack",
-    deps=[prompt_profile, latency_percentiles, throughput, cost_per_decision],
+    deps=[prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, cost_per_decision],
     description="evidence_pack.{html,md,json}: claim vs measured, intervals, verdicts, plots, lineage, manifest.",
 )
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
@@ -65,6 +66,7 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
         cost_rows=pq.read_table(layout.table("cost_per_decision")).to_pylist(),
         raw_timings_rows=pq.read_metadata(layout.table("raw_timings")).num_rows,
     )
+    pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
     pack["data_quality"] = data_quality(context)
     pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
     files = write_pack(layout.root, pack, pack_charts(layout, loaded.spec))
