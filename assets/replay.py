@@ -5,11 +5,12 @@ from dataclasses import asdict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
-from pipeline import checks
+from pipeline import checks, expectations
+from pipeline.pack.model import CLIENT_LIMITED_LAG_MS
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests
 from pipeline.replay.engine import ReplaySettings, run_replay
@@ -33,6 +34,17 @@ def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: Pac
 @asset_check(asset=replay_plan, blocking=True, description="Unique ids, non-decreasing offsets, max_tokens ≥ 1.")
 def replay_plan_well_formed(storage: PackStorage) -> AssetCheckResult:
     outcome = checks.plan_well_formed(pq.read_table(storage.layout().table("replay_plan")))
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset_check(asset=replay_plan, blocking=True, description="great-expectations: ids unique, offsets non-decreasing, prompt + max_tokens within the model's context.")
+def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(storage.layout().table("replay_plan")).to_pandas()
+    frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
+    windows = [c.max_context_tokens for c in spec.load().spec.candidates if c.max_context_tokens]
+    outcome = expectations.validate(
+        expectations.replay_plan_suite, frame, {"max_context_tokens": min(windows, default=None)}, name="replay_plan"
+    )
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -83,3 +95,18 @@ def raw_timings_one_row_per_planned_request(spec: SpecResource, storage: PackSto
 def raw_timings_lifecycle_ordered(storage: PackStorage) -> AssetCheckResult:
     outcome = checks.lifecycle_ordered(pq.read_table(storage.layout().table("raw_timings")))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset_check(asset=raw_timings, blocking=True, description="great-expectations: status typed, send ≤ first token, last token ≤ end, TTFT ≤ E2E, output ≤ max_tokens.")
+def raw_timings_expectations(storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(storage.layout().table("raw_timings")).to_pandas()
+    outcome = expectations.validate(expectations.raw_timings_suite, frame, name="raw_timings")
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset_check(asset=raw_timings, description="Error rate within the spec's budget; schedule lag p99 within the client-validity bound (else the client was the bottleneck).")
+def raw_timings_endpoint_health(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(storage.layout().table("raw_timings")).to_pandas()
+    params = {"max_error_rate": spec.load().spec.sla.max_error_rate, "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS}
+    outcome = expectations.validate(expectations.endpoint_health_suite, frame, params, name="endpoint_health")
+    return AssetCheckResult(passed=outcome.passed, severity=AssetCheckSeverity.WARN, metadata=outcome.metadata)

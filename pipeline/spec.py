@@ -74,6 +74,9 @@ class Candidate(_Strict):
         default=None, description="name of the environment variable holding the API key"
     )
     price: Price
+    max_context_tokens: int | None = Field(
+        default=None, ge=1, description="the model's context window: prompt + max_tokens must fit"
+    )
 
 
 class LogSource(_Strict):
@@ -124,6 +127,7 @@ class Sla(_Strict):
     ttft_ms: float | None = Field(default=None, gt=0)
     tpot_ms: float | None = Field(default=None, gt=0)
     e2e_ms: float | None = Field(default=None, gt=0)
+    max_error_rate: float = Field(default=0.05, ge=0, le=1, description="error budget of the replay")
 
 
 class Spec(_Strict):
