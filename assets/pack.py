@@ -65,6 +65,7 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
         throughput_rows=pq.read_table(layout.table("throughput")).to_pylist(),
         cost_rows=pq.read_table(layout.table("cost_per_decision")).to_pylist(),
         raw_timings_rows=pq.read_metadata(layout.table("raw_timings")).num_rows,
+        calibration=json.loads(layout.json("client_calibration").read_text()),
     )
     pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
     pack["data_quality"] = data_quality(context)

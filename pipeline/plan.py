@@ -7,6 +7,7 @@ import random
 
 import pyarrow as pa
 
+from pipeline import arrivals
 from pipeline.replay.engine import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
@@ -32,14 +33,22 @@ def synthetic_messages(prompt_tokens: int, seed: str) -> list[dict]:
     return [{"role": "user", "content": " ".join(words)}]
 
 
-def build_plan(sample: pa.Table, mode: str) -> pa.Table:
-    """One planned request per sampled request; open-loop offsets come from the log itself.
+def planned_offsets(sample: pa.Table, replay) -> list[float | None]:
+    """trace: the logged offsets × time_scale; rate: a seeded synthetic process; concurrency:
+    none (the order is the log's and each request goes when a worker is free)."""
+    if replay.mode == "trace":
+        return arrivals.scaled_trace(sample.column("window_offset_s").to_pylist(), replay.time_scale)
+    if replay.mode == "rate":
+        return arrivals.synthetic(
+            sample.num_rows, replay.rate_per_s, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+        )
+    return [None] * sample.num_rows
 
-    In closed-loop (`concurrency`) mode there are no planned offsets: the order is the log's
-    and each request is sent when a worker is free.
-    """
+
+def build_plan(sample: pa.Table, replay) -> pa.Table:
+    """One planned request per sampled request, in the log's order, with its planned offset."""
     rows = []
-    for record in sample.to_pylist():
+    for record, offset in zip(sample.to_pylist(), planned_offsets(sample, replay)):
         messages = (
             json.loads(record["messages_json"])
             if record["messages_json"]
@@ -48,7 +57,7 @@ def build_plan(sample: pa.Table, mode: str) -> pa.Table:
         rows.append(
             {
                 "request_id": record["request_id"],
-                "scheduled_offset_s": record["window_offset_s"] if mode == "trace" else None,
+                "scheduled_offset_s": offset,
                 "messages_json": json.dumps(messages, ensure_ascii=False),
                 "max_tokens": record["output_tokens"],
                 "prompt_tokens_logged": record["prompt_tokens"],

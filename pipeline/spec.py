@@ -100,17 +100,31 @@ class Sample(_Strict):
 
 
 class Replay(_Strict):
-    mode: Literal["trace", "concurrency"] = "trace"
+    """How the plan is sent: at the logged times (trace), at a synthetic arrival process (rate),
+    or closed-loop at a fixed concurrency."""
+
+    mode: Literal["trace", "rate", "concurrency"] = "trace"
+    time_scale: float = Field(default=1.0, gt=0, description="trace: offsets × time_scale (0.5 = twice as fast)")
+    arrival: Literal["constant", "poisson", "gamma"] = Field(default="poisson", description="rate: the process")
+    rate_per_s: float | None = Field(default=None, gt=0, description="rate: mean requests per second")
+    burstiness: float = Field(default=1.0, gt=0, description="gamma shape: 1 = Poisson, < 1 burstier")
+    ramp_up_s: float = Field(default=0.0, ge=0, description="rate: linear ramp to rate_per_s; concurrency: staggered workers")
+    seed: int = Field(default=0, description="seed of the synthetic arrival process")
     concurrency: int | None = Field(default=None, ge=1, description="closed loop: fixed in-flight")
+    max_concurrency: int | None = Field(default=None, ge=1, description="cap on in-flight requests in any open-loop mode")
     warmup_s: float = Field(default=0.0, ge=0)
     cooldown_s: float = Field(default=0.0, ge=0)
     request_timeout_s: float = Field(default=60.0, gt=0)
     max_duration_s: float = Field(default=600.0, gt=0, description="hard bound on the replay")
+    retries: int = Field(default=0, ge=0, le=10, description="retries of 429/5xx/connection failures; off by default")
+    retry_backoff_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)")
 
     @model_validator(mode="after")
-    def _concurrency_mode(self) -> Replay:
+    def _mode_needs(self) -> Replay:
         if self.mode == "concurrency" and self.concurrency is None:
             raise ValueError("mode concurrency needs concurrency")
+        if self.mode == "rate" and self.rate_per_s is None:
+            raise ValueError("mode rate needs rate_per_s")
         return self
 
 

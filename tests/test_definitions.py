@@ -9,7 +9,7 @@ from pipeline.definitions import REVALIDATION_JOB, defs
 from tests.conftest import demo_spec_dict
 
 ASSETS = [
-    "production_logs", "production_sample", "prompt_profile", "endpoint_fingerprint", "replay_plan", "raw_timings",
+    "production_logs", "production_sample", "prompt_profile", "endpoint_fingerprint", "replay_plan", "client_calibration", "raw_timings",
     "latency_percentiles", "throughput", "cost_per_decision", "evidence_pack",
 ]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from importlib import metadata
 
+from pipeline.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.hashing import file_ref
 from pipeline.layout import PackLayout
 from pipeline.pack import figures as pack_figures
 from pipeline.spec import LoadedSpec
 
-CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
@@ -42,6 +42,7 @@ def build_pack(
     throughput_rows: list[dict],
     cost_rows: list[dict],
     raw_timings_rows: int,
+    calibration: dict | None = None,
 ) -> dict:
     raw_ref = file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
@@ -64,13 +65,21 @@ def build_pack(
         "conditions": conditions(loaded, profile, replay_summary.get("peak_in_flight")),
         "profile": profile,
         "replay": replay_summary,
-        "client_validity": {
-            "schedule_lag_ms_p99": lag_p99,
-            "client_limited": lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS,
-            "threshold_ms": CLIENT_LIMITED_LAG_MS,
-        },
+        "client_validity": client_validity(lag_p99, calibration),
         "inputs": [raw_ref],
         "versions": {name: _version(name) for name in PACKAGES},
+    }
+
+
+def client_validity(lag_p99: float | None, calibration: dict | None) -> dict:
+    """Client-limited when the replay itself ran late, or when the client could not keep the
+    plan's peak schedule even against the zero-delay echo endpoint."""
+    replay_late = lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS
+    return {
+        "schedule_lag_ms_p99": lag_p99,
+        "client_limited": replay_late or bool(calibration and calibration["client_limited"]),
+        "threshold_ms": CLIENT_LIMITED_LAG_MS,
+        "calibration": calibration,
     }
 
 

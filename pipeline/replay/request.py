@@ -45,6 +45,7 @@ async def send_chat(
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status_code
                 if response.status_code != 200:
+                    outcome.retry_after_s = _retry_after(response.headers.get("retry-after"))
                     detail = (await response.aread()).decode("utf-8", "replace")[:ERROR_BODY_CHARS]
                     raise StreamError(_http_error_type(response.status_code), detail)
                 await _consume_stream(response, outcome, text_parts)
@@ -85,6 +86,14 @@ async def _consume_stream(response: httpx.Response, outcome: RequestOutcome, tex
                 text_parts.append(content)
     if not done:
         raise StreamError("stream_incomplete", "stream ended before [DONE]")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds (the delta-seconds form; an HTTP date is ignored)."""
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _http_error_type(status: int) -> str:
