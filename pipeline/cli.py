@@ -50,12 +50,13 @@ def serve_reference(
     host: str = typer.Option("127.0.0.1", help="loopback address only"),
     port: int = typer.Option(8100),
     profile: str = typer.Option("demo", help="profile name or YAML path"),
+    timeline: Path | None = typer.Option(None, help="append the server's per-request timeline (JSONL) here"),
 ) -> None:
     """Serve the reference endpoint (OpenAI-compatible, SSE) until interrupted."""
     from pipeline.reference import serve
 
     try:
-        serve(host, port, profile)
+        serve(host, port, profile, timeline)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
