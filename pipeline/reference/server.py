@@ -137,7 +137,7 @@ class Completion:
             seq = handle.seq
             record.arrival_virtual_ns, record.admitted_virtual_ns = seq.arrival_ns, seq.admitted_ns
             record.first_token_virtual_ns, record.end_virtual_ns = seq.first_token_ns, seq.end_ns
-            record.preemptions, record.lag_ns = seq.preemptions, handle.lag_ns
+            record.engine_seq, record.preemptions, record.lag_ns = seq.seq_id, seq.preemptions, handle.lag_ns
             self.state.engine.cancel(handle)  # no-op when it finished
         self.state.timeline.write(record)
 

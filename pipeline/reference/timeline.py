@@ -12,7 +12,7 @@ process of the machine — so they compare directly with the replay's `t_*_ns` c
 | `end_ns` | monotonic, after the last byte of the response was handed to the socket |
 | `arrival_unix_ns`, `end_unix_ns` | the same two instants on the wall clock (time.time_ns) |
 | `*_virtual_ns` | arrival / admission / first token / end on the engine's virtual clock |
-| `prompt_tokens`, `completion_tokens`, `preemptions`, `lag_ns` | model accounting; lag = how far real time trailed the model |
+| `prompt_tokens`, `completion_tokens`, `engine_seq`, `preemptions`, `lag_ns` | model accounting (`engine_seq`: admission order); lag = how far real time trailed the model |
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class TimelineRecord:
     admitted_virtual_ns: int | None = None
     first_token_virtual_ns: int | None = None
     end_virtual_ns: int | None = None
+    engine_seq: int | None = None
     preemptions: int = 0
     lag_ns: int | None = None
 

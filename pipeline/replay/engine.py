@@ -19,6 +19,7 @@ from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
+REQUEST_ID_HEADER = "x-request-id"  # lets a server-side log be joined with the raw timings
 
 
 @dataclass(frozen=True)
@@ -36,13 +37,17 @@ class Target:
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)  # never logged
+    extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
 
     @property
     def chat_url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        headers = dict(self.extra_headers)
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ async def _replay(
                 client,
                 target.chat_url,
                 chat_body(target.model, item.messages, item.max_tokens),
-                target.headers(),
+                {**target.headers(), REQUEST_ID_HEADER: item.request_id},
                 total_timeout_s=min(settings.request_timeout_s, max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)),
             )
             record = build_record(
