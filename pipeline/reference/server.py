@@ -228,8 +228,8 @@ class Completion:
             yield self.shapes.finish_chunk(reply.finish_reason)
             if include_usage and counts is not None:
                 yield self.shapes.usage_chunk(counts)
-            yield sse("[DONE]")
             self.record.mark_end()
+            yield sse("[DONE]")
             outcome = "fault" if fault else "ok"
         finally:
             self._finish_record(200, outcome)

@@ -9,7 +9,7 @@ process of the machine — so they compare directly with the replay's `t_*_ns` c
 | `completion_id`, `endpoint`, `stream`, `fault`, `http_status`, `outcome` | what was asked and what happened |
 | `arrival_ns` | monotonic, when the request reached the app (before its body was read) |
 | `first_token_ns` | monotonic, just before the first content chunk was handed to the socket |
-| `end_ns` | monotonic, after the last byte of the response was handed to the socket |
+| `end_ns` | monotonic, just before the last chunk (`[DONE]`, or the whole body) was handed to the socket |
 | `arrival_unix_ns`, `end_unix_ns` | the same two instants on the wall clock (time.time_ns) |
 | `*_virtual_ns` | arrival / admission / first token / end on the engine's virtual clock |
 | `prompt_tokens`, `completion_tokens`, `engine_seq`, `preemptions`, `lag_ns` | model accounting (`engine_seq`: admission order); lag = how far real time trailed the model |
