@@ -11,7 +11,8 @@ pending arrival.
 
 Arrivals. A request that arrives while a step runs joins at the next step boundary, as in a
 real engine. Its arrival on the virtual clock is its monotonic arrival, clamped into
-(previous step start, admitting step start] — so feeding the recorded virtual arrivals to
+(previous step start, admitting step start] and never before the previous request's (a request
+whose body took longer to read may be submitted after one that arrived later) — so feeding the recorded virtual arrivals to
 `simulate` reproduces the server's virtual timeline exactly (tests/test_reference_model.py).
 """
 
@@ -54,6 +55,7 @@ class EngineLoop:
         self.virtual_ns = 0
         self.steps = 0
         self._last_step_start_ns = -1
+        self._last_arrival_ns = 0  # virtual arrivals never decrease (ties keep submission order)
         self._pending: list[SequenceHandle] = []
         self._handles: dict[int, SequenceHandle] = {}
         self._next_id = 0
@@ -102,9 +104,10 @@ class EngineLoop:
     # --- the loop ----------------------------------------------------------------------------
 
     def _admit_pending(self) -> None:
-        for handle in self._pending:
+        for handle in self._pending:  # in submission order, which is the engine's FIFO order
             arrival = handle.arrival_mono_ns - self.origin_ns
-            handle.seq.arrival_ns = min(max(arrival, self._last_step_start_ns + 1), self.virtual_ns)
+            arrival = max(arrival, self._last_step_start_ns + 1, self._last_arrival_ns)
+            handle.seq.arrival_ns = self._last_arrival_ns = min(arrival, self.virtual_ns)
             self.core.add(handle.seq)
         self._pending.clear()
 

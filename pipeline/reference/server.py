@@ -126,8 +126,12 @@ class Completion:
             endpoint=kind, stream=False, arrival_ns=arrival_ns, arrival_unix_ns=arrival_unix_ns)
         self.shapes = Shapes(kind, self.record.completion_id, arrival_unix_ns // 1_000_000_000, state.profile.model)
         self.handle: SequenceHandle | None = None
+        self._written = False
 
     def _finish_record(self, status: int, outcome: str) -> None:
+        if self._written:
+            return
+        self._written = True
         record = self.record
         record.http_status, record.outcome = status, outcome
         if record.end_ns is None:
@@ -162,9 +166,9 @@ class Completion:
         if early is not None:
             return early
         if fault == "reset":
+            self._finish_record(0, "fault")
             abort_connection(self.request.scope)
             await asyncio.sleep(0)  # let the server see the connection lost before we return
-            self._finish_record(0, "fault")
             return Response(status_code=500)
 
         messages = [m.model_dump() for m in body.messages] if self.kind == "chat" else None
@@ -207,42 +211,47 @@ class Completion:
 
     async def _events(self, reply: Reply, fault: str | None, counts: dict | None,
                       include_usage: bool) -> AsyncIterator[bytes]:
-        outcome = "disconnected"
+        # The record is written before the bytes that end the exchange (or carry the fault) go
+        # out, so a client that has seen the end can already read it in the timeline.
         try:
             role = self.shapes.role_chunk()
             if role is not None:
                 yield role
             if fault == "stall":
+                self._finish_record(200, "fault")
                 await asyncio.sleep(self.state.profile.faults.stall_s)
                 return
             cut_at = len(reply.pieces) // 2 if fault in ("cut", "malformed") else None
             async for i in self._tokens(len(reply.pieces)):
-                if i == cut_at and fault == "cut":
-                    outcome = "fault"
-                    abort_connection(self.request.scope)
+                if i == cut_at:
+                    self._finish_record(200, "fault")
+                    if fault == "cut":
+                        abort_connection(self.request.scope)
+                    else:
+                        yield b'data: {"id": "' + self.record.completion_id.encode() + b'", "choices": [\n\n'
                     return
-                if i == cut_at and fault == "malformed":
-                    yield b'data: {"id": "' + self.record.completion_id.encode() + b'", "choices": [\n\n'
                 self.record.mark_first_token()
                 yield self.shapes.content_chunk(reply.pieces[i])
             yield self.shapes.finish_chunk(reply.finish_reason)
             if include_usage and counts is not None:
                 yield self.shapes.usage_chunk(counts)
             self.record.mark_end()
+            self._finish_record(200, "fault" if fault else "ok")
             yield sse("[DONE]")
-            outcome = "fault" if fault else "ok"
         finally:
-            self._finish_record(200, outcome)
+            if not self._written:  # the client went away first
+                self._finish_record(200, "disconnected")
 
     async def _whole(self, reply: Reply, fault: str | None, counts: dict | None) -> Response:
         if fault == "stall":
+            self._finish_record(0, "fault")
             await asyncio.sleep(self.state.profile.faults.stall_s)
         async for _ in self._tokens(len(reply.pieces)):
             pass
         if fault == "cut":
+            self._finish_record(0, "fault")
             abort_connection(self.request.scope)
             await asyncio.sleep(0)
-            self._finish_record(0, "fault")
             return Response(status_code=500)
         if fault == "malformed":
             self._finish_record(200, "fault")
