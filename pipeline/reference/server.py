@@ -46,7 +46,7 @@ from pipeline.reference.timeline import TimelineRecord, TimelineWriter
 from pipeline.tokens import count_message_tokens, count_tokens
 
 PROFILE_HEADER = "x-reference-profile"
-REQUEST_ID_HEADER = "x-request-id"
+REQUEST_ID_HEADERS = ("x-loadproof-request-id", "x-request-id")  # the replay sends the first
 ARRIVAL_KEY = "loadproof.arrival"  # scope key: (perf_counter_ns, time_ns) at the app's door
 
 
@@ -121,9 +121,11 @@ class Completion:
     def __init__(self, state: ReferenceState, request: Request, kind: str) -> None:
         self.state, self.request, self.kind = state, request, kind
         arrival_ns, arrival_unix_ns = request.scope.get(ARRIVAL_KEY) or (time.perf_counter_ns(), time.time_ns())
+        request_id = next((request.headers[h] for h in REQUEST_ID_HEADERS if h in request.headers), None)
+        prefix = "chatcmpl" if kind == "chat" else "cmpl"
         self.record = TimelineRecord(
-            request_id=request.headers.get(REQUEST_ID_HEADER), completion_id=f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{uuid.uuid4().hex}",
-            endpoint=kind, stream=False, arrival_ns=arrival_ns, arrival_unix_ns=arrival_unix_ns)
+            request_id=request_id, completion_id=f"{prefix}-{uuid.uuid4().hex}", endpoint=kind,
+            stream=False, arrival_ns=arrival_ns, arrival_unix_ns=arrival_unix_ns)
         self.shapes = Shapes(kind, self.record.completion_id, arrival_unix_ns // 1_000_000_000, state.profile.model)
         self.handle: SequenceHandle | None = None
         self._written = False

@@ -5,7 +5,7 @@ process of the machine — so they compare directly with the replay's `t_*_ns` c
 
 | field | meaning |
 |---|---|
-| `request_id` | the client's `x-request-id` header (null when absent) |
+| `request_id` | the client's `x-loadproof-request-id` (else `x-request-id`) header; null when absent |
 | `completion_id`, `endpoint`, `stream`, `fault`, `http_status`, `outcome` | what was asked and what happened |
 | `arrival_ns` | monotonic, when the request reached the app (before its body was read) |
 | `first_token_ns` | monotonic, just before the first content chunk was handed to the socket |

@@ -19,7 +19,9 @@ from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
-REQUEST_ID_HEADER = "x-request-id"  # lets a server-side log be joined with the raw timings
+# Lets a server-side log be joined with the raw timings. Not `x-request-id`: llama.cpp's server
+# (starlette-context) answers 400 with an empty body when that header is not a UUID.
+REQUEST_ID_HEADER = "x-loadproof-request-id"
 
 
 @dataclass(frozen=True)
