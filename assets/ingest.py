@@ -2,13 +2,14 @@
 
 import json
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
-from assets.metadata import table_metadata, with_run_id
+from assets.metadata import PREVIEW_ROWS, markdown_preview, table_metadata, with_run_id
 from pipeline import checks
 from pipeline.layout import write_parquet, write_text
-from pipeline.logs import ingest_log
+from pipeline.logs import ingest
 from pipeline.sqlrun import run_query
 from resources import PackStorage, SpecResource
 
@@ -19,13 +20,22 @@ GROUP = "workload"
 def production_logs(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     source = loaded.spec.workload.log
-    result = ingest_log(loaded.resolve(source.path), source.format)
-    rows, rejects = result.tables()
-    path = write_parquet(with_run_id(rows, context.run_id), layout.table("production_logs"))
-    write_parquet(with_run_id(rejects, context.run_id), layout.table("quarantine"))
-    meta = table_metadata(rows, path, context.run_id)
-    meta.update(rejected=rejects.num_rows, reject_rate=result.reject_rate, log_format=source.format)
+    path, quarantine = layout.table("production_logs"), layout.table("quarantine")
+    stats = ingest(source, loaded.path.parent, path, quarantine, context.run_id)
+    meta = table_metadata(_head(path), path, context.run_id)
+    meta.update(
+        {"dagster/row_count": stats.accepted, "rejected": stats.rejected, "reject_rate": stats.reject_rate,
+         "log_format": source.format, "files": len(stats.files), "ingest_seconds": round(stats.seconds, 3),
+         "quarantine_preview": MetadataValue.md(markdown_preview(_head(quarantine)))}
+    )
     return MaterializeResult(metadata=meta)
+
+
+def _head(path, rows: int = PREVIEW_ROWS) -> pa.Table:
+    """The first rows of a Parquet file, without reading the rest (logs can be millions of rows)."""
+    parquet = pq.ParquetFile(path)
+    batch = next(parquet.iter_batches(batch_size=rows), None)
+    return pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()
 
 
 @asset_check(asset=production_logs, blocking=True, description="Reject rate within the spec's max_reject_rate; at least one row.")

@@ -1,0 +1,10 @@
+-- ingest_accepted: the canonical request log, in arrival order (ties: file, then line).
+-- table: canonical (ingest_canonical, materialised); params: $run_id
+WITH accepted AS (
+    SELECT * EXCLUDE (reject_reason, raw)
+    FROM canonical
+    WHERE reject_reason IS NULL
+)
+SELECT *, $run_id AS run_id
+FROM accepted
+ORDER BY arrival_at, source_file, source_line
