@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline import figures
 
@@ -101,7 +100,7 @@ class LogSource(_Strict):
     format: Literal[LOG_FORMATS] = "openai_jsonl"
     columns: ColumnMapping | None = Field(default=None, description="needed for csv and parquet")
     timezone: str = Field(default="UTC", description="time zone of timestamps written without one")
-    origin: datetime | None = Field(
+    origin: AwareDatetime | None = Field(
         default=None, description="arrival time of offset 0 for relative traces (mooncake, burstgpt, s/ms/us)"
     )
 
@@ -125,9 +124,9 @@ class Sample(_Strict):
     start_offset_s: float | None = Field(
         default=None, ge=0, description="explicit_window: seconds after the log's first request"
     )
-    start_at: datetime | None = Field(default=None, description="explicit_window: absolute start (with end_at)")
-    end_at: datetime | None = Field(default=None, description="explicit_window: absolute end, exclusive")
-    hour: datetime | None = Field(
+    start_at: AwareDatetime | None = Field(default=None, description="explicit_window: absolute start (with end_at)")
+    end_at: AwareDatetime | None = Field(default=None, description="explicit_window: absolute end, exclusive")
+    hour: AwareDatetime | None = Field(
         default=None, description="peak_hour: the named hour's start; omitted = the busiest clock hour"
     )
     max_requests: int = Field(default=500, ge=1)

@@ -107,7 +107,8 @@ def _bind_log_lines(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
     params = {"files": files, "max_line_size": MAX_LINE_BYTES}
     duck.run(con, "log_line_counts", params).to_table("log_files")
     duck.run(con, "line_rejects").to_table("line_rejects")
-    duck.run(con, "log_lines", params).create_view("log_lines")
+    rejected = duck.run(con, "line_reject_count").fetchall()[0][0]
+    duck.run(con, "log_lines_around_rejects" if rejected else "log_lines", params).create_view("log_lines")
 
 
 def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
