@@ -99,22 +99,24 @@ def _window_bounds(con, spec: Sample, first_us: int) -> tuple[int, int]:
 
 def representativeness(logs: Path, sample: pa.Table, alpha: float) -> dict:
     """Two-sample KS on prompt and output lengths, χ² goodness of fit on tenant and route:
-    the sample against the whole canonical log. A test fails when its p-value is below alpha."""
+    the sample against the whole canonical log. The family of tests holds level alpha
+    (Bonferroni): a test fails when its p-value is below alpha / number of tests."""
     population = pq.read_table(logs, columns=["prompt_tokens", "output_tokens", "tenant", "route"])
-    tests = []
-    for column in ("prompt_tokens", "output_tokens"):
-        tests.append(_ks_test(column, sample.column(column), population.column(column), alpha))
+    tests = [_ks_test(column, sample.column(column), population.column(column)) for column in ("prompt_tokens", "output_tokens")]
     for column in ("tenant", "route"):
-        result = _chi_square_test(column, sample.column(column), population.column(column), alpha)
+        result = _chi_square_test(column, sample.column(column), population.column(column))
         if result is not None:
             tests.append(result)
-    return {"alpha": alpha, "passed": all(t["passed"] for t in tests), "tests": tests}
+    alpha_per_test = alpha / len(tests)
+    for test in tests:
+        test["passed"] = test["p_value"] is not None and test["p_value"] >= alpha_per_test
+    return {"alpha": alpha, "alpha_per_test": alpha_per_test, "passed": all(t["passed"] for t in tests), "tests": tests}
 
 
-def _ks_test(column: str, sample: pa.ChunkedArray, population: pa.ChunkedArray, alpha: float) -> dict:
+def _ks_test(column: str, sample: pa.ChunkedArray, population: pa.ChunkedArray) -> dict:
     if len(sample) == 0:
         return {"test": "ks_2samp", "column": column, "statistic": None, "p_value": None, "n_sample": 0,
-                "n_population": len(population), "passed": False}
+                "n_population": len(population)}
     result = stats.ks_2samp(sample.to_numpy(), population.to_numpy())
     return {
         "test": "ks_2samp",
@@ -123,11 +125,10 @@ def _ks_test(column: str, sample: pa.ChunkedArray, population: pa.ChunkedArray, 
         "p_value": float(result.pvalue),
         "n_sample": len(sample),
         "n_population": len(population),
-        "passed": bool(result.pvalue >= alpha),
     }
 
 
-def _chi_square_test(column: str, sample: pa.ChunkedArray, population: pa.ChunkedArray, alpha: float) -> dict | None:
+def _chi_square_test(column: str, sample: pa.ChunkedArray, population: pa.ChunkedArray) -> dict | None:
     """χ² goodness of fit of the sample's category counts to the log's category shares;
     None when the log has fewer than two categories (nothing to compare)."""
     shares = _counts(population)
@@ -153,7 +154,6 @@ def _chi_square_test(column: str, sample: pa.ChunkedArray, population: pa.Chunke
         "categories": len(keys),
         "n_sample": len(sample),
         "n_population": total,
-        "passed": bool(result.pvalue >= alpha),
     }
 
 

@@ -114,7 +114,7 @@ class LogSource(_Strict):
 class Representativeness(_Strict):
     """Two-sample KS on prompt/output lengths and χ² on tenant/route, sample against the log."""
 
-    alpha: float = Field(default=0.01, gt=0, lt=1, description="p-value below which a test fails")
+    alpha: float = Field(default=0.01, gt=0, lt=1, description="level of the family of tests (Bonferroni-corrected)")
     on_fail: Literal["warn", "block"] = "warn"
 
 
