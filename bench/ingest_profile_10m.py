@@ -73,7 +73,7 @@ def main() -> None:
         started = time.perf_counter()
         profile = profile_requests(rows, memory_limit=args.memory_limit)
         profile_s = time.perf_counter() - started
-        summary = profile["summary"]
+        summary = profile
         print(
             f"profile: {summary['requests']:,} requests, prompt p50/p99 {summary['prompt_tokens_p50']:.0f}/"
             f"{summary['prompt_tokens_p99']:.0f}, inter-arrival CV {summary['interarrival_cv']:.3f}, "

@@ -1,11 +1,25 @@
--- ingest_accepted: the canonical request log in arrival order (ties: file, then line), so the
--- same log always writes the same file and time-window reads can skip row groups.
--- table: canonical (ingest_canonical, materialised); params: $run_id
+-- ingest_accepted: the canonical request log, with file names and default request ids
+-- (<file name>:<line>) filled in. Rows are in reading order, not sorted (sorting ten million
+-- rows costs more than the rest of ingest); every query orders by arrival, file and line.
+-- tables: canonical (ingest_canonical, materialised), log_files(file_id, source_file); params: $run_id
 WITH accepted AS (
-    SELECT * EXCLUDE (reject_reason, raw)
+    SELECT canonical.*, log_files.source_file
     FROM canonical
-    WHERE reject_reason IS NULL
+    JOIN log_files USING (file_id)
+    WHERE canonical.reject_reason IS NULL
 )
-SELECT *, $run_id AS run_id
+SELECT
+    coalesce(request_id, parse_filename(source_file) || ':' || source_line) AS request_id,
+    arrival_at,
+    messages_json,
+    prompt_tokens,
+    output_tokens,
+    tenant,
+    route,
+    logged_latency_ms,
+    structured_output,
+    prefix_hashes,
+    source_file,
+    source_line,
+    $run_id AS run_id
 FROM accepted
-ORDER BY arrival_at, source_file, source_line

@@ -1,6 +1,6 @@
 -- ingest_canonical: the canonical request log, one row per log line, with the reason the line
 -- goes to the quarantine (NULL when it is accepted). Every format's *_fields query feeds it.
--- view: log_fields(source_file, source_line, raw, problem, request_id, arrival_raw, arrival_kind,
+-- view: log_fields(file_id, source_line, raw, problem, request_id, arrival_raw, arrival_kind,
 --                  prompt_raw, output_raw, tenant, route, latency_raw, messages_json,
 --                  structured_output, prefix_hashes)
 -- params: $timezone (for timestamps written without one), $origin (TIMESTAMPTZ of offset 0),
@@ -58,7 +58,7 @@ SELECT
     latency_number AS logged_latency_ms,
     structured_output,
     prefix_hashes,
-    source_file,
+    file_id,
     CAST(source_line AS BIGINT) AS source_line,
     reject_reason,
     CASE WHEN reject_reason IS NOT NULL THEN left(raw, 300) END AS raw

@@ -2,18 +2,18 @@
 -- One record per line; a quoted field may hold commas and doubled quotes but no line break.
 -- Unquoted lines (nearly all) are cut with split_part; only lines with a quote go through the
 -- regular expression.
--- views: log_lines(source_file, source_line, line),
---        csv_columns(source_file, header_line, header_width, <field>_pos: 1-based or NULL)
+-- views: log_lines(file_id, source_line, line),
+--        csv_columns(file_id, header_line, header_width, <field>_pos: 1-based or NULL)
 -- params: $arrival_kind ('timestamp' | 'number')
 WITH data_lines AS (
     SELECT
-        log_lines.source_file,
+        log_lines.file_id,
         log_lines.source_line,
         rtrim(log_lines.line, E'\r') AS line,
         contains(log_lines.line, '"') AS quoted,
-        csv_columns.* EXCLUDE (source_file)
+        csv_columns.* EXCLUDE (file_id)
     FROM log_lines
-    JOIN csv_columns USING (source_file)
+    JOIN csv_columns USING (file_id)
     WHERE log_lines.source_line > csv_columns.header_line
       AND log_lines.line IS NOT NULL
       AND trim(log_lines.line, E' \t\r') <> ''
@@ -29,7 +29,7 @@ quoted_split AS (
 ),
 mapped AS (
     SELECT
-        source_file,
+        file_id,
         source_line,
         line AS raw,
         CASE WHEN quoted THEN len(quoted_fields) ELSE length(line) - length(replace(line, ',', '')) + 1 END AS field_count,
@@ -45,13 +45,13 @@ mapped AS (
     FROM quoted_split
 )
 SELECT
-    source_file,
+    file_id,
     source_line,
     raw,
     CASE
         WHEN field_count <> header_width THEN format('expected {} fields as in the header, found {}', header_width, field_count)
     END AS problem,
-    coalesce(nullif(trim(request_id_text), ''), parse_filename(source_file) || ':' || source_line) AS request_id,
+    nullif(trim(request_id_text), '') AS request_id,
     nullif(trim(arrival_text), '') AS arrival_raw,
     $arrival_kind AS arrival_kind,
     nullif(trim(prompt_text), '') AS prompt_raw,

@@ -2,9 +2,9 @@
 --   {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, ...]}
 -- timestamp: milliseconds since the trace's start; hash_ids: one id per 512-token prompt block,
 -- equal ids meaning an equal prefix (the prefix-cache key).
--- view: log_lines(source_file, source_line, line)
+-- view: log_lines(file_id, source_line, line)
 WITH data_lines AS (
-    SELECT source_file, source_line, line
+    SELECT file_id, source_line, line
     FROM log_lines
     WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
 ),
@@ -24,7 +24,7 @@ blocks AS (
     FROM extracted
 )
 SELECT
-    source_file,
+    file_id,
     source_line,
     line AS raw,
     CASE
@@ -35,7 +35,7 @@ SELECT
         WHEN json_type(f[4]) IS NOT NULL AND (hash_ids IS NULL OR list_count(hash_ids) <> len(hash_ids))
             THEN 'field hash_ids: not a list of non-negative integers'
     END AS problem,
-    parse_filename(source_file) || ':' || source_line AS request_id,
+    CAST(NULL AS VARCHAR) AS request_id,
     f[1] ->> '$' AS arrival_raw,
     'number' AS arrival_kind,
     CASE WHEN json_type(f[2]) IN ('BIGINT', 'UBIGINT') THEN f[2] ->> '$' ELSE CAST(f[2] AS VARCHAR) END AS prompt_raw,

@@ -4,9 +4,9 @@
 --    "response": {"usage": {"prompt_tokens": N, "completion_tokens": M}}, "latency_ms": 1234.5}
 -- id, tenant, route, latency_ms, response_format and tools are optional.
 -- Prefix blocks are the message boundaries: block k hashes the first k messages.
--- view: log_lines(source_file, source_line, line)
+-- view: log_lines(file_id, source_line, line)
 WITH data_lines AS (
-    SELECT source_file, source_line, line
+    SELECT file_id, source_line, line
     FROM log_lines
     WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
 ),
@@ -45,7 +45,7 @@ checked AS (
     FROM typed
 )
 SELECT
-    source_file,
+    file_id,
     source_line,
     line AS raw,
     CASE
@@ -59,7 +59,7 @@ SELECT
         WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
             THEN 'field latency_ms: not a number'
     END AS problem,
-    coalesce(f[1] ->> '$', parse_filename(source_file) || ':' || source_line) AS request_id,
+    f[1] ->> '$' AS request_id,
     f[2] ->> '$' AS arrival_raw,
     CASE WHEN timestamp_type = 'VARCHAR' THEN 'timestamp' ELSE 'number' END AS arrival_kind,
     CASE WHEN json_type(f[4]) IN ('BIGINT', 'UBIGINT') THEN f[4] ->> '$' ELSE CAST(f[4] AS VARCHAR) END AS prompt_raw,

@@ -4,7 +4,7 @@
 -- The reader's global index restarts per file at log_files.first_index. This is the numbering
 -- when the first pass found no rejected line; else log_lines_around_rejects applies.
 -- params: $files, $max_line_size (the same as log_line_counts)
--- table: log_files(source_file, first_index)
+-- table: log_files(file_id, source_file, first_index)
 WITH raw_lines AS (
     SELECT line, filename AS source_file, ordinality AS global_index
     FROM read_csv(
@@ -15,8 +15,8 @@ WITH raw_lines AS (
     ) WITH ORDINALITY
 ),
 read_index AS (
-    SELECT raw_lines.line, raw_lines.source_file, raw_lines.global_index - log_files.first_index + 1 AS kept_index
+    SELECT raw_lines.line, log_files.file_id, raw_lines.global_index - log_files.first_index + 1 AS kept_index
     FROM raw_lines JOIN log_files USING (source_file)
 )
-SELECT source_file, kept_index AS source_line, line
+SELECT file_id, kept_index AS source_line, line
 FROM read_index

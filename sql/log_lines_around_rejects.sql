@@ -5,7 +5,7 @@
 -- rejected (table line_rejects, from the first pass) are skipped over in the numbering.
 -- Used instead of log_lines when the first pass found rejected lines (an ASOF join: slower).
 -- params: $files, $max_line_size (the same as log_line_counts)
--- tables: log_files(source_file, first_index), line_rejects(source_file, source_line, reason, raw)
+-- tables: log_files(file_id, source_file, first_index), line_rejects(source_file, source_line, reason, raw)
 WITH raw_lines AS (
     SELECT line, filename AS source_file, ordinality AS global_index
     FROM read_csv(
@@ -16,7 +16,7 @@ WITH raw_lines AS (
     ) WITH ORDINALITY
 ),
 read_index AS (
-    SELECT raw_lines.line, raw_lines.source_file, raw_lines.global_index - log_files.first_index + 1 AS kept_index
+    SELECT raw_lines.line, raw_lines.source_file, log_files.file_id, raw_lines.global_index - log_files.first_index + 1 AS kept_index
     FROM raw_lines JOIN log_files USING (source_file)
 ),
 rejects_before AS (
@@ -32,7 +32,7 @@ rejects_before AS (
     GROUP BY source_file, kept_before
 )
 SELECT
-    read_index.source_file,
+    read_index.file_id,
     read_index.kept_index + coalesce(rejects_before.rejected_so_far, 0) AS source_line,
     read_index.line
 FROM read_index

@@ -77,12 +77,13 @@ def ingest(
     with duck.connection(memory_limit) as con:
         if fmt.reader == "parquet":
             _bind_parquet_rows(con, files, columns_for(source))
+            con.from_arrow(_log_files(files, {})).to_table("log_files")
             con.from_arrow(pa.table({"source_file": pa.array([], pa.string()), "source_line": pa.array([], pa.int64()),
                                      "reason": pa.array([], pa.string()), "raw": pa.array([], pa.string())})).to_table("line_rejects")
         else:
             _bind_log_lines(con, files)
             if fmt.reader == "csv":
-                con.from_arrow(_csv_columns(files, columns_for(source))).create_view("csv_columns")
+                con.from_arrow(_csv_columns(files, columns_for(source))).to_table("csv_columns")
         kind, unit_us = arrival_unit(source)
         duck.run(con, fmt.fields_sql, {"arrival_kind": kind}).create_view("log_fields")
         arrival_field, prompt_field, output_field, latency_field = labels_for(source)
@@ -105,26 +106,36 @@ def ingest(
 def _bind_log_lines(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
     """First pass: lines per file and the reader's own rejects; then the numbered lines view."""
     params = {"files": files, "max_line_size": MAX_LINE_BYTES}
-    duck.run(con, "log_line_counts", params).to_table("log_files")
+    counts = duck.run(con, "log_line_counts", params).to_arrow_table().to_pylist()
+    con.from_arrow(_log_files(files, {row["source_file"]: row["first_index"] for row in counts})).to_table("log_files")
     duck.run(con, "line_rejects").to_table("line_rejects")
     rejected = duck.run(con, "line_reject_count").fetchall()[0][0]
     duck.run(con, "log_lines_around_rejects" if rejected else "log_lines", params).create_view("log_lines")
+
+
+def _log_files(files: list[str], first_index: dict[str, int]) -> pa.Table:
+    """file_id (position in the sorted list), file name, and the reader's index of its first line."""
+    return pa.table({
+        "file_id": pa.array(range(len(files)), pa.int64()),
+        "source_file": pa.array(files, pa.string()),
+        "first_index": pa.array([first_index.get(path) for path in files], pa.int64()),
+    })
 
 
 def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
     """Per file: the header's line number and width, and the 1-based position of each mapped field."""
     assert columns is not None
     rows = []
-    for path in files:
+    for file_id, path in enumerate(files):
         line_number, header = _read_header(path)
-        row = {"source_file": path, "header_line": line_number, "header_width": len(header)}
+        row = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
         for name in MAPPED_FIELDS:
             wanted = getattr(columns, name)
             if wanted is not None and wanted not in header:
                 raise IngestError(f"{path}:{line_number}: header has no column {wanted!r} (mapped to {name}); columns: {header}")
             row[f"{name}_pos"] = header.index(wanted) + 1 if wanted is not None else None
         rows.append(row)
-    schema = pa.schema([("source_file", pa.string()), ("header_line", pa.int64()), ("header_width", pa.int64())]
+    schema = pa.schema([("file_id", pa.int64()), ("header_line", pa.int64()), ("header_width", pa.int64())]
                        + [(f"{name}_pos", pa.int64()) for name in MAPPED_FIELDS])
     return pa.Table.from_pylist(rows, schema=schema)
 
