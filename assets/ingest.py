@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
 from assets.metadata import PREVIEW_ROWS, markdown_preview, table_metadata, with_run_id
-from pipeline import checks
+from pipeline import checks, expectations
 from pipeline.layout import write_parquet, write_text
 from pipeline.logs import ingest
 from pipeline.profile import profile_requests
@@ -47,6 +47,17 @@ def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> Ass
     accepted = pq.read_metadata(layout.table("production_logs")).num_rows
     rejected = pq.read_metadata(layout.table("quarantine")).num_rows
     outcome = checks.reject_rate_within_budget(accepted, rejected, spec.load().spec.workload.max_reject_rate)
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+LOG_CHECK_COLUMNS = ["request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_file", "source_line"]
+
+
+@asset_check(asset=production_logs, blocking=True, description="great-expectations: ids and timestamps present, timestamps monotonic in log order (99 %), token counts ≥ 1.")
+def production_logs_expectations(storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(storage.layout().table("production_logs"), columns=LOG_CHECK_COLUMNS).to_pandas()
+    frame = frame.sort_values(["source_file", "source_line"], kind="stable").reset_index(drop=True)
+    outcome = expectations.validate(expectations.canonical_log_suite, frame, name="production_logs")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
