@@ -12,7 +12,8 @@ extracted AS (
     SELECT
         *,
         json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT'
+        -- an object starts with '{' (checked without a third parse of the line)
+        CASE WHEN json_valid(line) AND starts_with(ltrim(line), '{')
             THEN json_extract(line, ['$.timestamp', '$.input_length', '$.output_length', '$.hash_ids'])
         END AS f
     FROM data_lines
