@@ -64,9 +64,9 @@ async def _consume_stream(response: httpx.Response, outcome: RequestOutcome, tex
     done = False
     async for event in EventSource(response).aiter_sse():
         now = time.perf_counter_ns()
-        if event.data == "[DONE]":
-            done = True
-            break
+        if done or event.data == "[DONE]":
+            done = True  # read on to the end of the body, so the connection goes back to the pool
+            continue
         try:
             payload = json.loads(event.data)
         except json.JSONDecodeError:
