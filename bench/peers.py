@@ -169,11 +169,14 @@ def summarise(tool: str, endpoint: str, load: Load, result: ToolResult | None, c
 
 
 def _fmt(value, width: int, digits: int = 2) -> str:
+    """Right-aligned in `width`, always at least one space before it (large values lose decimals)."""
     if value is None:
-        return "—".rjust(width)
-    if isinstance(value, float):
-        return f"{value:.{digits}f}".rjust(width)
-    return str(value).rjust(width)
+        text = "—"
+    elif isinstance(value, float):
+        text = f"{value:.{digits if abs(value) < 100 else 0}f}"
+    else:
+        text = str(value)
+    return " " + text.rjust(width - 1)
 
 
 def print_table(rows: list[dict]) -> None:
@@ -205,10 +208,12 @@ def print_summary(rows: list[dict], tools: list[str]) -> None:
         lp = best.get("loadproof")
         for peer, goal in (("aiperf", 2.0), ("guidellm", 3.0)):
             if peer in best and lp:
-                ratio = lp / best[peer] if best[peer] else None
-                verdict = "met" if ratio is None or ratio >= goal else "NOT met"
-                shown = f"{ratio:.1f}x" if ratio is not None else f"peer sustained none of the rates"
-                print(f"  loadproof vs {peer}: {shown} (goal >= {goal:g}x: {verdict}; the sweep's top rate bounds this)")
+                if best[peer]:
+                    ratio = lp / best[peer]
+                    shown = f"{ratio:.1f}x (goal >= {goal:g}x: {'met' if ratio >= goal else 'NOT met'})"
+                else:
+                    shown = f"{peer} sustained none of the rates tried (goal >= {goal:g}x: met, ratio unbounded)"
+                print(f"  loadproof vs {peer}: {shown}; the highest rate tried bounds loadproof's own figure")
         common = [rate for rate in dict.fromkeys(row["rate"] for row in mine)
                   if all(any(r["rate"] == rate and r["tool"] == t and r["sustained"] for r in mine) for t in tools)]
         if "loadproof" in tools and len(tools) > 1 and common:
