@@ -21,6 +21,7 @@ from pipeline import checks
 from pipeline.pack.charts import pack_charts
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
+from pipeline.sqlrun import run_query
 from resources import PackStorage, SpecResource
 
 
@@ -68,6 +69,7 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
         calibration=json.loads(layout.json("client_calibration").read_text()),
     )
     pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
+    pack["token_agreement"] = run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist()
     pack["data_quality"] = data_quality(context)
     pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
     files = write_pack(layout.root, pack, pack_charts(layout, loaded.spec))

@@ -12,7 +12,7 @@ from assets.metadata import table_metadata, with_run_id
 from pipeline import checks, expectations
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.layout import write_parquet, write_text
-from pipeline.plan import build_plan, planned_requests
+from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from resources import EndpointResource, PackStorage, SpecResource
@@ -23,11 +23,13 @@ GROUP = "replay"
 @asset(group_name=GROUP, deps=[production_sample], description="What to send and when: offsets computed up front from the sample.")
 def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = storage.layout()
-    replay = spec.load().spec.workload.replay
-    plan = build_plan(pq.read_table(layout.table("production_sample")), replay)
+    workload = spec.load().spec.workload
+    replay = workload.replay
+    plan = build_plan(pq.read_table(layout.table("production_sample")), replay, workload.prompts)
     path = write_parquet(with_run_id(plan, context.run_id), layout.table("replay_plan"))
     meta = table_metadata(plan, path, context.run_id)
     meta["mode"] = replay.mode
+    meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
     return MaterializeResult(metadata=meta)
 
 

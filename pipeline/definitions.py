@@ -55,7 +55,7 @@ def instance_for(out_dir: Path) -> DagsterInstance:
         return DagsterInstance.get()
     home = Path(out_dir).resolve() / ".dagster"
     home.mkdir(parents=True, exist_ok=True)
-    return DagsterInstance.local_temp(tempdir=str(home))
+    return DagsterInstance.local_temp(tempdir=str(home), overrides={"telemetry": {"enabled": False}})
 
 
 def execute(

@@ -28,6 +28,8 @@ def pack(**overrides) -> dict:
         "profile": {"requests": 10},
         "replay": {"mode": "trace", "planned": 1, "sent": 1, "errors": 0, "unsent": 0, "wall_s": 1.0},
         "client_validity": {"schedule_lag_ms_p99": 0.5, "client_limited": False, "threshold_ms": 10.0},
+        "proxy_verdict": {"verdict": "must be re-measured", "reasons": [HOSTILE]},
+        "claim_divergence": [],
         "data_quality": [{"asset": "raw_timings", "check": HOSTILE, "passed": False, "severity": "blocking"}],
         "inputs": [{"path": "data/raw_timings.parquet", "sha256": SHA, "rows": 400}],
         "versions": {"loadproof": "0.1.0"},

@@ -65,10 +65,10 @@ def test_refused_connection_is_a_typed_error_not_an_exception(tmp_path: Path):
     assert all(r["status"] == "error" and r["ttft_ms"] is None for r in rows)
 
 
-def test_unknown_model_is_recorded_as_http_4xx(tmp_path: Path, zero_server):
+def test_unknown_model_is_recorded_as_model_not_found(tmp_path: Path, zero_server):
     target = Target("ref", zero_server.base_url, "no-such-model")
     _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace"))
-    assert {(r["error_type"], r["http_status"]) for r in rows} == {("http_4xx", 404)}
+    assert {(r["error_type"], r["http_status"]) for r in rows} == {("model_not_found", 404)}
     assert "model_not_found" in rows[0]["error_message"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from importlib import metadata
 
@@ -25,10 +26,30 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
         {"axis": "concurrency / batch size (peak in flight during replay)", "claimed": claimed.concurrency, "production": peak_concurrency},
         {"axis": "arrival rate (requests/s)", "claimed": None, "production": profile["arrival_rate_per_s"]},
         {"axis": "inter-arrival coefficient of variation", "claimed": None, "production": profile["interarrival_cv"]},
-        {"axis": "precision", "claimed": claimed.precision, "production": None},
-        {"axis": "hardware", "claimed": claimed.hardware, "production": None},
+        {"axis": "concurrency in production (Little's law / peak, logged latencies)", "claimed": claimed.concurrency, "production": _pair(profile.get("concurrency_littles_law"), profile.get("concurrency_peak_logged"))},
+        {"axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean", "claimed": None, "production": _pair(next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"), profile.get("peak_to_mean_ratio"))},
+        {"axis": "long-context / structured-output / multi-turn share", "claimed": None, "production": _shares(profile, ("long_context", "structured_output", "multi_turn"))},
+        {"axis": "prefix reuse (share of prompt blocks sent before)", "claimed": None, "production": profile.get("prefix_block_reuse_share")},
+        {"axis": "precision", "claimed": claimed.precision, "production": loaded.spec.workload.production.precision},
+        {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
     ]
+
+
+def _pair(first: float | None, second: float | None) -> str | None:
+    if first is None and second is None:
+        return None
+    return " / ".join("—" if v is None else f"{v:.3g}" for v in (first, second))
+
+
+def _shares(profile: dict, keys: tuple[str, ...]) -> str:
+    return " / ".join("—" if profile.get(f"share_{k}") is None else f"{profile[f'share_{k}']:.0%}" for k in keys)
+
+
+def _claim_divergence(layout: PackLayout) -> dict:
+    """prompt_profile's claim divergence (axes + proxy verdict), when it ran."""
+    path = layout.json("claim_divergence")
+    return json.loads(path.read_text()) if path.is_file() else {"axes": [], "proxy_verdict": None}
 
 
 def build_pack(
@@ -54,6 +75,7 @@ def build_pack(
         + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, throughput_sql], [raw_ref]))
         + pack_figures.cost_figures(loaded.spec, cost_rows, pack_figures.lineage([staged, cost_sql], [raw_ref]))
     )
+    divergence = _claim_divergence(layout)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)
     return {
         "run_id": run_id,
@@ -63,6 +85,8 @@ def build_pack(
         "claim": {"source": loaded.spec.claim.source, "figures": dict(loaded.spec.claim.figures)},
         "figures": figures,
         "conditions": conditions(loaded, profile, replay_summary.get("peak_in_flight")),
+        "proxy_verdict": divergence["proxy_verdict"],
+        "claim_divergence": divergence["axes"],
         "profile": profile,
         "replay": replay_summary,
         "client_validity": client_validity(lag_p99, calibration),

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from types import TracebackType
 from typing import IO
 
@@ -38,12 +39,13 @@ def check_loopback(host: str) -> str:
     return host
 
 
-def serve(host: str, port: int, profile: str) -> None:
-    """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted."""
+def serve(host: str, port: int, profile: str, timeline_path: str | Path | None = None) -> None:
+    """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted;
+    with `timeline_path`, append the server's own per-request timeline there (JSONL)."""
     import uvicorn
 
     check_loopback(host)
-    app = build_app(load_profile(profile))
+    app = build_app(load_profile(profile), timeline_path=timeline_path)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=3)
 
@@ -63,8 +65,9 @@ class ReferenceServer:
     """
 
     def __init__(self, profile: str = "zero", port: int | None = None,
-                 startup_timeout_s: float = 20.0) -> None:
+                 startup_timeout_s: float = 20.0, timeline_path: str | Path | None = None) -> None:
         self.profile = profile
+        self.timeline_path = Path(timeline_path) if timeline_path else None
         self.port = port or free_port()
         self.startup_timeout_s = startup_timeout_s
         self.root_url = f"http://{LOOPBACK_HOST}:{self.port}"
@@ -78,7 +81,9 @@ class ReferenceServer:
             raise RuntimeError("reference server already started")
         self._stderr = tempfile.TemporaryFile()
         command = [sys.executable, "-m", "pipeline.reference", "--host", LOOPBACK_HOST,
-                   "--port", str(self.port), "--profile", self.profile]
+                   "--port", str(self.port), "--profile", str(self.profile)]
+        if self.timeline_path is not None:
+            command += ["--timeline", str(self.timeline_path)]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:

@@ -5,7 +5,9 @@ httpx's connection pool re-checks every pooled connection (a poll(2) each) whene
 is queued or released, so its cost per request grows with the number of open connections; at a
 few hundred requests per second on two cores the client, not the endpoint, sets the pace.
 aiohttp keeps idle connections in a LIFO list and parses HTTP in C. The stream is read line by
-line and parsed as server-sent events here (data lines joined by newlines, comments skipped).
+line and parsed as server-sent events here (data lines joined by newlines, comments skipped);
+the payloads are read by `reply_reading.py`, shared with httpx. Only aiohttp's own exceptions are
+mapped here.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from datetime import datetime, timezone
 import aiohttp
 
 from pipeline.replay.records import RequestOutcome
-from pipeline.replay.request import ERROR_BODY_CHARS, StreamError, _http_error_type, _retry_after
-from pipeline.tokens import count_tokens
+from pipeline.replay.reply_reading import ERROR_BODY_CHARS, StreamError, StreamReader, finish, http_error
 
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+# after the 200's headers, the connection dropping mid-body is a cut stream, not a reset
+_CUT_MID_STREAM = (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 def make_session(request_timeout_s: float) -> aiohttp.ClientSession:
@@ -36,7 +39,7 @@ async def send_chat(
 ) -> RequestOutcome:
     """POST a streaming chat completion and record every lifecycle timestamp."""
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(timezone.utc), t_end_ns=0)
-    text_parts: list[str] = []
+    reader = StreamReader(outcome)
     payload = json.dumps(body, separators=(",", ":"))
     outcome.t_sent_ns = time.perf_counter_ns()
     try:
@@ -45,23 +48,21 @@ async def send_chat(
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status
                 if response.status != 200:
-                    outcome.retry_after_s = _retry_after(response.headers.get("retry-after"))
-                    detail = (await response.read()).decode("utf-8", "replace")[:ERROR_BODY_CHARS]
-                    raise StreamError(_http_error_type(response.status), detail)
-                await _consume_stream(response, outcome, text_parts)
+                    detail = (await response.read()).decode("utf-8", "replace")
+                    raise http_error(outcome, response.status, detail, response.headers.get("retry-after"))
+                await _read_events(response, reader)
     except StreamError as exc:
         outcome.error_type, outcome.error_message = exc.error_type, str(exc)
+    except aiohttp.ClientError as exc:  # before TimeoutError: aiohttp's own timeouts are both
+        outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
+        outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]
     except TimeoutError:
         outcome.error_type, outcome.error_message = "total_timeout", f"no end after {total_timeout_s} s"
-    except aiohttp.ClientError as exc:
-        outcome.error_type, outcome.error_message = _transport_error_type(exc), repr(exc)[:ERROR_BODY_CHARS]
-    outcome.t_end_ns = time.perf_counter_ns()
-    outcome.output_tokens_client = count_tokens("".join(text_parts))
-    return outcome
+    return finish(outcome, body, reader.text_parts)
 
 
-async def _consume_stream(response: aiohttp.ClientResponse, outcome: RequestOutcome, text_parts: list[str]) -> None:
-    done = False
+async def _read_events(response: aiohttp.ClientResponse, reader: StreamReader) -> None:
+    """Server-sent events, line by line: each event's data lines joined by newlines."""
     data: list[str] = []
     async for raw in response.content:  # one line per iteration, b"\n" kept
         line = raw.decode("utf-8").rstrip("\r\n")
@@ -69,45 +70,17 @@ async def _consume_stream(response: aiohttp.ClientResponse, outcome: RequestOutc
             if line.startswith("data:"):
                 data.append(line[6:] if line.startswith("data: ") else line[5:])
             continue  # comments (":...") and other fields (event:, id:, retry:) carry no chunk
-        if not data:
-            continue
-        event, data = "\n".join(data), []
-        if done or event == "[DONE]":
-            done = True  # read on to the end of the body, so the connection goes back to the pool
-            continue
-        _handle_chunk(event, time.perf_counter_ns(), outcome, text_parts)
-    if data and not done:  # a last event with no blank line after it
-        event = "\n".join(data)
-        if event == "[DONE]":
-            done = True
-        else:
-            _handle_chunk(event, time.perf_counter_ns(), outcome, text_parts)
-    if not done:
-        raise StreamError("stream_incomplete", "stream ended before [DONE]")
+        if data:
+            event, data = "\n".join(data), []
+            reader.feed(event, time.perf_counter_ns())
+    if data:  # a last event with no blank line after it
+        reader.feed("\n".join(data), time.perf_counter_ns())
+    reader.end()
 
 
-def _handle_chunk(data: str, now: int, outcome: RequestOutcome, text_parts: list[str]) -> None:
-    """One SSE data payload; the same reading as request._consume_stream (keep the two in step)."""
-    try:
-        payload = json.loads(data)
-    except json.JSONDecodeError:
-        raise StreamError("malformed_sse", f"chunk is not JSON: {data[:80]!r}") from None
-    if not isinstance(payload, dict):
-        raise StreamError("malformed_sse", "chunk is not a JSON object")
-    if "error" in payload:
-        raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS])
-    usage = payload.get("usage")
-    if isinstance(usage, dict):
-        outcome.prompt_tokens = usage.get("prompt_tokens")
-        outcome.output_tokens = usage.get("completion_tokens")
-    for choice in payload.get("choices") or []:
-        content = (choice.get("delta") or {}).get("content")
-        if content:
-            outcome.chunk_times_ns.append(now)
-            text_parts.append(content)
-
-
-def _transport_error_type(exc: aiohttp.ClientError) -> str:
+def _transport_error_type(exc: aiohttp.ClientError, response_started: bool = False) -> str:
+    if response_started and isinstance(exc, _CUT_MID_STREAM):
+        return "stream_cut"
     kinds = [
         (aiohttp.ConnectionTimeoutError, "connect_timeout"),
         (aiohttp.SocketTimeoutError, "read_timeout"),

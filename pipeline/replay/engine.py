@@ -24,6 +24,9 @@ from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
 RETRYABLE = frozenset({"http_429", "http_5xx", "connect_error", "connect_timeout", "connection_reset"})
+# Lets a server-side log be joined with the raw timings. Not `x-request-id`: llama.cpp's server
+# (starlette-context) answers 400 with an empty body when that header is not a UUID.
+REQUEST_ID_HEADER = "x-loadproof-request-id"
 
 
 @dataclass(frozen=True)
@@ -41,13 +44,17 @@ class Target:
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)  # never logged
+    extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
 
     @property
     def chat_url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        headers = dict(self.extra_headers)
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ class ReplaySettings:
 
     @classmethod
     def from_spec(cls, replay, progress: bool = False) -> ReplaySettings:
-        names = ("mode", "concurrency", "max_concurrency", "ramp_up_s", "request_timeout_s", "max_duration_s", "retries", "retry_backoff_s")
+        names = ("mode", "concurrency", "max_concurrency", "ramp_up_s", "request_timeout_s", "max_duration_s", "retries", "retry_backoff_s", "transport")
         return cls(**{name: getattr(replay, name) for name in names}, progress=progress)
 
 
@@ -123,7 +130,8 @@ async def _replay(
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
             body = chat_body(target.model, item.messages, item.max_tokens)
-            return await send(client, target.chat_url, body, target.headers(), min(settings.request_timeout_s, remaining_s))
+            headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
+            return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
 
         async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> None:
             if cap is not None:

@@ -35,6 +35,10 @@ RAW_TIMINGS_SCHEMA = pa.schema(
         ("retry_count", pa.int64()),
         ("content_chunks", pa.int64()),
         ("usage_reported", pa.bool_()),
+        # usage_missing | usage_mismatch (the request still counts as ok; see replay/request.py)
+        ("usage_issue", pa.string()),
+        ("finish_reason", pa.string()),
+        ("retry_after_s", pa.float64()),  # a 429's (or 503's) Retry-After, when given
         # lifecycle, monotonic ns (time.perf_counter_ns) on the replay's own clock
         ("t_scheduled_ns", pa.int64()),
         ("t_sent_ns", pa.int64()),
@@ -64,6 +68,8 @@ class RequestOutcome:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     output_tokens_client: int | None = None
+    usage_issue: str | None = None
+    finish_reason: str | None = None
     retry_after_s: float | None = None
 
 
@@ -134,6 +140,9 @@ def build_record(
         "retry_count": max(0, len(attempts or []) - 1),
         "content_chunks": len(chunks),
         "usage_reported": outcome.prompt_tokens is not None,
+        "usage_issue": outcome.usage_issue,
+        "finish_reason": outcome.finish_reason,
+        "retry_after_s": outcome.retry_after_s,
         "t_scheduled_ns": t_scheduled_ns,
         "t_sent_ns": outcome.t_sent_ns,
         "t_first_byte_ns": outcome.t_first_byte_ns,

@@ -1,9 +1,10 @@
-"""One streamed chat completion, timed on the monotonic clock; failures are typed, never raised."""
+"""One streamed chat completion over httpx, timed on the monotonic clock; failures are typed,
+never raised. The reading of the reply (error types, chunks, usage flags) is shared with the
+aiohttp transport in `reply_reading.py`; only httpx's own exceptions are mapped here."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from datetime import datetime, timezone
 
@@ -11,25 +12,9 @@ import httpx
 from httpx_sse import EventSource
 
 from pipeline.replay.records import RequestOutcome
-from pipeline.tokens import count_tokens
+from pipeline.replay.reply_reading import ERROR_BODY_CHARS, StreamError, StreamReader, chat_body, finish, http_error
 
-ERROR_BODY_CHARS = 300
-
-
-class StreamError(Exception):
-    def __init__(self, error_type: str, message: str):
-        super().__init__(message)
-        self.error_type = error_type
-
-
-def chat_body(model: str, messages: list[dict], max_tokens: int) -> dict:
-    return {
-        "model": model,
-        "messages": messages,
-        "max_tokens": max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
+__all__ = ["ERROR_BODY_CHARS", "StreamError", "chat_body", "send_chat"]
 
 
 async def send_chat(
@@ -37,7 +22,7 @@ async def send_chat(
 ) -> RequestOutcome:
     """POST a streaming chat completion and record every lifecycle timestamp."""
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(timezone.utc), t_end_ns=0)
-    text_parts: list[str] = []
+    reader = StreamReader(outcome)
     outcome.t_sent_ns = time.perf_counter_ns()
     try:
         async with asyncio.timeout(total_timeout_s):
@@ -45,64 +30,24 @@ async def send_chat(
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status_code
                 if response.status_code != 200:
-                    outcome.retry_after_s = _retry_after(response.headers.get("retry-after"))
-                    detail = (await response.aread()).decode("utf-8", "replace")[:ERROR_BODY_CHARS]
-                    raise StreamError(_http_error_type(response.status_code), detail)
-                await _consume_stream(response, outcome, text_parts)
+                    detail = (await response.aread()).decode("utf-8", "replace")
+                    raise http_error(outcome, response.status_code, detail, response.headers.get("retry-after"))
+                async for event in EventSource(response).aiter_sse():
+                    reader.feed(event.data, time.perf_counter_ns())
+                reader.end()
     except StreamError as exc:
         outcome.error_type, outcome.error_message = exc.error_type, str(exc)
     except TimeoutError:
         outcome.error_type, outcome.error_message = "total_timeout", f"no end after {total_timeout_s} s"
     except httpx.HTTPError as exc:
-        outcome.error_type, outcome.error_message = _transport_error_type(exc), repr(exc)[:ERROR_BODY_CHARS]
-    outcome.t_end_ns = time.perf_counter_ns()
-    outcome.output_tokens_client = count_tokens("".join(text_parts))
-    return outcome
+        outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
+        outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]
+    return finish(outcome, body, reader.text_parts)
 
 
-async def _consume_stream(response: httpx.Response, outcome: RequestOutcome, text_parts: list[str]) -> None:
-    done = False
-    async for event in EventSource(response).aiter_sse():
-        now = time.perf_counter_ns()
-        if done or event.data == "[DONE]":
-            done = True  # read on to the end of the body, so the connection goes back to the pool
-            continue
-        try:
-            payload = json.loads(event.data)
-        except json.JSONDecodeError:
-            raise StreamError("malformed_sse", f"chunk is not JSON: {event.data[:80]!r}") from None
-        if not isinstance(payload, dict):
-            raise StreamError("malformed_sse", "chunk is not a JSON object")
-        if "error" in payload:
-            raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS])
-        usage = payload.get("usage")
-        if isinstance(usage, dict):
-            outcome.prompt_tokens = usage.get("prompt_tokens")
-            outcome.output_tokens = usage.get("completion_tokens")
-        for choice in payload.get("choices") or []:
-            content = (choice.get("delta") or {}).get("content")
-            if content:
-                outcome.chunk_times_ns.append(now)
-                text_parts.append(content)
-    if not done:
-        raise StreamError("stream_incomplete", "stream ended before [DONE]")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds (the delta-seconds form; an HTTP date is ignored)."""
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _http_error_type(status: int) -> str:
-    if status == 429:
-        return "http_429"
-    return f"http_{status // 100}xx"
-
-
-def _transport_error_type(exc: httpx.HTTPError) -> str:
+def _transport_error_type(exc: httpx.HTTPError, response_started: bool = False) -> str:
+    if response_started and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return "stream_cut"
     kinds = [
         (httpx.ConnectTimeout, "connect_timeout"),
         (httpx.ReadTimeout, "read_timeout"),
