@@ -208,6 +208,7 @@ class Replay(_Strict):
     max_duration_s: float = Field(default=600.0, gt=0, description="hard bound on the replay")
     retries: int = Field(default=0, ge=0, le=10, description="retries of 429/5xx/connection failures; off by default")
     retry_backoff_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)")
+    transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
 
     @model_validator(mode="after")
     def _mode_needs(self) -> Replay:

@@ -7,6 +7,7 @@ not; the loop is bounded by the plan's length and by `max_duration_s`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -14,7 +15,9 @@ from typing import Literal
 
 import httpx
 
+from pipeline.replay import aio_request
 from pipeline.replay.journal import Journal
+from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.replay.request import chat_body, send_chat
@@ -65,10 +68,13 @@ class ReplaySettings:
     retries: int = 0
     retry_backoff_s: float = 0.5
     progress: bool = False
+    # HTTP client: aiohttp (default: a fraction of httpx's CPU per request, so the client keeps
+    # the schedule at higher rates) or httpx; both record the same timestamps and error types.
+    transport: Literal["aiohttp", "httpx"] = "aiohttp"
 
     @classmethod
     def from_spec(cls, replay, progress: bool = False) -> ReplaySettings:
-        names = ("mode", "concurrency", "max_concurrency", "ramp_up_s", "request_timeout_s", "max_duration_s", "retries", "retry_backoff_s")
+        names = ("mode", "concurrency", "max_concurrency", "ramp_up_s", "request_timeout_s", "max_duration_s", "retries", "retry_backoff_s", "transport")
         return cls(**{name: getattr(replay, name) for name in names}, progress=progress)
 
 
@@ -87,7 +93,22 @@ class ReplayStats:
 def run_replay(
     plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal
 ) -> ReplayStats:
-    return asyncio.run(_replay(plan, target, settings, run_id, journal))
+    gc.collect()
+    gc.freeze()  # the plan and everything built so far: out of the collector's sight, no long pauses
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            return runner.run(_replay(plan, target, settings, run_id, journal))
+    finally:
+        gc.unfreeze()
+
+
+def _loop_factory():
+    """uvloop's event loop where it is installed (less CPU per request), else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 async def _replay(
@@ -100,13 +121,17 @@ async def _replay(
     deadline_ns = began + int(settings.max_duration_s * 1e9)
     cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
     progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as client:
+    if settings.transport == "aiohttp":
+        client_cm, send = aio_request.make_session(settings.request_timeout_s), aio_request.send_chat
+    else:
+        client_cm, send = httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False), send_chat
+    async with client_cm as client:
 
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
             body = chat_body(target.model, item.messages, item.max_tokens)
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
-            return await send_chat(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
+            return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
 
         async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> None:
             if cap is not None:
@@ -178,17 +203,29 @@ def _attempt_summary(outcome: RequestOutcome, first_sent_ns: int) -> dict:
 
 
 async def _open_loop(plan, start_ns: int, deadline_ns: int, fire) -> list:
-    tasks, unsent = [], []
-    for index, item in enumerate(plan):
-        target_ns = start_ns + int((item.scheduled_offset_s or 0.0) * 1e9)
-        if target_ns >= deadline_ns:
-            unsent.extend((later, later.scheduled_offset_s) for later in plan[index:])
-            break
-        delay_s = (target_ns - time.perf_counter_ns()) / 1e9
-        if delay_s > 0:
-            await asyncio.sleep(delay_s)
-        tasks.append(asyncio.create_task(fire(item, target_ns, item.scheduled_offset_s)))
+    tasks, unsent, failures = set(), [], []
+
+    def finished(task: asyncio.Task) -> None:
+        tasks.discard(task)  # a finished task is not kept: memory stays flat over long plans
+        if not task.cancelled() and task.exception() is not None:
+            failures.append(task.exception())
+
+    pacer = DeadlinePacer()  # wakes at the planned instant (timerfd), not up to 1 ms after it
+    try:
+        for index, item in enumerate(plan):
+            target_ns = start_ns + int((item.scheduled_offset_s or 0.0) * 1e9)
+            if target_ns >= deadline_ns:
+                unsent.extend((later, later.scheduled_offset_s) for later in plan[index:])
+                break
+            await pacer.sleep_until(target_ns)
+            task = asyncio.create_task(fire(item, target_ns, item.scheduled_offset_s))
+            tasks.add(task)
+            task.add_done_callback(finished)
+    finally:
+        pacer.close()
     await asyncio.gather(*tasks)
+    if failures:
+        raise failures[0]
     return unsent
 
 

@@ -1,0 +1,144 @@
+"""How a chat-completion reply is read, whatever HTTP client carried it (httpx or aiohttp).
+
+Both transports (`request.py`, `aio_request.py`) hand this module the same things — an HTTP
+status with its body and Retry-After header, then the stream's SSE data payloads one by one with
+their arrival instant — so both record the same error types, counts and flags. Only the mapping of
+each client's own exceptions (connect, read, reset, cut) stays with the transport.
+
+`error_type` values (status `error`): `http_4xx`, `http_5xx`, `http_429` (Retry-After kept in
+`retry_after_s`), `model_not_found` (a 404 whose OpenAI error code says so), `connect_error`,
+`connection_reset` (closed before any response), `stream_cut` (closed mid-stream, after the
+headers), `stream_incomplete` (ended cleanly but without `[DONE]`), `malformed_sse`,
+`stream_error_event`, `total_timeout`, `read_timeout`, `connect_timeout`, …
+
+Usage problems do not fail a request — its tokens arrived and its timings are valid — so they
+are flagged in `usage_issue` instead (status stays `ok`):
+- `usage_missing`: no usage object although `stream_options.include_usage` was asked (llama.cpp's
+  server, for one, never sends it in streams); output tokens then fall back to the client count.
+- `usage_mismatch`: the reported `completion_tokens` cannot be right, whatever the tokenizer:
+  fewer than the content chunks received, or different from `max_tokens` when the stream
+  finished for `length`. The server's figure is kept in `output_tokens` (server-reported where
+  given) and the flag tells the analysis not to trust it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from pipeline.replay.records import RequestOutcome
+from pipeline.tokens import count_tokens
+
+ERROR_BODY_CHARS = 300
+DONE = "[DONE]"
+
+
+class StreamError(Exception):
+    def __init__(self, error_type: str, message: str):
+        super().__init__(message)
+        self.error_type = error_type
+
+
+def chat_body(model: str, messages: list[dict], max_tokens: int) -> dict:
+    return {
+        "model": model,
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+def http_error(outcome: RequestOutcome, status: int, body: str, retry_after: str | None) -> StreamError:
+    """A non-200 reply as a typed error; its Retry-After (429, 503) is kept on the outcome."""
+    outcome.retry_after_s = retry_after_s(retry_after)
+    return StreamError(http_error_type(status, body), body[:ERROR_BODY_CHARS])
+
+
+def http_error_type(status: int, body: str = "") -> str:
+    if status == 429:
+        return "http_429"
+    if status == 404 and _error_code(body) == "model_not_found":
+        return "model_not_found"
+    return f"http_{status // 100}xx"
+
+
+def _error_code(body: str) -> str | None:
+    """The `error.code` of an OpenAI-shaped error body, if it is one."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """Retry-After in seconds (the delta-seconds form; an HTTP date is not converted)."""
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class StreamReader:
+    """The SSE data payloads of one streamed reply, in order, into the outcome."""
+
+    def __init__(self, outcome: RequestOutcome):
+        self.outcome = outcome
+        self.text_parts: list[str] = []
+        self.done = False
+
+    def feed(self, data: str, now_ns: int) -> None:
+        """One event's data; after `[DONE]` the rest is read but ignored (the connection then
+        goes back to the pool)."""
+        if self.done or data == DONE:
+            self.done = True
+            return
+        try:
+            payload = json.loads(data)
+        except json.JSONDecodeError:
+            raise StreamError("malformed_sse", f"chunk is not JSON: {data[:80]!r}") from None
+        if not isinstance(payload, dict):
+            raise StreamError("malformed_sse", "chunk is not a JSON object")
+        if "error" in payload:
+            raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS])
+        outcome = self.outcome
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            outcome.prompt_tokens = usage.get("prompt_tokens")
+            outcome.output_tokens = usage.get("completion_tokens")
+        for choice in payload.get("choices") or []:
+            if not isinstance(choice, dict):
+                raise StreamError("malformed_sse", "choice is not a JSON object")
+            content = (choice.get("delta") or {}).get("content")
+            if content:
+                outcome.chunk_times_ns.append(now_ns)
+                self.text_parts.append(content)
+            if choice.get("finish_reason"):
+                outcome.finish_reason = choice["finish_reason"]
+
+    def end(self) -> None:
+        """The body ended cleanly: it must have said `[DONE]`."""
+        if not self.done:
+            raise StreamError("stream_incomplete", "stream ended before [DONE]")
+
+
+def finish(outcome: RequestOutcome, body: dict, text_parts: list[str]) -> RequestOutcome:
+    """End time, the client's own token count and, for a reply that ended well, its usage flag."""
+    outcome.t_end_ns = time.perf_counter_ns()
+    outcome.output_tokens_client = count_tokens("".join(text_parts))
+    if outcome.error_type is None:
+        usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
+        outcome.usage_issue = usage_issue(outcome, body.get("max_tokens"), usage_asked)
+    return outcome
+
+
+def usage_issue(outcome: RequestOutcome, max_tokens: int | None, usage_asked: bool) -> str | None:
+    """`usage_missing`, `usage_mismatch` or None for a stream that ended well (module docstring)."""
+    if outcome.output_tokens is None:
+        return "usage_missing" if usage_asked else None
+    if outcome.output_tokens < len(outcome.chunk_times_ns):
+        return "usage_mismatch"
+    if outcome.finish_reason == "length" and max_tokens is not None and outcome.output_tokens != max_tokens:
+        return "usage_mismatch"
+    return None
