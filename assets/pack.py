@@ -6,7 +6,8 @@ import shutil
 import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
-from assets.analysis import cost_per_decision, latency_percentiles, throughput
+from assets.accuracy import accuracy_by_label, accuracy_summary
+from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
 from assets.ingest import prompt_profile
 from pipeline import checks
 from pipeline.pack.model import build_pack
@@ -16,7 +17,10 @@ from resources import PackStorage, SpecResource
 
 @asset(
     group_name="pack",
-    deps=[prompt_profile, latency_percentiles, throughput, cost_per_decision],
+    deps=[
+        prompt_profile, latency_percentiles, throughput, throughput_buckets, error_breakdown, cost_per_decision,
+        accuracy_summary, accuracy_by_label,
+    ],
     description="evidence_pack.json + evidence_pack.md: claim vs measured, intervals, verdicts, lineage, manifest.",
 )
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
@@ -32,6 +36,10 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
         throughput_rows=pq.read_table(layout.table("throughput")).to_pylist(),
         cost_rows=pq.read_table(layout.table("cost_per_decision")).to_pylist(),
         raw_timings_rows=pq.read_metadata(layout.table("raw_timings")).num_rows,
+        accuracy_rows=pq.read_table(layout.table("accuracy_summary")).to_pylist(),
+        accuracy_label_rows=pq.read_table(layout.table("accuracy_by_label")).to_pylist(),
+        error_rows=pq.read_table(layout.table("error_breakdown")).to_pylist(),
+        accuracy_results_rows=pq.read_metadata(layout.table("accuracy_results")).num_rows,
     )
     files = write_pack(layout.root, pack)
     claimed = [f for f in pack["figures"] if f["claimed"] is not None]

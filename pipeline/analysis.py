@@ -224,6 +224,30 @@ def with_cost_interval(cost: pa.Table, accuracy_summary: pa.Table | None, z: flo
     return cost.append_column("cost_per_decision_usd_ci_high", pa.array(highs, pa.float64()))
 
 
+# --- accuracy --------------------------------------------------------------------------------
+
+
+def accuracy_summary(accuracy_results: Path | pa.Table, spec: Spec) -> pa.Table:
+    """Accuracy per candidate with its Wilson interval and the delta to the published accuracy."""
+    params = {"claimed_accuracy": spec.claim.figures.get("accuracy"), "z": z_value(spec.analysis.confidence)}
+    with QuerySession({"accuracy_results": accuracy_results}, params) as session:
+        table = with_wilson(session.run("accuracy_summary"), "correct", "scored", "accuracy", params["z"])
+    claimed = params["claimed_accuracy"]
+    for end in ("low", "high"):  # the delta's interval is the accuracy's, shifted by the claim
+        bounds = table.column(f"accuracy_ci_{end}").to_pylist()
+        shifted = [None if b is None or claimed is None else b - claimed for b in bounds]
+        table = table.append_column(f"accuracy_delta_ci_{end}", pa.array(shifted, pa.float64()))
+    return table
+
+
+def accuracy_by_label(accuracy_results: Path | pa.Table, spec: Spec) -> pa.Table:
+    """The confusion matrix in long form, with each label's accuracy and Wilson interval."""
+    z = z_value(spec.analysis.confidence)
+    with QuerySession({"accuracy_results": accuracy_results}) as session:
+        table = session.run("accuracy_by_label")
+    return with_wilson(table, "label_correct", "label_items", "label_accuracy", z)
+
+
 # --- everything at once (benchmarks, `loadproof verify`) ---------------------------------------
 
 

@@ -15,7 +15,8 @@ from tests.conftest import demo_spec_dict
 
 ASSETS = [
     "production_logs", "production_sample", "prompt_profile", "replay_plan", "raw_timings",
-    "latency_percentiles", "throughput", "cost_per_decision", "evidence_pack",
+    "latency_percentiles", "throughput", "throughput_buckets", "error_breakdown", "cost_per_decision",
+    "labelled_slice", "accuracy_results", "accuracy_summary", "accuracy_by_label", "evidence_pack",
 ]
 PACK_KEYS = {"run_id", "spec_sha256", "figures", "client_validity", "manifest"}
 FIGURE_KEYS = {"candidate", "metric", "unit", "claimed", "measured", "ci_low", "ci_high", "n", "verdict", "lineage"}
@@ -32,6 +33,7 @@ def test_definitions_hold_every_asset_with_at_least_one_check():
 
 def small_spec(write_spec, base_url: str, **workload) -> Path:
     data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]
     data["candidates"][0]["base_url"] = base_url
     data["workload"]["sample"].update(window_s=8)
     data["workload"]["replay"].update(warmup_s=1, cooldown_s=1, max_duration_s=60)
@@ -52,7 +54,8 @@ def test_cli_run_materialises_the_whole_graph_against_the_reference_endpoint(tmp
     assert PACK_KEYS <= set(pack)
     assert all(FIGURE_KEYS <= set(figure) for figure in pack["figures"])
     claimed = {f["metric"]: f for f in pack["figures"] if f["claimed"] is not None}
-    assert set(claimed) == {"output_tokens_per_s", "ttft_ms_p95", "e2e_ms_p99", "tpot_ms_p50", "error_rate"}
+    assert set(claimed) == {"output_tokens_per_s", "ttft_ms_p95", "ttft_ms_p99", "e2e_ms_p99", "tpot_ms_p50", "error_rate", "accuracy"}
+    assert claimed["accuracy"]["n"] == 200  # every item of the bundled slice was scored
     assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
 
     raw_ref = claimed["ttft_ms_p95"]["lineage"]["inputs"][0]

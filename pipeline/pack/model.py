@@ -7,6 +7,7 @@ from importlib import metadata
 
 from pipeline.hashing import file_ref
 from pipeline.layout import PackLayout
+from pipeline.pack import comparison
 from pipeline.pack import figures as pack_figures
 from pipeline.spec import LoadedSpec
 
@@ -42,6 +43,10 @@ def build_pack(
     throughput_rows: list[dict],
     cost_rows: list[dict],
     raw_timings_rows: int,
+    accuracy_rows: list[dict] = (),
+    accuracy_label_rows: list[dict] = (),
+    error_rows: list[dict] = (),
+    accuracy_results_rows: int | None = None,
 ) -> dict:
     raw_ref = file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
@@ -53,6 +58,12 @@ def build_pack(
         + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, throughput_sql], [raw_ref]))
         + pack_figures.cost_figures(loaded.spec, cost_rows, pack_figures.lineage([staged, cost_sql], [raw_ref]))
     )
+    inputs = [raw_ref]
+    if accuracy_rows:
+        (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
+        results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
+        figures += pack_figures.accuracy_figures(loaded.spec, accuracy_rows, pack_figures.lineage([accuracy_sql], [results_ref]))
+        inputs.append(results_ref)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)
     return {
         "run_id": run_id,
@@ -61,7 +72,10 @@ def build_pack(
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "claim": {"source": loaded.spec.claim.source, "figures": dict(loaded.spec.claim.figures)},
         "figures": figures,
-        "conditions": conditions(loaded, profile, replay_summary.get("peak_in_flight")),
+        "conditions": conditions(
+            loaded, profile,
+            max((row.get("peak_concurrency") or 0 for row in throughput_rows), default=None) or replay_summary.get("peak_in_flight"),
+        ),
         "profile": profile,
         "replay": replay_summary,
         "client_validity": {
@@ -69,7 +83,16 @@ def build_pack(
             "client_limited": lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS,
             "threshold_ms": CLIENT_LIMITED_LAG_MS,
         },
-        "inputs": [raw_ref],
+        "inputs": inputs,
+        "side_by_side": comparison.side_by_side(figures),
+        "ranking": comparison.ranking(cost_rows, throughput_rows, list(accuracy_rows)),
+        "accuracy": comparison.accuracy_section(list(accuracy_rows), list(accuracy_label_rows)),
+        "latency_by_bucket": comparison.latency_by_bucket(latency_rows),
+        "errors_by_type": comparison.errors_by_type(list(error_rows)),
+        "concurrency": [
+            {"candidate": row["candidate"], "peak": row.get("peak_concurrency"), "mean": row.get("mean_concurrency")}
+            for row in throughput_rows
+        ],
         "versions": {name: _version(name) for name in PACKAGES},
     }
 

@@ -16,6 +16,7 @@ from typing import IO
 
 import httpx
 
+from pipeline.reference.oracle import load_oracle_config
 from pipeline.reference.profile import load_profile
 from pipeline.reference.server import build_app
 
@@ -38,12 +39,16 @@ def check_loopback(host: str) -> str:
     return host
 
 
-def serve(host: str, port: int, profile: str) -> None:
-    """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted."""
+def serve(host: str, port: int, profile: str, oracle: str | None = None) -> None:
+    """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted;
+    `oracle` (a YAML file) adds or replaces the profile's accuracy oracle."""
     import uvicorn
 
     check_loopback(host)
-    app = build_app(load_profile(profile))
+    serving = load_profile(profile)
+    if oracle:
+        serving = serving.model_copy(update={"oracle": load_oracle_config(oracle)})
+    app = build_app(serving)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=3)
 
@@ -63,8 +68,9 @@ class ReferenceServer:
     """
 
     def __init__(self, profile: str = "zero", port: int | None = None,
-                 startup_timeout_s: float = 20.0) -> None:
+                 startup_timeout_s: float = 20.0, oracle: str | None = None) -> None:
         self.profile = profile
+        self.oracle = oracle
         self.port = port or free_port()
         self.startup_timeout_s = startup_timeout_s
         self.root_url = f"http://{LOOPBACK_HOST}:{self.port}"
@@ -79,6 +85,8 @@ class ReferenceServer:
         self._stderr = tempfile.TemporaryFile()
         command = [sys.executable, "-m", "pipeline.reference", "--host", LOOPBACK_HOST,
                    "--port", str(self.port), "--profile", self.profile]
+        if self.oracle:
+            command += ["--oracle", str(self.oracle)]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:

@@ -7,6 +7,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.reference.oracle import OracleConfig
+
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 
@@ -24,6 +26,7 @@ class ServingProfile(BaseModel):
     max_running_seqs: int = Field(ge=1)
     default_max_tokens: int = Field(default=128, ge=0)
     seed: int = 0
+    oracle: OracleConfig | None = None  # accuracy oracle (pipeline/reference/oracle.py)
 
 
 def available_profiles() -> list[str]:
@@ -49,4 +52,7 @@ def load_profile(name_or_path: str) -> ServingProfile:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"profile {path} must be a YAML mapping")
-    return ServingProfile.model_validate(data)
+    profile = ServingProfile.model_validate(data)
+    if profile.oracle is not None:
+        profile = profile.model_copy(update={"oracle": profile.oracle.resolved(path.parent)})
+    return profile

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pipeline.reference.oracle import Oracle, answer_pieces
 from pipeline.reference.profile import ServingProfile
 from pipeline.tokens import count_message_tokens, count_tokens
 
@@ -195,6 +196,7 @@ class _ProfileHeader:
 def build_app(profile: ServingProfile) -> Starlette:
     """A Starlette app serving `/health`, `/v1/models` and `/v1/chat/completions`."""
     scheduler = Scheduler(profile)
+    oracle = Oracle(profile.oracle) if profile.oracle else None
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -225,7 +227,11 @@ def build_app(profile: ServingProfile) -> Starlette:
         prompt_tokens = count_message_tokens(messages)
         max_tokens = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
         n_tokens = profile.default_max_tokens if max_tokens is None else max_tokens
-        pieces, finish_reason = generate_pieces(profile, messages, n_tokens, body.stop)
+        answer = oracle.answer(messages) if oracle else None
+        if answer is not None:
+            pieces, finish_reason = answer_pieces(answer, n_tokens)
+        else:
+            pieces, finish_reason = generate_pieces(profile, messages, n_tokens, body.stop)
         completion_tokens = count_tokens("".join(pieces))
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
