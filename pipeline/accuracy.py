@@ -66,11 +66,8 @@ def _records(path: Path, kind: str):
         raise SliceError(f"{path}: cannot read labelled slice: {exc.strerror}") from exc
     with handle:
         if kind == "csv":
-            reader = csv.DictReader(handle)
-            line = reader.line_num
-            for record in reader:
-                yield line + 1, record
-                line = reader.line_num
+            for record in (reader := csv.DictReader(handle)):
+                yield reader.line_num, record  # the record's last line (its only one, unless quoted newlines)
         else:
             for number, raw in enumerate(handle, start=1):
                 if not raw.strip():
