@@ -20,6 +20,7 @@ from pipeline.sqlsession import QuerySession
 from pipeline.stats import order_statistic_ranks, wilson_interval
 
 BIN_SCALE = 32.0  # histogram bins per sqrt(ms); a power of two keeps the bin function monotone
+ITL_SLICE_S = 5.0  # above the ITL bound, gaps come from every k-th slice of this many seconds
 LATENCY_STAGES = ("steady_requests", "latency_samples", "itl_samples", "latency_histogram")
 
 RANKS_SCHEMA = pa.schema(
@@ -71,7 +72,7 @@ def _session(raw_timings: Path | pa.Table, spec: Spec) -> QuerySession:
 
 
 def itl_sample_every(total_gaps: int, max_values: int) -> int:
-    """1 (every request) while the gaps fit the bound; else k, keeping about 1 request in k."""
+    """1 (every request) while the gaps fit the bound; else k: every k-th time slice is kept."""
     return max(1, math.ceil(total_gaps / max_values))
 
 
@@ -99,9 +100,9 @@ def ranks_table(counts: pa.Table, confidence: float, sample_every: int) -> pa.Ta
 def _latency(session: QuerySession, spec: Spec) -> pa.Table:
     gaps = session.run("itl_volume").column("gaps")[0].as_py()
     every = itl_sample_every(gaps, spec.analysis.itl_max_values)
-    session.bind_settings({"itl_sample_every": every, "bin_scale": BIN_SCALE})
+    session.params.update(itl_sample_every=every, itl_slice_s=ITL_SLICE_S)
     session.stage("latency_samples")
-    session.stage("itl_samples", as_view=True)
+    session.stage("itl_samples")  # bounded by itl_max_values, so it is held once, not read twice
     session.stage("latency_histogram")
     counts = session.run("latency_counts")
     session.bind("ranks", ranks_table(counts, spec.analysis.confidence, every))

@@ -190,8 +190,8 @@ class Analysis(_Strict):
         default=[256, 1024, 4096], description="ascending upper edges (exclusive) of prompt-length buckets"
     )
     itl_max_values: int = Field(
-        default=20_000_000, ge=1000,
-        description="above this many inter-chunk gaps, ITL uses every gap of a deterministic request subsample",
+        default=10_000_000, ge=1000,
+        description="above this many inter-chunk gaps, ITL uses every gap of the requests sent in every k-th 5-second slice",
     )
 
     @field_validator("prompt_token_buckets")

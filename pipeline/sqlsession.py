@@ -42,22 +42,10 @@ class QuerySession:
             relation = relation.project(f"*, {extra}")
         relation.create_view(name, replace=True)
 
-    def stage(self, name: str, as_view: bool = False) -> None:
-        """Materialise sql/<name>.sql as a temp table of the same name (or define it as a view,
-        for inputs too large to hold, such as every inter-chunk gap)."""
+    def stage(self, name: str) -> None:
+        """Materialise sql/<name>.sql as a temp table of the same name."""
         text, used = self._bound(name)
-        if as_view:
-            # A view definition cannot hold prepared parameters: a query staged as a view reads
-            # its values from the one-row `settings` view instead (see `bind_settings`).
-            if used:
-                raise ValueError(f"sql/{name}.sql is staged as a view and may not use $parameters")
-            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {text}")
-            return
         self.con.sql(text, params=used).to_table(name)
-
-    def bind_settings(self, settings: dict) -> None:
-        """A one-row view `settings` with these values, for queries staged as views."""
-        self.bind("settings", pa.Table.from_pylist([settings]))
 
     def run(self, name: str) -> pa.Table:
         text, used = self._bound(name)

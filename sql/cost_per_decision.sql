@@ -3,7 +3,7 @@
 -- accuracy replay the SLA-meeting decisions are weighted by the candidate's measured accuracy.
 -- Hardware pricing: $/hour × replicas × window hours. Token pricing: every attempt is billed,
 -- retries included: the prompt once per attempt (1 + retry_count), the output as received
--- (client counts where the server reported none).
+-- (client counts where the server reported none: output_tokens_any).
 -- When a load sweep wrote load levels, each level is costed on its own and the highest level
 -- whose SLA attainment reaches $min_attainment gives cost_per_decision_at_max_sla_load_usd.
 -- staged: steady_requests; views: prices (candidate, usd_per_hour, replicas,
@@ -19,8 +19,8 @@ WITH levels AS (
         count(*) FILTER (WHERE in_steady_window AND met_sla) AS decisions_within_sla,
         CAST(coalesce(sum(retry_count) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS retries,
         CAST(coalesce(sum(coalesce(prompt_tokens_any, 0) * (1 + retry_count)) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS input_tokens_billed,
-        CAST(coalesce(sum(coalesce(output_tokens, output_tokens_client, 0)) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS output_tokens_billed,
-        CAST(coalesce(sum(coalesce(output_tokens, output_tokens_client, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS output_tokens_ok
+        CAST(coalesce(sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS output_tokens_billed,
+        CAST(coalesce(sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS output_tokens_ok
     FROM steady_requests
     GROUP BY candidate, load_level
 ),

@@ -1,8 +1,9 @@
--- itl_samples (a view: never materialised, there can be ~100 gaps per request): every
--- inter-chunk gap of the successful steady-state requests, binned like latency_samples. When
--- the window holds more gaps than the analysis bound, only the requests with
--- hash(request_id) % itl_sample_every = 0 contribute (every gap of each of them).
--- staged: steady_requests; views: raw_timings, settings (itl_sample_every, bin_scale)
+-- itl_samples: every inter-chunk gap of the successful steady-state requests, binned like
+-- latency_samples. When the window holds more gaps than the analysis bound (itl_max_values),
+-- only the requests sent in every $itl_sample_every-th slice of $itl_slice_s seconds of the
+-- window contribute, each with all its gaps: a systematic sample spread over the whole window,
+-- and whole slices let the Parquet reader skip the gap lists of the requests left out.
+-- staged: steady_requests; view: raw_timings
 WITH windows AS (
     SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns
     FROM steady_requests
@@ -23,20 +24,25 @@ chosen AS (
     WHERE raw_timings.status = 'ok'
       AND raw_timings.t_sent_ns >= windows.window_start_ns
       AND raw_timings.t_end_ns <= windows.window_end_ns
-      AND hash(raw_timings.request_id) % (SELECT itl_sample_every FROM settings) = 0
+      AND (raw_timings.t_sent_ns - windows.window_start_ns) // CAST($itl_slice_s * 1e9 AS BIGINT) % $itl_sample_every = 0
+),
+bucketed AS (
+    -- the bucket is found per request, before its gaps are unnested
+    SELECT chosen.candidate, buckets.prompt_bucket, buckets.prompt_bucket_lower, chosen.itl_ms
+    FROM chosen
+    JOIN buckets
+        ON chosen.prompt_tokens_any >= buckets.prompt_bucket_lower
+       AND (buckets.prompt_bucket_upper IS NULL OR chosen.prompt_tokens_any <= buckets.prompt_bucket_upper)
 ),
 gaps AS (
-    SELECT candidate, prompt_tokens_any, unnest(itl_ms) AS value
-    FROM chosen
+    SELECT candidate, prompt_bucket, prompt_bucket_lower, unnest(itl_ms) AS value
+    FROM bucketed
 )
 SELECT
-    gaps.candidate,
-    buckets.prompt_bucket,
-    buckets.prompt_bucket_lower,
+    candidate,
+    prompt_bucket,
+    prompt_bucket_lower,
     'itl_ms' AS metric,
-    gaps.value,
-    CAST(floor(sqrt(greatest(gaps.value, 0)) * (SELECT bin_scale FROM settings)) AS BIGINT) AS bin
+    value,
+    CAST(floor(sqrt(greatest(value, 0)) * $bin_scale) AS BIGINT) AS bin
 FROM gaps
-JOIN buckets
-    ON gaps.prompt_tokens_any >= buckets.prompt_bucket_lower
-   AND (buckets.prompt_bucket_upper IS NULL OR gaps.prompt_tokens_any <= buckets.prompt_bucket_upper)

@@ -1,7 +1,7 @@
 -- latency_histogram: how many samples fall in each bin, per candidate, metric and scope (every
 -- prompt-length bucket, and 'all' for the whole window). Ranks are located in it before any
 -- value is sorted.
--- staged: latency_samples; view: itl_samples
+-- staged: latency_samples, itl_samples
 WITH samples AS (
     SELECT candidate, prompt_bucket, prompt_bucket_lower, metric, bin FROM latency_samples
     UNION ALL

@@ -5,7 +5,7 @@
 -- short to bound it) come from pipeline.stats.order_statistic_ranks. Each rank is located in
 -- the histogram, then only the values of the bins holding a wanted rank are sorted: exact order
 -- statistics without sorting every value.
--- staged: latency_samples, latency_histogram; views: itl_samples, ranks
+-- staged: latency_samples, itl_samples, latency_histogram; view: ranks
 WITH wanted AS (
     SELECT DISTINCT candidate, metric, scope, rank
     FROM ranks UNPIVOT (rank FOR kind IN (point_rank, low_rank, high_rank))

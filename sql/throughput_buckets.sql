@@ -24,8 +24,8 @@ ended AS (
         count(*) FILTER (WHERE s.status = 'ok') AS requests_ok,
         count(*) FILTER (WHERE s.met_sla) AS requests_good,
         count(*) FILTER (WHERE s.status <> 'ok') AS requests_failed,
-        CAST(coalesce(sum(coalesce(s.output_tokens, s.output_tokens_client, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS output_tokens,
-        CAST(coalesce(sum(coalesce(s.output_tokens, s.output_tokens_client, 0) + coalesce(s.prompt_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS total_tokens
+        CAST(coalesce(sum(coalesce(s.output_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS output_tokens,
+        CAST(coalesce(sum(coalesce(s.output_tokens_any, 0) + coalesce(s.prompt_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS total_tokens
     FROM steady_requests AS s
     JOIN spans USING (candidate)
     WHERE s.t_end_ns IS NOT NULL

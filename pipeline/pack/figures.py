@@ -53,7 +53,7 @@ def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
         )
         item["early_stopping"] = early_stopping_note(row["q"], row["n"], row.get("confidence") or spec.analysis.confidence)
         if (row.get("sample_every") or 1) > 1:
-            item["sampled"] = f"every gap of about 1 request in {row['sample_every']}"
+            item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
         out.append(item)
     return out
 
