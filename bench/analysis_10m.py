@@ -55,6 +55,7 @@ def main() -> None:
     parser.add_argument("--itl-mean", type=float, default=100.0)
     parser.add_argument("--data", type=Path, default=Path("/tmp/loadproof_bench"))
     parser.add_argument("--itl-max-values", type=int, default=None, help="override the spec's ITL bound")
+    parser.add_argument("--per-table", action="store_true", help="also time each table in its own session")
     args = parser.parse_args()
 
     raw = args.data / f"raw_timings_{args.rows}_{int(args.itl_mean)}.parquet"
@@ -69,24 +70,32 @@ def main() -> None:
           f"DuckDB {duckdb.__version__} on {os.cpu_count()} cores (shared with other work); "
           f"ITL bound {spec.analysis.itl_max_values:,} gaps")
 
-    print("one session per table (as the Dagster assets run):")
-    total = 0.0
-    for label, compute in (
-        ("throughput", lambda: analysis.throughput(raw, spec)),
-        ("throughput_buckets", lambda: analysis.throughput_buckets(raw, spec)),
-        ("error_breakdown", lambda: analysis.error_breakdown(raw, spec)),
-        ("cost_per_decision", lambda: analysis.cost_per_decision(raw, spec)),
-        ("latency_percentiles", lambda: analysis.latency_percentiles(raw, spec)),
-    ):
-        seconds, result = timed(label, compute)
-        total += seconds
-        if label == "latency_percentiles":
-            itl = [r for r in result.to_pylist() if r["metric"] == "itl_ms" and r["scope"] == "all" and r["percentile"] == "p99"]
-            for row in itl:
-                print(f"    {row['candidate']} itl_ms_p99 {row['value']:.3f} ms, n {row['n']:,}, 1 slice in {row['sample_every']}")
-    print(f"  {'total':<22} {total:7.2f} s")
-    print("all tables from one session (analyse_all):")
-    seconds, _ = timed("all tables", lambda: analysis.analyse_all(raw, spec))
+    if args.per_table:
+        print("one session per table (as the Dagster assets run, steady_requests staged in each):")
+        total = 0.0
+        for label, compute in (
+            ("throughput", lambda: analysis.throughput(raw, spec)),
+            ("throughput_buckets", lambda: analysis.throughput_buckets(raw, spec)),
+            ("error_breakdown", lambda: analysis.error_breakdown(raw, spec)),
+            ("cost_per_decision", lambda: analysis.cost_per_decision(raw, spec)),
+            ("latency_percentiles", lambda: analysis.latency_percentiles(raw, spec)),
+        ):
+            total += timed(label, compute)[0]
+        print(f"  {'total':<22} {total:7.2f} s")
+
+    print("all tables from one session (what analyse_all does), step by step:")
+    started = time.perf_counter()
+    with analysis._session(raw, spec) as session:
+        print(f"  {'steady_requests':<22} {time.perf_counter() - started:7.2f} s  (staged)")
+        timed("throughput", lambda: analysis._throughput(session))
+        timed("throughput_buckets", lambda: session.run("throughput_buckets"))
+        timed("error_breakdown", lambda: session.run("error_breakdown"))
+        timed("cost_per_decision", lambda: analysis._cost(session, spec, None))
+        _, latency = timed("latency_percentiles", lambda: analysis._latency(session, spec))
+    print(f"  {'all tables':<22} {time.perf_counter() - started:7.2f} s")
+    for row in latency.to_pylist():
+        if row["metric"] == "itl_ms" and row["scope"] == "all" and row["percentile"] == "p99":
+            print(f"    {row['candidate']} itl_ms_p99 {row['value']:.3f} ms, n {row['n']:,} gaps, 1 slice in {row['sample_every']}")
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(f"peak RSS {peak_gb:.2f} GB")
 

@@ -12,16 +12,15 @@ import math
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from scipy.stats import norm
 
 from pipeline.figures import PERCENTILES
 from pipeline.spec import Spec
 from pipeline.sqlsession import QuerySession
-from pipeline.stats import order_statistic_ranks, wilson_interval
+from pipeline.stats import order_statistic_ranks, peak_concurrency, wilson_interval
 
-BIN_SCALE = 32.0  # histogram bins per sqrt(ms); a power of two keeps the bin function monotone
 ITL_SLICE_S = 5.0  # above the ITL bound, gaps come from every k-th slice of this many seconds
-LATENCY_STAGES = ("steady_requests", "latency_samples", "itl_samples", "latency_histogram")
 
 RANKS_SCHEMA = pa.schema(
     [
@@ -57,7 +56,6 @@ def analysis_params(spec: Spec) -> dict:
         "sla_e2e_ms": spec.sla.e2e_ms,
         "min_attainment": spec.sla.min_attainment,
         "bucket_edges": list(spec.analysis.prompt_token_buckets),
-        "bin_scale": BIN_SCALE,
         "z": z_value(spec.analysis.confidence),
     }
 
@@ -101,7 +99,7 @@ def _latency(session: QuerySession, spec: Spec) -> pa.Table:
     gaps = session.run("itl_volume").column("gaps")[0].as_py()
     every = itl_sample_every(gaps, spec.analysis.itl_max_values)
     session.params.update(itl_sample_every=every, itl_slice_s=ITL_SLICE_S)
-    session.stage("latency_samples")
+    session.define_view("latency_samples")  # cheap to derive twice from the staged requests
     session.stage("itl_samples")  # bounded by itl_max_values, so it is held once, not read twice
     session.stage("latency_histogram")
     counts = session.run("latency_counts")
@@ -126,6 +124,12 @@ def throughput_buckets(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
 def _throughput(session: QuerySession) -> pa.Table:
     session.stage("throughput_buckets")
     table = session.run("throughput")
+    events = session.run("concurrency_events")
+    peaks = []
+    for candidate in table.column("candidate").to_pylist():
+        mine = events.filter(pc.equal(events.column("candidate"), candidate))
+        peaks.append(peak_concurrency(mine.column("t_sent_ns").to_numpy(), mine.column("t_end_ns").to_numpy()))
+    table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     return with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
 
 

@@ -47,6 +47,14 @@ class QuerySession:
         text, used = self._bound(name)
         self.con.sql(text, params=used).to_table(name)
 
+    def define_view(self, name: str) -> None:
+        """Define sql/<name>.sql as a view: re-read on each use, never held in memory. A view
+        definition cannot hold prepared parameters, so such a query may use none."""
+        text, used = self._bound(name)
+        if used or "$" in text.replace("$$", ""):
+            raise ValueError(f"sql/{name}.sql is defined as a view and may not use $parameters")
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {text}")
+
     def run(self, name: str) -> pa.Table:
         text, used = self._bound(name)
         return self.con.sql(text, params=used).to_arrow_table()

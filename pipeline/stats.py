@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import binom
 
 CONFIDENCE = 0.95
@@ -125,3 +126,15 @@ def verdict(
         if ci_low is not None and ci_low > claimed:
             return NOT_REPRODUCED
     return INCONCLUSIVE
+
+
+def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:
+    """The most requests in flight at any instant: at each send, sends so far minus ends so far
+    (an end at the very instant of a send is counted first: the two never overlapped). Exact,
+    O(n log n): two sorts and a binary search, no per-event window."""
+    if len(sent_ns) == 0:
+        return 0
+    sends, ends = np.sort(sent_ns), np.sort(end_ns)
+    started = np.searchsorted(sends, sends, side="right")  # sends at or before each send (ties included)
+    ended = np.searchsorted(ends, sends, side="right")  # ends at or before each send
+    return int((started - ended).max())

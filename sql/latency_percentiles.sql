@@ -5,19 +5,19 @@
 -- short to bound it) come from pipeline.stats.order_statistic_ranks. Each rank is located in
 -- the histogram, then only the values of the bins holding a wanted rank are sorted: exact order
 -- statistics without sorting every value.
--- staged: latency_samples, itl_samples, latency_histogram; view: ranks
+-- staged: itl_samples; view: latency_samples, latency_histogram; view: ranks
 WITH wanted AS (
     SELECT DISTINCT candidate, metric, scope, rank
     FROM ranks UNPIVOT (rank FOR kind IN (point_rank, low_rank, high_rank))
 ),
 cumulative AS (
     SELECT
-        candidate, metric, scope, bin, values_in_bin,
+        candidate, metric, scope, scope_order, bin, values_in_bin,
         sum(values_in_bin) OVER (PARTITION BY candidate, metric, scope ORDER BY bin) - values_in_bin AS before_bin
     FROM latency_histogram
 ),
 located AS (
-    SELECT wanted.candidate, wanted.metric, wanted.scope, wanted.rank, cumulative.bin,
+    SELECT wanted.candidate, wanted.metric, wanted.scope, cumulative.scope_order, wanted.rank, cumulative.bin,
            wanted.rank - cumulative.before_bin AS rank_in_bin
     FROM wanted
     JOIN cumulative
@@ -28,12 +28,12 @@ located AS (
        AND wanted.rank <= cumulative.before_bin + cumulative.values_in_bin
 ),
 needed_bins AS (
-    SELECT DISTINCT candidate, metric, scope, bin FROM located
+    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located
 ),
 samples AS (
-    SELECT candidate, prompt_bucket, metric, bin, value FROM latency_samples
+    SELECT candidate, prompt_bucket_lower, metric, bin, value FROM latency_samples
     UNION ALL
-    SELECT candidate, prompt_bucket, metric, bin, value FROM itl_samples
+    SELECT candidate, prompt_bucket_lower, metric, bin, value FROM itl_samples
 ),
 in_needed_bins AS (
     SELECT needed_bins.candidate, needed_bins.metric, needed_bins.scope, needed_bins.bin, samples.value
@@ -42,7 +42,7 @@ in_needed_bins AS (
         ON needed_bins.candidate = samples.candidate
        AND needed_bins.metric = samples.metric
        AND needed_bins.bin = samples.bin
-    WHERE needed_bins.scope = 'all' OR needed_bins.scope = samples.prompt_bucket
+    WHERE needed_bins.scope_order = -1 OR needed_bins.scope_order = samples.prompt_bucket_lower
 ),
 ranked AS (
     SELECT

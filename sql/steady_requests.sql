@@ -51,10 +51,9 @@ marked AS (
        AND window_bounds.load_level IS NOT DISTINCT FROM bucketed.load_level
 ),
 sla AS (
+    -- the bucket's label ('256-1023', '4096+') is made where tables are output, not per row
     SELECT
         marked.*,
-        CASE WHEN prompt_bucket_upper IS NULL THEN prompt_bucket_lower || '+'
-             ELSE prompt_bucket_lower || '-' || prompt_bucket_upper END AS prompt_bucket,
         status = 'ok' AND (CAST($sla_ttft_ms AS DOUBLE) IS NULL OR ttft_ms <= CAST($sla_ttft_ms AS DOUBLE)) AS met_ttft,
         status = 'ok' AND (CAST($sla_tpot_ms AS DOUBLE) IS NULL OR coalesce(tpot_ms, 0) <= CAST($sla_tpot_ms AS DOUBLE)) AS met_tpot,
         status = 'ok' AND (CAST($sla_e2e_ms AS DOUBLE) IS NULL OR e2e_ms <= CAST($sla_e2e_ms AS DOUBLE)) AS met_e2e

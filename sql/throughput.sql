@@ -1,7 +1,8 @@
 -- throughput: output tokens/s, total tokens/s, requests/s and goodput per candidate over the
 -- steady-state window (requests sent and ended inside it), with a batch-means confidence
--- interval over its whole 1-second buckets; SLA attainment (errors count as misses); peak and
--- mean concurrency; error rate over every planned request.
+-- interval over its whole 1-second buckets; SLA attainment (errors count as misses); mean
+-- concurrency (peak_concurrency is appended from sql/concurrency_events.sql); error rate over
+-- every planned request.
 -- staged: steady_requests, throughput_buckets
 WITH windows AS (
     SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns
@@ -31,19 +32,6 @@ totals AS (
     FROM steady_requests
     GROUP BY candidate
 ),
-events AS (
-    SELECT candidate, t_sent_ns AS t_ns, 1 AS delta FROM steady_requests WHERE t_sent_ns IS NOT NULL
-    UNION ALL
-    SELECT candidate, t_end_ns AS t_ns, -1 AS delta FROM steady_requests WHERE t_sent_ns IS NOT NULL
-),
-in_flight AS (
-    -- at equal times an end is counted before a send: the two never overlapped
-    SELECT candidate, sum(delta) OVER (PARTITION BY candidate ORDER BY t_ns, delta ROWS UNBOUNDED PRECEDING) AS in_flight
-    FROM events
-),
-concurrency AS (
-    SELECT candidate, max(in_flight) AS peak_concurrency FROM in_flight GROUP BY candidate
-),
 spread AS (
     SELECT
         candidate,
@@ -60,7 +48,6 @@ rates AS (
     SELECT
         totals.*,
         window_lengths.window_s,
-        concurrency.peak_concurrency,
         spread.buckets,
         CASE WHEN window_s > 0 THEN output_tokens / window_s END AS output_tokens_per_s,
         CASE WHEN window_s > 0 THEN total_tokens / window_s END AS total_tokens_per_s,
@@ -75,7 +62,6 @@ rates AS (
         spread.goodput_sd
     FROM totals
     JOIN window_lengths USING (candidate)
-    LEFT JOIN concurrency USING (candidate)
     LEFT JOIN spread USING (candidate)
 )
 SELECT
@@ -106,7 +92,6 @@ SELECT
     goodput_requests_per_s + half_width_factor * goodput_sd AS goodput_requests_per_s_ci_high,
     requests_good / nullif(requests_in_window, 0) AS sla_attainment,
     requests_failed / nullif(requests_planned, 0) AS error_rate,
-    peak_concurrency,
     mean_concurrency,
     schedule_lag_ms_p99
 FROM rates

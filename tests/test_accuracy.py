@@ -125,3 +125,18 @@ def test_accuracy_summary_wilson_delta_and_confusion():
     by_label = {(r["label"], r["predicted"]): r for r in analysis.accuracy_by_label(results, spec).to_pylist()}
     assert by_label[("x", "y")]["items"] == 2 and by_label[("x", "x")]["label_accuracy"] == pytest.approx(0.8)
     assert by_label[("y", "(error)")]["items"] == 4 and by_label[("y", "y")]["label_accuracy"] == pytest.approx(0.6)
+
+
+def test_a_profile_oracle_section_resolves_its_answer_key_next_to_the_profile(tmp_path: Path):
+    from pipeline.reference.profile import load_profile
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "key.csv").write_text("text,label\nWhere is my card?,card_arrival\n")
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "name: p\nprefill_ms_per_token: 0\ndecode_ms_per_token: 0\ndecode_slowdown_per_seq: 0\n"
+        "max_running_seqs: 4\noracle:\n  answer_key: data/key.csv\n  accuracy: 1.0\n"
+    )
+    loaded = load_profile(str(profile))
+    assert loaded.oracle.answer_key == str(tmp_path / "data" / "key.csv")
+    assert Oracle(loaded.oracle).answer([{"role": "user", "content": "Q: Where is my card?"}]) == "card_arrival"

@@ -84,3 +84,14 @@ def test_a_run_too_short_for_a_percentile_claim_is_inconclusive():
     values = [10.0 + i * 0.1 for i in range(400)]
     ranks = order_statistic_ranks(len(values), 0.99)
     assert verdict(250, values[ranks.low - 1], values[ranks.high - 1], larger_is_better=False) == HOLDS
+
+
+def test_peak_concurrency_by_hand():
+    import numpy as np
+
+    from pipeline.stats import peak_concurrency
+
+    # [0,10) [2,5) [3,4) [5,8): three overlap at 3..4; the send at 5 meets an end at 5, not counted
+    assert peak_concurrency(np.array([0, 2, 3, 5]), np.array([10, 5, 4, 8])) == 3
+    assert peak_concurrency(np.array([0, 0, 0]), np.array([1, 1, 1])) == 3  # simultaneous sends
+    assert peak_concurrency(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
