@@ -11,6 +11,9 @@ from pipeline.pack import comparison
 from pipeline.pack import figures as pack_figures
 from pipeline.spec import LoadedSpec
 
+# the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
+LATENCY_STEPS = ("itl_volume", "latency_samples", "itl_samples", "latency_histogram", "latency_counts")
+THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
 CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
@@ -53,9 +56,11 @@ def build_pack(
         file_ref(path, layout.root)
         for path in layout.copy_sql(["steady_requests", "latency_percentiles", "throughput", "cost_per_decision"])
     )
+    latency_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(LATENCY_STEPS))]
+    throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
     figures = (
-        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, latency_sql], [raw_ref]))
-        + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, throughput_sql], [raw_ref]))
+        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, *latency_steps, latency_sql], [raw_ref]))
+        + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, *throughput_steps, throughput_sql], [raw_ref]))
         + pack_figures.cost_figures(loaded.spec, cost_rows, pack_figures.lineage([staged, cost_sql], [raw_ref]))
     )
     inputs = [raw_ref]
