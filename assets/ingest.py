@@ -1,15 +1,19 @@
 """production_logs → production_sample → prompt_profile, with their checks."""
 
 import json
+import math
 
+import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
-from assets.metadata import table_metadata, with_run_id
+from assets.metadata import PREVIEW_ROWS, markdown_preview, table_metadata, with_run_id
 from pipeline import checks
 from pipeline.layout import write_parquet, write_text
-from pipeline.logs import ingest_log
-from pipeline.sqlrun import run_query
+from pipeline.logs import ingest
+from pipeline.profile import profile_requests
+from pipeline.profile_divergence import claim_divergence
+from pipeline.sampling import draw_sample, representativeness
 from resources import PackStorage, SpecResource
 
 GROUP = "workload"
@@ -19,13 +23,22 @@ GROUP = "workload"
 def production_logs(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     source = loaded.spec.workload.log
-    result = ingest_log(loaded.resolve(source.path), source.format)
-    rows, rejects = result.tables()
-    path = write_parquet(with_run_id(rows, context.run_id), layout.table("production_logs"))
-    write_parquet(with_run_id(rejects, context.run_id), layout.table("quarantine"))
-    meta = table_metadata(rows, path, context.run_id)
-    meta.update(rejected=rejects.num_rows, reject_rate=result.reject_rate, log_format=source.format)
+    path, quarantine = layout.table("production_logs"), layout.table("quarantine")
+    stats = ingest(source, loaded.path.parent, path, quarantine, context.run_id)
+    meta = table_metadata(_head(path), path, context.run_id)
+    meta.update(
+        {"dagster/row_count": stats.accepted, "rejected": stats.rejected, "reject_rate": stats.reject_rate,
+         "log_format": source.format, "files": len(stats.files), "ingest_seconds": round(stats.seconds, 3),
+         "quarantine_preview": MetadataValue.md(markdown_preview(_head(quarantine)))}
+    )
     return MaterializeResult(metadata=meta)
+
+
+def _head(path, rows: int = PREVIEW_ROWS) -> pa.Table:
+    """The first rows of a Parquet file, without reading the rest (logs can be millions of rows)."""
+    parquet = pq.ParquetFile(path)
+    batch = next(parquet.iter_batches(batch_size=rows), None)
+    return pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()
 
 
 @asset_check(asset=production_logs, blocking=True, description="Reject rate within the spec's max_reject_rate; at least one row.")
@@ -37,37 +50,72 @@ def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> Ass
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[production_logs], description="A contiguous window of the log that keeps its real arrival process.")
+@asset(
+    group_name=GROUP,
+    deps=[production_logs],
+    description="A window of the log that keeps its real arrival process (busiest N s, peak hour, explicit bounds), or a seeded stratified draw; KS/χ² against the whole log.",
+)
 def production_sample(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     sample_spec, layout = spec.load().spec.workload.sample, storage.layout()
-    params = {
-        "window_s": sample_spec.window_s,
-        "start_offset_s": sample_spec.start_offset_s if sample_spec.mode == "explicit_window" else None,
-        "max_requests": sample_spec.max_requests,
-    }
-    sample = run_query("production_sample", {"production_logs": layout.table("production_logs")}, params)
-    path = write_parquet(sample, layout.table("production_sample"))
+    logs = layout.table("production_logs")
+    sample, window = draw_sample(logs, sample_spec)
+    path = write_parquet(with_run_id(sample, context.run_id), layout.table("production_sample"))
+    check = representativeness(logs, sample, sample_spec.representativeness.alpha)
+    check["on_fail"] = sample_spec.representativeness.on_fail
+    description = {**window.as_dict(), "representativeness": check}
+    write_text(json.dumps(description, indent=2), layout.json("production_sample"))
     meta = table_metadata(sample, path, context.run_id)
-    meta.update(mode=sample_spec.mode, window_s=sample_spec.window_s)
+    meta.update(mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"])
+    for test in check["tests"]:
+        meta[f"{test['test']}_{test['column']}_statistic"] = test["statistic"]
+        meta[f"{test['test']}_{test['column']}_p_value"] = test["p_value"]
     return MaterializeResult(metadata=meta)
 
 
 @asset_check(asset=production_sample, blocking=True, description="Non-empty, every request inside the sampled window.")
-def production_sample_within_window(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    sample = pq.read_table(storage.layout().table("production_sample"))
-    outcome = checks.sample_within_window(sample, spec.load().spec.workload.sample.window_s)
+def production_sample_within_window(storage: PackStorage) -> AssetCheckResult:
+    layout = storage.layout()
+    sample = pq.read_table(layout.table("production_sample"))
+    window_s = json.loads(layout.json("production_sample").read_text())["window_s"]
+    outcome = checks.sample_within_window(sample, window_s if window_s is not None else math.inf)
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[production_sample], description="Token-length quantiles, structure shares, arrival rate and burstiness of the sample.")
-def prompt_profile(context: AssetExecutionContext, storage: PackStorage) -> MaterializeResult:
-    layout = storage.layout()
-    table = run_query("prompt_profile", {"requests": layout.table("production_sample")})
-    path = write_parquet(with_run_id(table, context.run_id), layout.table("prompt_profile"))
-    profile = table.to_pylist()[0]
-    write_text(json.dumps(profile, indent=2), layout.json("prompt_profile"))
+@asset_check(
+    asset=production_sample,
+    blocking=True,
+    description="Sample vs whole log: two-sample KS on prompt and output lengths, χ² on tenant and route; warns or blocks per spec.",
+)
+def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
+    check = json.loads(storage.layout().json("production_sample").read_text())["representativeness"]
+    severity = AssetCheckSeverity.ERROR if check["on_fail"] == "block" else AssetCheckSeverity.WARN
+    failed = [f"{t['test']} {t['column']}" for t in check["tests"] if not t["passed"]]
+    metadata = {"alpha": check["alpha"], "failed": ", ".join(failed) or "none", "tests": MetadataValue.json(check["tests"])}
+    return AssetCheckResult(passed=check["passed"], severity=severity, metadata=metadata)
+
+
+@asset(
+    group_name=GROUP,
+    deps=[production_sample],
+    description="Lengths, structure shares, prefix reuse, arrival rate, burstiness and concurrency of the sample; the claim's divergence and the proxy verdict.",
+)
+def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    loaded, layout = spec.load(), storage.layout()
+    settings = loaded.spec.workload.profile
+    profile = profile_requests(layout.table("production_sample"), settings)
+    profile["log"] = {k: v for k, v in profile_requests(layout.table("production_logs"), settings).items() if not isinstance(v, list)}
+    divergence = claim_divergence(loaded.spec, profile)
+    scalars = {k: v for k, v in profile.items() if not isinstance(v, (list, dict))}
+    table = with_run_id(pa.Table.from_pylist([scalars]), context.run_id)
+    path = write_parquet(table, layout.table("prompt_profile"))
+    write_parquet(with_run_id(pa.Table.from_pylist(profile["histograms"]), context.run_id), layout.table("prompt_length_histogram"))
+    write_parquet(with_run_id(pa.Table.from_pylist(profile["arrival_rate"]), context.run_id), layout.table("arrival_rate"))
+    write_text(json.dumps(profile, indent=2, default=str), layout.json("prompt_profile"))
+    write_text(json.dumps(divergence, indent=2, default=str), layout.json("claim_divergence"))
     meta = table_metadata(table, path, context.run_id)
-    meta["profile"] = MetadataValue.json(profile)
+    meta["profile"] = MetadataValue.json(scalars)
+    meta["proxy_verdict"] = divergence["proxy_verdict"]["verdict"]
+    meta["proxy_reasons"] = MetadataValue.md("\n".join(f"- {r}" for r in divergence["proxy_verdict"]["reasons"]))
     return MaterializeResult(metadata=meta)
 
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render import JSON_NAME, MARKDOWN_NAME, _num
+from pipeline.pack.render import JSON_NAME, MARKDOWN_NAME, num
 from pipeline.spec import SpecError, load_spec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -70,13 +70,14 @@ def serve_reference(
     host: str = typer.Option("127.0.0.1", help="loopback address only"),
     port: int = typer.Option(8100),
     profile: str = typer.Option("demo", help="profile name or YAML path"),
+    timeline: Path | None = typer.Option(None, help="append the server's per-request timeline (JSONL) here"),
     oracle: str = typer.Option(None, help="accuracy oracle YAML: answer key and probabilities"),
 ) -> None:
     """Serve the reference endpoint (OpenAI-compatible, SSE) until interrupted."""
     from pipeline.reference import serve
 
     try:
-        serve(host, port, profile, oracle)
+        serve(host, port, profile, timeline, oracle)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -96,11 +97,9 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     started = time.perf_counter()
     result = execute(spec, out, overrides)
     elapsed = time.perf_counter() - started
-    failed_checks = [
-        evaluation.check_name
-        for evaluation in result.get_asset_check_evaluations()
-        if not evaluation.passed
-    ]
+    evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    failed_checks = [e.check_name for e in evaluations if e.blocking or e.severity.value == "ERROR"]
+    warnings = [e.check_name for e in evaluations if e.check_name not in failed_checks]
     if not result.success or not (out / JSON_NAME).is_file():
         console.print(f"[red]run {result.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}")
         for event in result.all_events:
@@ -111,7 +110,7 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
         raise typer.Exit(1)
     pack = json.loads((out / JSON_NAME).read_text())
     print_headline(pack)
-    console.print(f"checks failed: {failed_checks or 'none'}")
+    console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
     console.print(f"evidence pack: {(out / MARKDOWN_NAME).resolve()} and {JSON_NAME} (run {result.run_id}, {elapsed:.0f} s)")
 
 
@@ -125,12 +124,12 @@ def print_headline(pack: dict) -> None:
         table.add_row(
             figure["candidate"],
             f"{figure['metric']} ({figure['unit']})",
-            _num(figure["claimed"]),
-            _num(figure["measured"]),
-            f"{_num(figure['ci_low'])} – {_num(figure['ci_high'])}",
+            num(figure["claimed"]),
+            num(figure["measured"]),
+            f"{num(figure['ci_low'])} – {num(figure['ci_high'])}",
             str(figure["n"]),
             figure["verdict"],
         )
     console.print(table)
     validity = pack["client_validity"]
-    console.print(f"schedule lag p99 {_num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}")
+    console.print(f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}")

@@ -11,30 +11,20 @@ import os
 from pathlib import Path
 
 from dagster import (
-    AssetSelection,
     DagsterInstance,
     Definitions,
     ExecuteInProcessResult,
-    define_asset_job,
     load_asset_checks_from_modules,
     load_assets_from_modules,
 )
 
 from assets import ASSET_MODULES
+from assets.automation import REVALIDATION_JOB, new_model_version, revalidation_job, weekly_revalidation
 from pipeline import REPO_ROOT
 from resources import EndpointResource, PackStorage, SpecResource
 
-REVALIDATION_JOB = "revalidation"
-RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 DEFAULT_SPEC = REPO_ROOT / "examples" / "demo.yaml"
 DEFAULT_OUT = REPO_ROOT / "out" / "dev"
-
-revalidation_job = define_asset_job(
-    REVALIDATION_JOB,
-    selection=AssetSelection.all(),
-    description="Ingest → sample → profile → plan → replay → analyse → evidence pack, with every check.",
-)
-
 
 def build_definitions(
     spec_path: str | Path = DEFAULT_SPEC,
@@ -45,6 +35,8 @@ def build_definitions(
         assets=load_assets_from_modules(ASSET_MODULES),
         asset_checks=load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[revalidation_job],
+        schedules=[weekly_revalidation],
+        sensors=[new_model_version],
         resources={
             "spec": SpecResource(spec_path=str(spec_path)),
             "storage": PackStorage(out_dir=str(out_dir)),
@@ -63,7 +55,7 @@ def instance_for(out_dir: Path) -> DagsterInstance:
         return DagsterInstance.get()
     home = Path(out_dir).resolve() / ".dagster"
     home.mkdir(parents=True, exist_ok=True)
-    return DagsterInstance.local_temp(tempdir=str(home))
+    return DagsterInstance.local_temp(tempdir=str(home), overrides={"telemetry": {"enabled": False}})
 
 
 def execute(
@@ -73,4 +65,4 @@ def execute(
     definitions = build_definitions(spec_path, out_dir, base_url_overrides)
     job = definitions.resolve_job_def(REVALIDATION_JOB)
     with instance_for(Path(out_dir)) as instance:
-        return job.execute_in_process(run_config=RUN_CONFIG, instance=instance, raise_on_error=False)
+        return job.execute_in_process(instance=instance, raise_on_error=False)

@@ -1,14 +1,22 @@
-"""The replay plan: what to send and when, computed up front from the production sample."""
+"""The replay plan: what to send and when, computed up front from the production sample.
+
+Requests whose log has text are replayed with it; length-only traces get a synthetic prompt
+fitted to the logged length under a named tokenizer (pipeline/synthetic_prompts.py). The plan
+records the requested (logged) and achieved (client-counted) prompt length of every request,
+and the logged output length as max_tokens (and as min_tokens, for servers that honour it with
+ignore_eos, so the output length is the logged one too).
+"""
 
 from __future__ import annotations
 
 import json
-import random
 
 import pyarrow as pa
 
+from pipeline import arrivals
 from pipeline.replay.engine import PlannedRequest
-from pipeline.tokens import count_message_tokens
+from pipeline.spec import Prompts
+from pipeline.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
 
 PLAN_SCHEMA = pa.schema(
     [
@@ -16,47 +24,85 @@ PLAN_SCHEMA = pa.schema(
         ("scheduled_offset_s", pa.float64()),
         ("messages_json", pa.string()),
         ("max_tokens", pa.int64()),
+        ("min_tokens", pa.int64()),
+        ("prompt_source", pa.string()),
+        ("tokenizer", pa.string()),
         ("prompt_tokens_logged", pa.int64()),
         ("prompt_tokens_client", pa.int64()),
+        ("prompt_tokens_error", pa.int64()),
         ("source_line", pa.int64()),
     ]
 )
 
-_FILLER = "account card transfer payment balance statement branch limit fee refund".split()
+TOKENIZERS = {"loadproof-approx": ApproxTokenizer}
+
+
+def tokenizer_for(prompts: Prompts) -> Tokenizer:
+    return TOKENIZERS[prompts.tokenizer]()
 
 
 def synthetic_messages(prompt_tokens: int, seed: str) -> list[dict]:
-    """A stand-in prompt of about `prompt_tokens` tokens for logs that carry counts but no text."""
-    rng = random.Random(seed)
-    words = [rng.choice(_FILLER) for _ in range(max(1, prompt_tokens - 1))]
-    return [{"role": "user", "content": " ".join(words)}]
+    """A stand-in prompt of exactly `prompt_tokens` tokens (loadproof-approx)."""
+    return fit_messages(prompt_tokens, seed, ApproxTokenizer())[0]
 
 
-def build_plan(sample: pa.Table, mode: str) -> pa.Table:
-    """One planned request per sampled request; open-loop offsets come from the log itself.
-
-    In closed-loop (`concurrency`) mode there are no planned offsets: the order is the log's
-    and each request is sent when a worker is free.
-    """
-    rows = []
-    for record in sample.to_pylist():
-        messages = (
-            json.loads(record["messages_json"])
-            if record["messages_json"]
-            else synthetic_messages(record["prompt_tokens"], record["request_id"])
+def planned_offsets(sample: pa.Table, replay) -> list[float | None]:
+    """trace: the logged offsets × time_scale; rate: a seeded synthetic process; concurrency:
+    none (the order is the log's and each request goes when a worker is free)."""
+    if replay.mode == "trace":
+        return arrivals.scaled_trace(sample.column("window_offset_s").to_pylist(), replay.time_scale)
+    if replay.mode == "rate":
+        return arrivals.synthetic(
+            sample.num_rows, replay.rate_per_s, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
         )
+    return [None] * sample.num_rows
+
+
+def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.Table:
+    """One planned request per sampled request, in the log's order, with its planned offset
+    (see `planned_offsets`) and its prompt: the logged one, or a synthetic one fitted to the
+    logged length."""
+    prompts = prompts or Prompts()
+    tokenizer = tokenizer_for(prompts)
+    has_prefixes = "prefix_hashes" in sample.schema.names
+    rows = []
+    for record, offset in zip(sample.to_pylist(), planned_offsets(sample, replay)):
+        if record["messages_json"]:
+            messages, source = json.loads(record["messages_json"]), "logged"
+            achieved = tokenizer.count_messages(messages)
+        else:
+            prefixes = record["prefix_hashes"] if has_prefixes else None
+            messages, achieved = fit_messages(
+                record["prompt_tokens"], record["request_id"], tokenizer, prefixes, prompts.prefix_block_tokens
+            )
+            source = "synthetic"
         rows.append(
             {
                 "request_id": record["request_id"],
-                "scheduled_offset_s": record["window_offset_s"] if mode == "trace" else None,
+                "scheduled_offset_s": offset,
                 "messages_json": json.dumps(messages, ensure_ascii=False),
                 "max_tokens": record["output_tokens"],
+                "min_tokens": record["output_tokens"] if prompts.min_tokens else None,
+                "prompt_source": source,
+                "tokenizer": tokenizer.name,
                 "prompt_tokens_logged": record["prompt_tokens"],
-                "prompt_tokens_client": count_message_tokens(messages),
+                "prompt_tokens_client": achieved,
+                "prompt_tokens_error": achieved - record["prompt_tokens"],
                 "source_line": record["source_line"],
             }
         )
     return pa.Table.from_pylist(rows, schema=PLAN_SCHEMA)
+
+
+def prompt_fit_summary(plan: pa.Table) -> dict:
+    """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata)."""
+    summary = {}
+    for row in plan.select(["prompt_source", "prompt_tokens_error"]).to_pylist():
+        entry = summary.setdefault(row["prompt_source"], {"requests": 0, "exact": 0, "max_abs_error": 0})
+        entry["requests"] += 1
+        entry["exact"] += row["prompt_tokens_error"] == 0
+        entry["max_abs_error"] = max(entry["max_abs_error"], abs(row["prompt_tokens_error"]))
+    return summary
 
 
 def planned_requests(plan: pa.Table) -> list[PlannedRequest]:

@@ -1,38 +1,18 @@
--- production_sample: a contiguous time window of the canonical log that keeps its real
--- inter-arrival process. $start_offset_s NULL picks the busiest window of $window_s seconds.
--- view: production_logs (canonical request log)
-WITH arrivals AS (
+-- production_sample: a contiguous time window [$start_us, $end_us) of the canonical log that
+-- keeps its real inter-arrival process; the first $max_requests requests of it.
+-- window_offset_s: seconds after the window's start (the replay's schedule);
+-- log_offset_s: seconds after the log's first request ($first_us).
+-- view: production_logs (canonical request log); params: $start_us, $end_us, $first_us, $max_requests
+WITH in_window AS (
     SELECT
         *,
-        (epoch_us(arrival_at) - min(epoch_us(arrival_at)) OVER ()) / 1e6 AS log_offset_s
+        (epoch_us(arrival_at) - $first_us) / 1e6 AS log_offset_s,
+        (epoch_us(arrival_at) - $start_us) / 1e6 AS window_offset_s
     FROM production_logs
-),
-window_counts AS (
-    SELECT
-        starts.log_offset_s AS window_start_s,
-        count(*) AS requests_in_window
-    FROM arrivals AS starts
-    JOIN arrivals AS others
-        ON others.log_offset_s >= starts.log_offset_s
-       AND others.log_offset_s < starts.log_offset_s + $window_s
-    GROUP BY starts.log_offset_s
-),
-chosen_window AS (
-    SELECT coalesce(
-        $start_offset_s,
-        (SELECT window_start_s FROM window_counts
-         ORDER BY requests_in_window DESC, window_start_s LIMIT 1)
-    ) AS window_start_s
-),
-in_window AS (
-    SELECT
-        arrivals.*,
-        arrivals.log_offset_s - chosen_window.window_start_s AS window_offset_s
-    FROM arrivals, chosen_window
-    WHERE arrivals.log_offset_s >= chosen_window.window_start_s
-      AND arrivals.log_offset_s < chosen_window.window_start_s + $window_s
+    WHERE epoch_us(arrival_at) >= $start_us
+      AND epoch_us(arrival_at) < $end_us
 )
 SELECT *
 FROM in_window
-ORDER BY window_offset_s, source_line
+ORDER BY window_offset_s, source_file, source_line
 LIMIT $max_requests

@@ -140,3 +140,20 @@ def test_a_profile_oracle_section_resolves_its_answer_key_next_to_the_profile(tm
     loaded = load_profile(str(profile))
     assert loaded.oracle.answer_key == str(tmp_path / "data" / "key.csv")
     assert Oracle(loaded.oracle).answer([{"role": "user", "content": "Q: Where is my card?"}]) == "card_arrival"
+
+
+def test_the_oracle_is_a_writer_wrapping_another_for_chat_and_text_completions():
+    from pipeline.reference.generation import GenerationRequest, default_writer
+    from pipeline.reference.oracle import oracle_writer
+    from pipeline.reference.profile import load_profile
+
+    profile = load_profile("zero")
+    write = oracle_writer(OracleConfig(answer_key=str(DEMO_SLICE), accuracy=1.0), default_writer)
+    text, label = Oracle(OracleConfig(answer_key=str(DEMO_SLICE))).key.popitem()
+    chat = [{"role": "user", "content": f"Classify: {text}"}]
+    assert write(GenerationRequest(profile, "chat", chat, None, 16)).text == label
+    assert write(GenerationRequest(profile, "completion", None, f"Classify: {text}", 16)).text == label
+    cut = write(GenerationRequest(profile, "chat", chat, None, 0))
+    assert cut.pieces == [] and cut.finish_reason == "length"
+    other = GenerationRequest(profile, "chat", [{"role": "user", "content": "nothing from the key"}], None, 5)
+    assert write(other) == default_writer(other)  # every other prompt: the wrapped writer

@@ -126,16 +126,10 @@ def test_token_cost_counts_failed_attempts_too(tmp_path: Path):
     assert row["cost_usd"] == pytest.approx((20 * 1.0 + 100 * 2.0) / 1e6)
 
 
-def test_busiest_window_sample_keeps_offsets_within_the_window():
-    ts = [0.0, 10.0, 10.5, 11.0, 30.0]
-    logs = pa.table(
-        {
-            "arrival_at": pa.array([datetime.fromtimestamp(1_700_000_000 + t, tz=timezone.utc) for t in ts], pa.timestamp("us", tz="UTC")),
-            "source_line": list(range(1, 6)),
-        }
-    )
-    busiest = run_query("production_sample", {"production_logs": logs}, {"window_s": 2.0, "start_offset_s": None, "max_requests": 100})
-    assert busiest.column("source_line").to_pylist() == [2, 3, 4]
-    assert busiest.column("window_offset_s").to_pylist() == [0.0, 0.5, 1.0]
-    explicit = run_query("production_sample", {"production_logs": logs}, {"window_s": 40.0, "start_offset_s": 5.0, "max_requests": 2})
-    assert explicit.column("source_line").to_pylist() == [2, 3]
+def test_token_agreement_counts_disagreements(tmp_path: Path):
+    rows = [timing("a", 0, 10 * MS, 500 * MS), timing("b", S, 10 * MS, 500 * MS)]
+    rows[1]["output_tokens_client"] = 97  # the client counted 3 fewer than the server reported
+    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
+    row = run_query("token_agreement", {"raw_timings": path}).to_pylist()[0]
+    assert row["requests_compared"] == 2 and row["output_disagreeing"] == 1 and row["output_abs_diff_max"] == 3
+    assert row["prompt_disagreeing"] == 0

@@ -12,7 +12,8 @@ from httpx_sse import connect_sse
 
 from pipeline.reference import ReferenceServer, ServingProfile, build_app, load_profile
 from pipeline.reference.launch import check_loopback, serve
-from pipeline.reference.server import Scheduler, decode_step_ms, generate_pieces, prefill_ms
+from pipeline.reference.engine import EngineCore, Sequence
+from pipeline.reference.server import decode_step_ms, generate_pieces, prefill_ms
 from pipeline.tokens import count_message_tokens, count_tokens
 
 MODEL = "reference-model"
@@ -208,37 +209,24 @@ def test_decode_step_formula() -> None:
 
 
 def test_scheduler_admits_fifo_and_counts_running() -> None:
-    async def scenario() -> tuple[list[int], list[tuple[int, int]]]:
-        scheduler = Scheduler(_profile(max_running_seqs=2))
-        order: list[int] = []
-        seen: list[tuple[int, int]] = []
-        gates = [asyncio.Event() for _ in range(5)]
-
-        async def request(i: int) -> None:
-            async with scheduler.slot():
-                order.append(i)
-                seen.append((scheduler.running, scheduler.waiting))
-                await gates[i].wait()
-
-        tasks = [asyncio.create_task(request(i)) for i in range(5)]
-        await asyncio.sleep(0)
-        for i in range(5):
-            while len(order) < min(i + 2, 5):
-                await asyncio.sleep(0)
-            gates[i].set()
-        await asyncio.gather(*tasks)
-        assert scheduler.running == 0 and scheduler.waiting == 0
-        return order, seen
-
-    order, seen = asyncio.run(asyncio.wait_for(scenario(), timeout=10))
-    assert order == [0, 1, 2, 3, 4]
-    assert all(running <= 2 for running, _ in seen)
+    core = EngineCore(_profile(max_running_seqs=2))
+    for i in range(5):
+        core.add(Sequence(i, prompt_tokens=10, output_tokens=3, arrival_ns=0))
+    admitted: list[int] = []
+    now = 0
+    while not core.idle:
+        step = core.step(now)
+        now = step.end_ns
+        assert len(core.running) <= 2
+        admitted.extend(s.seq_id for s in core.running if s.seq_id not in admitted)
+    assert admitted == [0, 1, 2, 3, 4]
+    assert core.kv_used == 0
 
 
 def test_slot_released_when_client_disconnects() -> None:
     """A stream cut off mid-decode gives its slot back (the decode step would take ~17 min)."""
     app = build_app(_profile(prefill_ms_per_token=0, decode_ms_per_token=1e6, max_running_seqs=1))
-    scheduler = app.state.scheduler
+    core = app.state.engine.core
 
     async def scenario() -> int:
         first_token = asyncio.Event()
@@ -255,7 +243,7 @@ def test_slot_released_when_client_disconnects() -> None:
         async def send(message: dict) -> None:
             if message["type"] == "http.response.body" and b'"content":"' in message.get("body", b"") \
                     and b'"content":""' not in message["body"]:
-                held_during_stream.append(scheduler.running)
+                held_during_stream.append(len(core.running))
                 first_token.set()
 
         scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
@@ -264,6 +252,6 @@ def test_slot_released_when_client_disconnects() -> None:
                  "server": ("127.0.0.1", 1), "client": ("127.0.0.1", 2)}
         await asyncio.wait_for(app(scope, receive, send), timeout=10)
         assert held_during_stream == [1]
-        return scheduler.running
+        return len(core.running) + len(core.waiting)
 
     assert asyncio.run(scenario()) == 0

@@ -1,5 +1,6 @@
 """The replay engine over real HTTP on loopback: open loop, closed loop, typed errors, bounds."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,10 +65,10 @@ def test_refused_connection_is_a_typed_error_not_an_exception(tmp_path: Path):
     assert all(r["status"] == "error" and r["ttft_ms"] is None for r in rows)
 
 
-def test_unknown_model_is_recorded_as_http_4xx(tmp_path: Path, zero_server):
+def test_unknown_model_is_recorded_as_model_not_found(tmp_path: Path, zero_server):
     target = Target("ref", zero_server.base_url, "no-such-model")
     _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace"))
-    assert {(r["error_type"], r["http_status"]) for r in rows} == {("http_4xx", 404)}
+    assert {(r["error_type"], r["http_status"]) for r in rows} == {("model_not_found", 404)}
     assert "model_not_found" in rows[0]["error_message"]
 
 
@@ -92,3 +93,41 @@ def test_api_key_goes_only_into_the_authorization_header():
     target = Target("ref", "http://127.0.0.1:1/v1", "m", api_key="sk-secret-123")
     assert target.headers() == {"Authorization": "Bearer sk-secret-123"}
     assert "sk-secret-123" not in repr(target)
+
+
+def test_open_loop_cap_limits_in_flight_requests(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    stats, rows = replay(tmp_path, plan(40, spacing_s=0.0), target, ReplaySettings(mode="rate", max_concurrency=2))
+    assert stats.sent == 40 and stats.errors == 0 and stats.peak_in_flight <= 2
+
+
+def test_retries_are_recorded_attempt_by_attempt(tmp_path: Path):
+    target = Target("nobody", f"http://127.0.0.1:{free_port()}/v1", "reference-model")
+    settings = ReplaySettings(mode="trace", retries=2, retry_backoff_s=0.0, request_timeout_s=5)
+    stats, rows = replay(tmp_path, plan(2), target, settings)
+    assert stats.retries == 4
+    for row in rows:
+        attempts = json.loads(row["attempts_json"])
+        assert row["retry_count"] == 2 and len(attempts) == 3
+        assert [a["error_type"] for a in attempts] == ["connect_error"] * 3
+        assert attempts[0]["sent_offset_ns"] == 0 and attempts[2]["sent_offset_ns"] >= attempts[1]["sent_offset_ns"]
+
+
+def test_retries_are_off_by_default(tmp_path: Path):
+    target = Target("nobody", f"http://127.0.0.1:{free_port()}/v1", "reference-model")
+    _, rows = replay(tmp_path, plan(1), target, ReplaySettings(mode="trace"))
+    assert rows[0]["retry_count"] == 0 and rows[0]["attempts_json"] is None
+
+
+def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path):
+    from pipeline.calibration import busiest_stretch, calibrate
+
+    requests = plan(5, spacing_s=1.0) + [PlannedRequest(f"burst{i}", 20.0 + i * 0.01, MESSAGES, 4, PROMPT_TOKENS) for i in range(30)]
+    stretch = busiest_stretch(requests, span_s=2.0)
+    assert [r.request_id for r in stretch][:2] == ["calibration-burst0", "calibration-burst1"] and len(stretch) == 30
+    assert stretch[0].scheduled_offset_s == 0.0
+    figures = calibrate(requests, ReplaySettings(mode="trace"), tmp_path / "calibration.jsonl")
+    assert figures["requests"] == 30 and figures["errors"] == 0
+    assert figures["peak_rate_per_s"] > 50  # 30 requests 10 ms apart
+    assert figures["schedule_lag_ms_p50"] <= figures["schedule_lag_ms_p99"]
+    assert isinstance(figures["client_limited"], bool)

@@ -1,74 +1,57 @@
-"""The canonical request log and the quarantine table (DESIGN.md "Data contracts")."""
+"""The canonical request log and the quarantine table (DESIGN.md "Data contracts").
+
+sql/ingest_accepted.sql and sql/ingest_quarantine.sql write these columns (plus run_id);
+`ingest_log` is the in-memory convenience for small logs and tests.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-CANONICAL_SCHEMA = pa.schema(
-    [
-        ("request_id", pa.string()),
-        ("arrival_at", pa.timestamp("us", tz="UTC")),
-        ("messages_json", pa.string()),
-        ("prompt_tokens", pa.int64()),
-        ("output_tokens", pa.int64()),
-        ("tenant", pa.string()),
-        ("route", pa.string()),
-        ("logged_latency_ms", pa.float64()),
-        ("source_file", pa.string()),
-        ("source_line", pa.int64()),
-    ]
-)
-
-QUARANTINE_SCHEMA = pa.schema(
-    [
-        ("source_file", pa.string()),
-        ("source_line", pa.int64()),
-        ("reason", pa.string()),
-        ("raw", pa.string()),
-    ]
-)
-
-RAW_EXCERPT_CHARS = 300
+CANONICAL_COLUMNS = {
+    "request_id": "id from the log, else <file name>:<line>",
+    "arrival_at": "arrival time, UTC",
+    "messages_json": "chat messages as JSON when the log has text",
+    "prompt_tokens": "logged prompt tokens",
+    "output_tokens": "logged output tokens",
+    "tenant": "tenant (or the trace's log type)",
+    "route": "route (or the trace's model)",
+    "logged_latency_ms": "latency the log recorded, when it did",
+    "structured_output": "JSON mode or tools requested; NULL when the log cannot tell",
+    "prefix_hashes": "one hash per prefix block (hash_ids, or cumulative messages); NULL when unknown",
+    "source_file": "file the line came from",
+    "source_line": "1-based line (or Parquet row) inside that file",
+}
+QUARANTINE_COLUMNS = ("source_file", "source_line", "reason", "raw")
 
 
 @dataclass
 class IngestResult:
-    rows: list[dict] = field(default_factory=list)
-    rejects: list[dict] = field(default_factory=list)
-
-    def reject(self, source: Path, line_number: int, reason: str, raw: str) -> None:
-        self.rejects.append(
-            {
-                "source_file": str(source),
-                "source_line": line_number,
-                "reason": reason,
-                "raw": raw[:RAW_EXCERPT_CHARS],
-            }
-        )
+    rows: pa.Table
+    rejects: pa.Table
 
     @property
     def reject_rate(self) -> float:
-        total = len(self.rows) + len(self.rejects)
-        return len(self.rejects) / total if total else 0.0
+        total = self.rows.num_rows + self.rejects.num_rows
+        return self.rejects.num_rows / total if total else 0.0
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
-        rows = sorted(self.rows, key=lambda row: (row["arrival_at"], row["source_line"]))
-        return (
-            pa.Table.from_pylist(rows, schema=CANONICAL_SCHEMA),
-            pa.Table.from_pylist(self.rejects, schema=QUARANTINE_SCHEMA),
-        )
+        return self.rows, self.rejects
 
 
-def ingest_log(path: Path, log_format: str) -> IngestResult:
-    """Parse one log file; bad lines go to the quarantine, never stop the run."""
-    from pipeline.logs import openai_jsonl
+def ingest_log(path: str | Path, log_format: str, **source_fields) -> IngestResult:
+    """Ingest one file or glob in memory (small logs, tests); the assets write Parquet directly."""
+    from pipeline.logs.ingest import ingest
+    from pipeline.spec import LogSource
 
-    parsers = {"openai_jsonl": openai_jsonl.parse}
-    if log_format not in parsers:
-        raise ValueError(f"unknown log format {log_format!r}; known: {sorted(parsers)}")
-    if not path.is_file():
-        raise FileNotFoundError(f"production log not found: {path}")
-    return parsers[log_format](path)
+    source = LogSource(path=str(path), format=log_format, **source_fields)
+    with tempfile.TemporaryDirectory(prefix="loadproof-ingest-") as folder:
+        rows_path, quarantine_path = Path(folder) / "rows.parquet", Path(folder) / "quarantine.parquet"
+        ingest(source, Path.cwd(), rows_path, quarantine_path)
+        rows, rejects = pq.read_table(rows_path), pq.read_table(quarantine_path)
+    return IngestResult(rows.drop_columns(["run_id"]), rejects.drop_columns(["run_id"]))

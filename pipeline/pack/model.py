@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from importlib import metadata
 
+from pipeline.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.hashing import file_ref
 from pipeline.layout import PackLayout
 from pipeline.pack import comparison
@@ -14,7 +16,6 @@ from pipeline.spec import LoadedSpec
 # the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
 LATENCY_STEPS = ("itl_volume", "latency_samples", "itl_samples", "latency_histogram", "latency_counts")
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
-CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
@@ -29,10 +30,30 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
         {"axis": "concurrency / batch size (peak in flight during replay)", "claimed": claimed.concurrency, "production": peak_concurrency},
         {"axis": "arrival rate (requests/s)", "claimed": None, "production": profile["arrival_rate_per_s"]},
         {"axis": "inter-arrival coefficient of variation", "claimed": None, "production": profile["interarrival_cv"]},
-        {"axis": "precision", "claimed": claimed.precision, "production": None},
-        {"axis": "hardware", "claimed": claimed.hardware, "production": None},
+        {"axis": "concurrency in production (Little's law / peak, logged latencies)", "claimed": claimed.concurrency, "production": _pair(profile.get("concurrency_littles_law"), profile.get("concurrency_peak_logged"))},
+        {"axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean", "claimed": None, "production": _pair(next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"), profile.get("peak_to_mean_ratio"))},
+        {"axis": "long-context / structured-output / multi-turn share", "claimed": None, "production": _shares(profile, ("long_context", "structured_output", "multi_turn"))},
+        {"axis": "prefix reuse (share of prompt blocks sent before)", "claimed": None, "production": profile.get("prefix_block_reuse_share")},
+        {"axis": "precision", "claimed": claimed.precision, "production": loaded.spec.workload.production.precision},
+        {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
     ]
+
+
+def _pair(first: float | None, second: float | None) -> str | None:
+    if first is None and second is None:
+        return None
+    return " / ".join("—" if v is None else f"{v:.3g}" for v in (first, second))
+
+
+def _shares(profile: dict, keys: tuple[str, ...]) -> str:
+    return " / ".join("—" if profile.get(f"share_{k}") is None else f"{profile[f'share_{k}']:.0%}" for k in keys)
+
+
+def _claim_divergence(layout: PackLayout) -> dict:
+    """prompt_profile's claim divergence (axes + proxy verdict), when it ran."""
+    path = layout.json("claim_divergence")
+    return json.loads(path.read_text()) if path.is_file() else {"axes": [], "proxy_verdict": None}
 
 
 def build_pack(
@@ -50,6 +71,7 @@ def build_pack(
     accuracy_label_rows: list[dict] = (),
     error_rows: list[dict] = (),
     accuracy_results_rows: int | None = None,
+    calibration: dict | None = None,
 ) -> dict:
     raw_ref = file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
@@ -69,6 +91,7 @@ def build_pack(
         results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
         figures += pack_figures.accuracy_figures(loaded.spec, accuracy_rows, pack_figures.lineage([accuracy_sql], [results_ref]))
         inputs.append(results_ref)
+    divergence = _claim_divergence(layout)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)
     return {
         "run_id": run_id,
@@ -81,13 +104,11 @@ def build_pack(
             loaded, profile,
             max((row.get("peak_concurrency") or 0 for row in throughput_rows), default=None) or replay_summary.get("peak_in_flight"),
         ),
+        "proxy_verdict": divergence["proxy_verdict"],
+        "claim_divergence": divergence["axes"],
         "profile": profile,
         "replay": replay_summary,
-        "client_validity": {
-            "schedule_lag_ms_p99": lag_p99,
-            "client_limited": lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS,
-            "threshold_ms": CLIENT_LIMITED_LAG_MS,
-        },
+        "client_validity": client_validity(lag_p99, calibration),
         "inputs": inputs,
         "side_by_side": comparison.side_by_side(figures),
         "ranking": comparison.ranking(cost_rows, throughput_rows, list(accuracy_rows)),
@@ -102,8 +123,39 @@ def build_pack(
     }
 
 
+def client_validity(lag_p99: float | None, calibration: dict | None) -> dict:
+    """Client-limited when the replay itself ran late, or when the client could not keep the
+    plan's peak schedule even against the zero-delay echo endpoint."""
+    replay_late = lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS
+    return {
+        "schedule_lag_ms_p99": lag_p99,
+        "client_limited": replay_late or bool(calibration and calibration["client_limited"]),
+        "threshold_ms": CLIENT_LIMITED_LAG_MS,
+        "calibration": calibration,
+    }
+
+
 def _version(package: str) -> str | None:
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+def code_version() -> str:
+    """The checkout's git commit (with '+dirty' for uncommitted changes), or 'unknown'."""
+    import subprocess
+
+    from pipeline import REPO_ROOT
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def run_lineage(run_id: str, asset_keys: list[str]) -> dict:
+    """The run-level part of the lineage appendix: which run and assets, which code."""
+    return {"run_id": run_id, "asset_keys": sorted(asset_keys), "code_version": code_version()}

@@ -1,4 +1,4 @@
-"""Render the pack model to evidence_pack.md and evidence_pack.json, with a sha256 manifest."""
+"""Render the pack model to evidence_pack.{md,html,json}, with a sha256 manifest of the pack."""
 
 from __future__ import annotations
 
@@ -12,16 +12,12 @@ from pipeline.hashing import sha256_file
 
 JSON_NAME = "evidence_pack.json"
 MARKDOWN_NAME = "evidence_pack.md"
-
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("pipeline.pack", "templates"),
-    autoescape=False,  # Markdown; cells are escaped by the `cell` filter
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-)
+HTML_NAME = "evidence_pack.html"
+PRIVATE_TOP_LEVEL = {"dagster_home", "journal"}
 
 
-def _num(value: object) -> str:
+def num(value: object) -> str:
+    """A figure for people: thousands separators, 3 significant digits below 1, '—' for none."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -33,20 +29,56 @@ def _num(value: object) -> str:
         if isinstance(value, int) or magnitude >= 1000:
             return f"{value:,.0f}"
         return f"{value:.3g}" if magnitude < 1 else f"{value:,.1f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return str(value)
 
 
-_ENV.filters["num"] = _num
+def delta(figure: dict) -> str:
+    """measured − claimed, with the relative change."""
+    claimed, measured = figure.get("claimed"), figure.get("measured")
+    if claimed is None or measured is None:
+        return "—"
+    change = measured - claimed
+    relative = f" ({change / claimed:+.0%})" if claimed else ""
+    return f"{'+' if change >= 0 else '−'}{num(abs(change))}{relative}"
+
+
+def markdown_safe(value: object) -> str:
+    """Any value printed into the Markdown: cannot end a table cell, a line, or open a tag."""
+    text = value if isinstance(value, str) else num(value) if isinstance(value, (int, float)) or value is None else str(value)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+
+
+def _environment(**options) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pipeline.pack", "templates"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        **options,
+    )
+    env.filters["num"] = num
+    env.filters["delta"] = delta
+    return env
+
+
+_MARKDOWN = _environment(autoescape=False, finalize=markdown_safe)  # every printed value escaped
+_HTML = _environment(autoescape=True)  # every string HTML-escaped by Jinja
 
 
 def render_markdown(pack: dict) -> str:
-    return _ENV.get_template("evidence_pack.md.j2").render(pack=pack)
+    return _MARKDOWN.get_template("evidence_pack.md.j2").render(pack=pack)
 
 
-def write_pack(pack_dir: Path, pack: dict) -> dict[str, Path]:
-    """Write the Markdown, then the JSON whose manifest hashes every other file of the pack."""
+def render_html(pack: dict, charts: dict[str, str | None]) -> str:
+    """Self-contained HTML: inline styles and inline SVG plots, no script, no network."""
+    return _HTML.get_template("evidence_pack.html.j2").render(pack=pack, charts=charts)
+
+
+def write_pack(pack_dir: Path, pack: dict, charts: dict[str, str | None]) -> dict[str, Path]:
+    """Write Markdown and HTML, then the JSON whose manifest hashes every other file of the pack."""
     markdown = pack_dir / MARKDOWN_NAME
     markdown.write_text(render_markdown(pack), encoding="utf-8")
+    html = pack_dir / HTML_NAME
+    html.write_text(render_html(pack, charts), encoding="utf-8")
     pack["manifest"] = [
         {"path": path.relative_to(pack_dir).as_posix(), "sha256": sha256_file(path)}
         for path in sorted(pack_dir.rglob("*"))
@@ -54,10 +86,10 @@ def write_pack(pack_dir: Path, pack: dict) -> dict[str, Path]:
     ]
     document = pack_dir / JSON_NAME
     document.write_text(json.dumps(pack, indent=2, default=str) + "\n", encoding="utf-8")
-    return {"json": document, "markdown": markdown}
+    return {"json": document, "markdown": markdown, "html": html}
 
 
 def _is_private(path: Path, pack_dir: Path) -> bool:
     """Working files that are not part of the pack (the Dagster instance, replay journals)."""
     first = path.relative_to(pack_dir).parts[0]
-    return first.startswith(".") or first in {"dagster_home", "journal"}
+    return first.startswith(".") or first in PRIVATE_TOP_LEVEL or path.suffix == ".partial"

@@ -1,4 +1,4 @@
-"""`python -m pipeline.reference --host 127.0.0.1 --port 8100 --profile demo`"""
+"""`python -m pipeline.reference --host 127.0.0.1 --port 8100 --profile demo [--timeline FILE]`"""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=8100)
     parser.add_argument("--profile", default="demo", help="bundled profile name or YAML path")
+    parser.add_argument("--timeline", default=None,
+                        help="append the server's per-request timeline (JSONL) to this file")
     parser.add_argument("--oracle", default=None, help="accuracy oracle YAML (answer key + probabilities)")
     args = parser.parse_args(argv)
     try:
-        serve(args.host, args.port, args.profile, args.oracle)
+        serve(args.host, args.port, args.profile, args.timeline, args.oracle)
     except ValueError as exc:
         parser.error(str(exc))
 

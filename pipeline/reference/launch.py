@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from types import TracebackType
 from typing import IO
 
@@ -39,8 +40,10 @@ def check_loopback(host: str) -> str:
     return host
 
 
-def serve(host: str, port: int, profile: str, oracle: str | None = None) -> None:
+def serve(host: str, port: int, profile: str, timeline_path: str | Path | None = None,
+          oracle: str | None = None) -> None:
     """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted;
+    with `timeline_path`, append the server's own per-request timeline there (JSONL);
     `oracle` (a YAML file) adds or replaces the profile's accuracy oracle."""
     import uvicorn
 
@@ -48,7 +51,7 @@ def serve(host: str, port: int, profile: str, oracle: str | None = None) -> None
     serving = load_profile(profile)
     if oracle:
         serving = serving.model_copy(update={"oracle": load_oracle_config(oracle)})
-    app = build_app(serving)
+    app = build_app(serving, timeline_path=timeline_path)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=3)
 
@@ -68,8 +71,10 @@ class ReferenceServer:
     """
 
     def __init__(self, profile: str = "zero", port: int | None = None,
-                 startup_timeout_s: float = 20.0, oracle: str | None = None) -> None:
+                 startup_timeout_s: float = 20.0, timeline_path: str | Path | None = None,
+                 oracle: str | Path | None = None) -> None:
         self.profile = profile
+        self.timeline_path = Path(timeline_path) if timeline_path else None
         self.oracle = oracle
         self.port = port or free_port()
         self.startup_timeout_s = startup_timeout_s
@@ -84,7 +89,9 @@ class ReferenceServer:
             raise RuntimeError("reference server already started")
         self._stderr = tempfile.TemporaryFile()
         command = [sys.executable, "-m", "pipeline.reference", "--host", LOOPBACK_HOST,
-                   "--port", str(self.port), "--profile", self.profile]
+                   "--port", str(self.port), "--profile", str(self.profile)]
+        if self.timeline_path is not None:
+            command += ["--timeline", str(self.timeline_path)]
         if self.oracle:
             command += ["--oracle", str(self.oracle)]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr,

@@ -22,9 +22,13 @@ import hashlib
 import json
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # generation imports profile, which imports OracleConfig from here
+    from pipeline.reference.generation import GenerationRequest, Writer
 
 
 class OracleConfig(BaseModel):
@@ -105,8 +109,22 @@ class Oracle:
         return rng.choice([other for other in self.labels if other != label])
 
 
-def answer_pieces(answer: str, n_tokens: int) -> tuple[list[str], str]:
-    """The oracle's answer as content deltas (one per word), cut at `n_tokens` words."""
-    words = answer.split()
-    pieces = [(" " if i else "") + word for i, word in enumerate(words[: max(n_tokens, 0)])]
-    return pieces, "stop" if len(pieces) == len(words) else "length"
+def oracle_writer(config: OracleConfig, fallback: Writer) -> Writer:
+    """A writer that answers prompts containing an answer-key text through the oracle (one
+    token per piece, cut at `max_tokens`) and every other prompt through `fallback`."""
+    from pipeline.reference.generation import Reply, split_into_pieces
+
+    oracle = Oracle(config)
+
+    def write(request: GenerationRequest) -> Reply:
+        if request.kind == "chat":
+            answer = oracle.answer(request.messages or [])
+        else:
+            answer = oracle.answer([{"role": "user", "content": request.prompt or ""}])
+        if answer is None:
+            return fallback(request)
+        pieces = split_into_pieces(answer)
+        kept = pieces[: max(request.max_tokens, 0)]
+        return Reply(kept, "stop" if len(kept) == len(pieces) else "length")
+
+    return write

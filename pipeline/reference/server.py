@@ -1,163 +1,68 @@
-"""The reference endpoint: an OpenAI-compatible chat completions server (SSE streaming) whose
-timing follows the serving model in `ServingProfile`.
+"""The reference endpoint: an OpenAI-compatible server (chat and text completions, SSE streaming)
+whose timing follows the serving model of its `ServingProfile`, with faults on demand and a
+ground-truth timeline of every request.
 
-Output is exactly `max_tokens` deterministic words (like vLLM's `ignore_eos`), each one token
-for `pipeline.tokens.count_tokens`, cut short only by a `stop` string.
+Routes: `GET /health`, `GET /v1/models[/{id}]`, `POST /v1/chat/completions`,
+`POST /v1/completions`, `POST /admin/version` (`{"version": "..."}`: what /v1/models reports
+from then on, for a new-version sensor).
+
+The content of a reply comes from a writer (`generation.py`; default: seeded words, exactly
+`max_tokens` of them unless a `stop` string cuts them); its timing from the engine loop
+(`engine_loop.py`), except for an *instant* profile (`zero`: no cost, no bound), which streams
+at once without the engine (the zero-delay echo used for client calibration).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import random
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipeline.reference.oracle import Oracle, answer_pieces
+from pipeline.reference.engine import PromptTooLong, decode_step_ms, prefill_ms  # noqa: F401 (re-exported)
+from pipeline.reference.engine_loop import EngineLoop, SequenceHandle
+from pipeline.reference.faults import (
+    ABORT_KEY, FAULT_HEADER, WRONG_USAGE_OFFSET, FaultPicker, UnknownFault, abort_connection,
+    transport_aborter,
+)
+from pipeline.reference.generation import (  # noqa: F401 (generate_pieces, VOCABULARY re-exported)
+    VOCABULARY, GenerationRequest, Reply, Writer, default_writer, generate_pieces,
+)
+from pipeline.reference.openai_wire import (
+    BadRequest, ChatRequest, CompletionRequest, Shapes, error_response, parse_body, sse, usage,
+)
+from pipeline.reference.oracle import oracle_writer
 from pipeline.reference.profile import ServingProfile
+from pipeline.reference.timeline import TimelineRecord, TimelineWriter
 from pipeline.tokens import count_message_tokens, count_tokens
 
 PROFILE_HEADER = "x-reference-profile"
-VOCABULARY = (
-    "alpha", "bravo", "cargo", "delta", "ember", "falcon", "garnet", "harbor",
-    "island", "jasper", "kettle", "lumen", "maple", "nectar", "orbit", "pebble",
-    "quartz", "river", "saffron", "timber", "umber", "velvet", "willow", "xenon",
-    "yonder", "zephyr", "atlas", "beacon", "cobalt", "dune", "echo", "fable",
-)  # fmt: skip
+REQUEST_ID_HEADERS = ("x-loadproof-request-id", "x-request-id")  # the replay sends the first
+ARRIVAL_KEY = "loadproof.arrival"  # scope key: (perf_counter_ns, time_ns) at the app's door
 
 
-# --- serving performance model ---------------------------------------------------------------
-# A request waits (FIFO) for one of `max_running_seqs` slots, spends
-# `prompt_tokens * prefill_ms_per_token` in prefill (which yields its first token), then one
-# decode step per further token; a step slows down with the number of running sequences.
+@dataclass
+class ReferenceState:
+    """Everything one app instance shares between its requests."""
 
-
-def prefill_ms(profile: ServingProfile, prompt_tokens: int) -> float:
-    """Prefill time of one request, in milliseconds."""
-    return max(prompt_tokens, 0) * profile.prefill_ms_per_token
-
-
-def decode_step_ms(profile: ServingProfile, running: int) -> float:
-    """Time of one decode step (one output token) with `running` sequences holding a slot."""
-    return profile.decode_ms_per_token * (1 + profile.decode_slowdown_per_seq * (max(running, 1) - 1))
-
-
-async def _sleep_ms(ms: float) -> None:
-    if ms > 0:  # the zero profile never touches the timer
-        await asyncio.sleep(ms / 1000.0)
-
-
-class Scheduler:
-    """Per-app admission control and timing; one instance serves every request of an app."""
-
-    def __init__(self, profile: ServingProfile) -> None:
-        self.profile = profile
-        self._slots = asyncio.Semaphore(profile.max_running_seqs)
-        self.running = 0
-        self.waiting = 0
-
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold one running-sequence slot; queued requests are admitted in arrival order."""
-        self.waiting += 1
-        try:
-            await self._slots.acquire()
-        finally:
-            self.waiting -= 1
-        self.running += 1
-        try:
-            yield
-        finally:
-            self.running -= 1
-            self._slots.release()
-
-    async def prefill(self, prompt_tokens: int) -> None:
-        """Sleep for the prefill of `prompt_tokens` tokens."""
-        await _sleep_ms(prefill_ms(self.profile, prompt_tokens))
-
-    async def decode_step(self) -> None:
-        """Sleep for one decode step at the current batch size."""
-        await _sleep_ms(decode_step_ms(self.profile, self.running))
-
-
-# --- OpenAI request/response ---------------------------------------------------------------
-
-
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: str
-    content: str | list[Any] | None = None
-
-
-class _StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    include_usage: bool = False
-
-
-class ChatRequest(BaseModel):
-    """The part of an OpenAI chat completions body that the reference endpoint reads."""
-
-    model_config = ConfigDict(extra="allow")
-    model: str
-    messages: list[_Message] = Field(min_length=1)
-    stream: bool = False
-    stream_options: _StreamOptions | None = None
-    max_tokens: int | None = Field(default=None, ge=0)
-    max_completion_tokens: int | None = Field(default=None, ge=0)
-    stop: str | list[str] | None = None
-    temperature: float | None = Field(default=None, ge=0)
-
-
-def generate_pieces(profile: ServingProfile, messages: list[dict], n_tokens: int,
-                    stop: str | list[str] | None) -> tuple[list[str], str]:
-    """The content deltas of one reply and its finish reason ("stop" or "length").
-
-    Words come from a RNG seeded with `profile.seed` plus a sha256 of the messages; each piece
-    is one word (with a leading space after the first). A stop string cuts the text just before
-    its first occurrence (the stop string itself is not returned).
-    """
-    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode("utf-8")).digest()
-    rng = random.Random(profile.seed + int.from_bytes(digest[:8], "big"))
-    pieces = [(" " if i else "") + rng.choice(VOCABULARY) for i in range(n_tokens)]
-    stops = [s for s in ([stop] if isinstance(stop, str) else stop or []) if s]
-    text = "".join(pieces)
-    cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
-    if cut < 0:
-        return pieces, "length"
-    kept: list[str] = []
-    used = 0
-    for piece in pieces:
-        if used >= cut:
-            break
-        kept.append(piece[: cut - used])
-        used += len(piece)
-    return kept, "stop"
-
-
-def _error(status: int, message: str, type_: str, param: str | None, code: str) -> JSONResponse:
-    body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
-    return JSONResponse(body, status_code=status)
-
-
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens}
-
-
-def _sse(payload: dict[str, Any] | str) -> bytes:
-    data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
-    return f"data: {data}\n\n".encode("utf-8")
+    profile: ServingProfile
+    writer: Writer
+    timeline: TimelineWriter
+    faults: FaultPicker
+    engine: EngineLoop | None
+    version: str
+    version_created: int = 0
+    requests: int = field(default=0)
 
 
 class _ClosingStreamingResponse(StreamingResponse):
@@ -172,8 +77,21 @@ class _ClosingStreamingResponse(StreamingResponse):
                 await aclose()
 
 
+class _ReferenceApp(Starlette):
+    """Starlette, stamping each HTTP request's arrival (monotonic and wall clock) the moment the
+    server hands it over, and keeping a way to reset its connection (for faults)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope[ARRIVAL_KEY] = (time.perf_counter_ns(), time.time_ns())
+            abort = transport_aborter(send)
+            if abort is not None:
+                scope[ABORT_KEY] = abort
+        await super().__call__(scope, receive, send)
+
+
 class _ProfileHeader:
-    """ASGI middleware: every HTTP response names the serving profile."""
+    """ASGI middleware: every HTTP response names the serving profile (`x-reference-profile`)."""
 
     def __init__(self, app: ASGIApp, name: str) -> None:
         self.app = app
@@ -193,93 +111,230 @@ class _ProfileHeader:
         await self.app(scope, receive, send_with_header)
 
 
-def build_app(profile: ServingProfile) -> Starlette:
-    """A Starlette app serving `/health`, `/v1/models` and `/v1/chat/completions`."""
-    scheduler = Scheduler(profile)
-    oracle = Oracle(profile.oracle) if profile.oracle else None
+async def _instant_tokens(n: int) -> AsyncIterator[int]:
+    for i in range(n):
+        yield i
+
+
+class Completion:
+    """One chat or text completion request, from body to the last byte (or the fault)."""
+
+    def __init__(self, state: ReferenceState, request: Request, kind: str) -> None:
+        self.state, self.request, self.kind = state, request, kind
+        arrival_ns, arrival_unix_ns = request.scope.get(ARRIVAL_KEY) or (time.perf_counter_ns(), time.time_ns())
+        request_id = next((request.headers[h] for h in REQUEST_ID_HEADERS if h in request.headers), None)
+        prefix = "chatcmpl" if kind == "chat" else "cmpl"
+        self.record = TimelineRecord(
+            request_id=request_id, completion_id=f"{prefix}-{uuid.uuid4().hex}", endpoint=kind,
+            stream=False, arrival_ns=arrival_ns, arrival_unix_ns=arrival_unix_ns)
+        self.shapes = Shapes(kind, self.record.completion_id, arrival_unix_ns // 1_000_000_000, state.profile.model)
+        self.handle: SequenceHandle | None = None
+        self._written = False
+
+    def _finish_record(self, status: int, outcome: str) -> None:
+        if self._written:
+            return
+        self._written = True
+        record = self.record
+        record.http_status, record.outcome = status, outcome
+        if record.end_ns is None:
+            record.mark_end()
+        handle = self.handle
+        if handle is not None and self.state.engine is not None:
+            seq = handle.seq
+            record.arrival_virtual_ns, record.admitted_virtual_ns = seq.arrival_ns, seq.admitted_ns
+            record.first_token_virtual_ns, record.end_virtual_ns = seq.first_token_ns, seq.end_ns
+            record.engine_seq, record.preemptions, record.lag_ns = seq.seq_id, seq.preemptions, handle.lag_ns
+            self.state.engine.cancel(handle)  # no-op when it finished
+        self.state.timeline.write(record)
+
+    def _refuse(self, response: Response, outcome: str = "error") -> Response:
+        self._finish_record(response.status_code, outcome)
+        return response
+
+    async def respond(self) -> Response:
+        state = self.state
+        try:
+            fault = state.faults.pick(self.request.headers.get(FAULT_HEADER))
+            body = parse_body(await self.request.body(), ChatRequest if self.kind == "chat" else CompletionRequest)
+            prompt = None if self.kind == "chat" else body.prompt_text()
+        except UnknownFault as exc:
+            return self._refuse(error_response(400, str(exc), "invalid_request_error", FAULT_HEADER, "unknown_fault"))
+        except BadRequest as exc:
+            return self._refuse(exc.response)
+        except ValueError as exc:
+            return self._refuse(error_response(400, str(exc), "invalid_request_error", "prompt", "invalid_value"))
+        self.record.fault, self.record.stream = fault, body.stream
+        early = self._early_fault(fault, body.model)
+        if early is not None:
+            return early
+        if fault == "reset":
+            self._finish_record(0, "fault")
+            abort_connection(self.request.scope)
+            await asyncio.sleep(0)  # let the server see the connection lost before we return
+            return Response(status_code=500)
+
+        messages = [m.model_dump() for m in body.messages] if self.kind == "chat" else None
+        prompt_tokens = count_message_tokens(messages) if messages is not None else count_tokens(prompt)
+        requested = body.requested_max_tokens()
+        reply = state.writer(GenerationRequest(
+            state.profile, self.kind, messages, prompt,
+            state.profile.default_max_tokens if requested is None else requested,
+            body.stop, body.temperature, body.seed))
+        completion_tokens = count_tokens(reply.text)
+        self.record.prompt_tokens, self.record.completion_tokens = prompt_tokens, completion_tokens
+        counts = None if fault == "no_usage" else usage(
+            prompt_tokens, completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0))
+        if state.engine is not None and fault != "stall":
+            try:
+                self.handle = state.engine.submit(prompt_tokens, len(reply.pieces), self.record.arrival_ns)
+            except PromptTooLong as exc:
+                return self._refuse(error_response(400, str(exc), "invalid_request_error", "messages",
+                                                   "context_length_exceeded"))
+        if body.stream:
+            return _ClosingStreamingResponse(self._events(reply, fault, counts, body.include_usage),
+                                             media_type="text/event-stream", headers={"cache-control": "no-cache"})
+        return await self._whole(reply, fault, counts)
+
+    def _early_fault(self, fault: str | None, model: str) -> Response | None:
+        if fault == "5xx":
+            return self._refuse(error_response(500, "The server had an error while processing your request.",
+                                               "server_error", None, "internal_error"), "fault")
+        if fault == "429":
+            seconds = self.state.profile.faults.retry_after_s
+            return self._refuse(error_response(429, "Rate limit reached; retry later.", "rate_limit_error",
+                                               None, "rate_limit_exceeded", {"retry-after": str(seconds)}), "fault")
+        if fault == "model_not_found" or model != self.state.profile.model:
+            return self._refuse(error_response(404, f"The model `{model}` does not exist.", "invalid_request_error",
+                                               "model", "model_not_found"), "fault" if fault else "error")
+        return None
+
+    def _tokens(self, n: int) -> AsyncIterator[int]:
+        return self.handle.tokens() if self.handle is not None else _instant_tokens(n)
+
+    async def _events(self, reply: Reply, fault: str | None, counts: dict | None,
+                      include_usage: bool) -> AsyncIterator[bytes]:
+        # The record is written before the bytes that end the exchange (or carry the fault) go
+        # out, so a client that has seen the end can already read it in the timeline.
+        try:
+            role = self.shapes.role_chunk()
+            if role is not None:
+                yield role
+            if fault == "stall":
+                self._finish_record(200, "fault")
+                await asyncio.sleep(self.state.profile.faults.stall_s)
+                return
+            cut_at = len(reply.pieces) // 2 if fault in ("cut", "malformed") else None
+            async for i in self._tokens(len(reply.pieces)):
+                if i == cut_at:
+                    self._finish_record(200, "fault")
+                    if fault == "cut":
+                        abort_connection(self.request.scope)
+                    else:
+                        yield b'data: {"id": "' + self.record.completion_id.encode() + b'", "choices": [\n\n'
+                    return
+                self.record.mark_first_token()
+                yield self.shapes.content_chunk(reply.pieces[i])
+            yield self.shapes.finish_chunk(reply.finish_reason)
+            if include_usage and counts is not None:
+                yield self.shapes.usage_chunk(counts)
+            self.record.mark_end()
+            self._finish_record(200, "fault" if fault else "ok")
+            yield sse("[DONE]")
+        finally:
+            if not self._written:  # the client went away first
+                self._finish_record(200, "disconnected")
+
+    async def _whole(self, reply: Reply, fault: str | None, counts: dict | None) -> Response:
+        if fault == "stall":
+            self._finish_record(0, "fault")
+            await asyncio.sleep(self.state.profile.faults.stall_s)
+        async for _ in self._tokens(len(reply.pieces)):
+            pass
+        if fault == "cut":
+            self._finish_record(0, "fault")
+            abort_connection(self.request.scope)
+            await asyncio.sleep(0)
+            return Response(status_code=500)
+        if fault == "malformed":
+            self._finish_record(200, "fault")
+            return Response(b'{"id": "' + self.record.completion_id.encode() + b'", "choices": [',
+                            media_type="application/json")
+        self.record.mark_first_token()
+        self._finish_record(200, "fault" if fault else "ok")
+        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts))
+
+
+def build_app(profile: ServingProfile, *, writer: Writer = default_writer,
+              timeline_path: str | Path | None = None) -> Starlette:
+    """A Starlette app serving the reference endpoint for `profile`; see the module docstring.
+    A profile with an `oracle:` section answers the answer key's prompts through `writer`'s oracle."""
+    if profile.oracle is not None:
+        writer = oracle_writer(profile.oracle, writer)
+    state = ReferenceState(profile=profile, writer=writer, timeline=TimelineWriter(timeline_path),
+                           faults=FaultPicker(profile), engine=None if profile.instant else EngineLoop(profile),
+                           version=profile.version)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
+    def card() -> dict:
+        return {"id": profile.model, "object": "model", "created": state.version_created,
+                "owned_by": "loadproof", "version": state.version}
+
     async def models(request: Request) -> Response:
-        card = {"id": profile.model, "object": "model", "created": 0,
-                "owned_by": "loadproof", "version": profile.version}
-        return JSONResponse({"object": "list", "data": [card]})
+        return JSONResponse({"object": "list", "data": [card()]})
+
+    async def model(request: Request) -> Response:
+        if request.path_params["model"] != profile.model:
+            return error_response(404, f"The model `{request.path_params['model']}` does not exist.",
+                                  "invalid_request_error", "model", "model_not_found")
+        return JSONResponse(card())
+
+    async def set_version(request: Request) -> Response:
+        try:
+            version = (await request.json())["version"]
+            if not isinstance(version, str) or not version:
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            return error_response(400, 'body must be {"version": "<non-empty string>"}',
+                                  "invalid_request_error", "version", "invalid_value")
+        state.version, state.version_created = version, int(time.time())
+        return JSONResponse(card())
 
     async def chat_completions(request: Request) -> Response:
+        return await Completion(state, request, "chat").respond()
+
+    async def completions(request: Request) -> Response:
+        return await Completion(state, request, "completion").respond()
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        return error_response(status, f"{request.method} {request.url.path}: "
+                              f"{getattr(exc, 'detail', 'error')}", "invalid_request_error", None,
+                              "not_found" if status == 404 else "method_not_allowed" if status == 405 else None)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if state.engine is not None:
+            state.engine.start()
         try:
-            raw = await request.json()
-        except (ValueError, UnicodeDecodeError):
-            return _error(400, "request body is not valid JSON", "invalid_request_error", None, "invalid_json")
-        if not isinstance(raw, dict):
-            return _error(400, "request body must be a JSON object", "invalid_request_error", None, "invalid_body")
-        try:
-            body = ChatRequest.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            param = ".".join(str(part) for part in first["loc"]) or None
-            return _error(400, f"{param}: {first['msg']}", "invalid_request_error", param, "invalid_value")
-        if body.model != profile.model:
-            return _error(404, f"The model `{body.model}` does not exist.", "invalid_request_error",
-                          "model", "model_not_found")
+            yield
+        finally:
+            if state.engine is not None:
+                await state.engine.stop()
+            state.timeline.close()
 
-        messages = [m.model_dump() for m in body.messages]
-        prompt_tokens = count_message_tokens(messages)
-        max_tokens = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
-        n_tokens = profile.default_max_tokens if max_tokens is None else max_tokens
-        answer = oracle.answer(messages) if oracle else None
-        if answer is not None:
-            pieces, finish_reason = answer_pieces(answer, n_tokens)
-        else:
-            pieces, finish_reason = generate_pieces(profile, messages, n_tokens, body.stop)
-        completion_tokens = count_tokens("".join(pieces))
-        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-        created = int(time.time())
-
-        if not body.stream:
-            async with scheduler.slot():
-                await scheduler.prefill(prompt_tokens)
-                for _ in pieces[1:]:
-                    await scheduler.decode_step()
-            return JSONResponse({
-                "id": completion_id, "object": "chat.completion", "created": created,
-                "model": profile.model,
-                "choices": [{"index": 0, "finish_reason": finish_reason, "logprobs": None,
-                             "message": {"role": "assistant", "content": "".join(pieces)}}],
-                "usage": _usage(prompt_tokens, completion_tokens),
-            })
-
-        include_usage = bool(body.stream_options and body.stream_options.include_usage)
-
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            return _sse({"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                         "model": profile.model,
-                         "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
-
-        async def events() -> AsyncIterator[bytes]:
-            async with scheduler.slot():  # released on normal end, error or client disconnect
-                await scheduler.prefill(prompt_tokens)
-                yield chunk({"role": "assistant", "content": ""})
-                for i, piece in enumerate(pieces):
-                    if i:
-                        await scheduler.decode_step()
-                    yield chunk({"content": piece})
-            yield chunk({}, finish_reason)
-            if include_usage:
-                yield _sse({"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                            "model": profile.model, "choices": [],
-                            "usage": _usage(prompt_tokens, completion_tokens)})
-            yield _sse("[DONE]")
-
-        return _ClosingStreamingResponse(events(), media_type="text/event-stream",
-                                         headers={"cache-control": "no-cache"})
-
-    app = Starlette(routes=[
+    app = _ReferenceApp(routes=[
         Route("/health", health, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model:path}", model, methods=["GET"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-    ])
+        Route("/v1/completions", completions, methods=["POST"]),
+        Route("/admin/version", set_version, methods=["POST"]),
+    ], exception_handlers={404: http_error, 405: http_error}, lifespan=lifespan)
     app.state.profile = profile
-    app.state.scheduler = scheduler
+    app.state.reference = state
+    app.state.engine = state.engine
     app.add_middleware(_ProfileHeader, name=profile.name)
     return app

@@ -1,7 +1,7 @@
-"""Open-loop (at the planned offsets) and closed-loop (fixed concurrency) replay.
+"""Open-loop (at the planned offsets, optionally capped) and closed-loop (fixed concurrency) replay.
 
 Arrival offsets are computed up front (the replay plan); every request is recorded, failed or
-not, and the loop is bounded by the plan's length and by `max_duration_s`.
+not; the loop is bounded by the plan's length and by `max_duration_s`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ from typing import Literal
 import httpx
 
 from pipeline.replay.journal import Journal
+from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
+RETRYABLE = frozenset({"http_429", "http_5xx", "connect_error", "connect_timeout", "connection_reset"})
+# Lets a server-side log be joined with the raw timings. Not `x-request-id`: llama.cpp's server
+# (starlette-context) answers 400 with an empty body when that header is not a UUID.
+REQUEST_ID_HEADER = "x-loadproof-request-id"
 
 
 @dataclass(frozen=True)
@@ -36,21 +41,35 @@ class Target:
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)  # never logged
+    extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
 
     @property
     def chat_url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        headers = dict(self.extra_headers)
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
 
 
 @dataclass(frozen=True)
 class ReplaySettings:
-    mode: Literal["trace", "concurrency"] = "trace"
+    mode: Literal["trace", "rate", "concurrency"] = "trace"
     concurrency: int | None = None
+    max_concurrency: int | None = None  # cap on in-flight requests in the open-loop modes
+    ramp_up_s: float = 0.0  # closed loop: workers start evenly over this many seconds
     request_timeout_s: float = 60.0
     max_duration_s: float = 600.0
+    retries: int = 0
+    retry_backoff_s: float = 0.5
+    progress: bool = False
+
+    @classmethod
+    def from_spec(cls, replay, progress: bool = False) -> ReplaySettings:
+        names = ("mode", "concurrency", "max_concurrency", "ramp_up_s", "request_timeout_s", "max_duration_s", "retries", "retry_backoff_s")
+        return cls(**{name: getattr(replay, name) for name in names}, progress=progress)
 
 
 @dataclass
@@ -59,6 +78,7 @@ class ReplayStats:
     sent: int = 0
     errors: int = 0
     unsent: int = 0
+    retries: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
     wall_s: float = 0.0
@@ -78,18 +98,27 @@ async def _replay(
     timeout = httpx.Timeout(settings.request_timeout_s, connect=min(10.0, settings.request_timeout_s))
     began = time.perf_counter_ns()
     deadline_ns = began + int(settings.max_duration_s * 1e9)
+    cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
+    progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
     async with httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False) as client:
 
+        async def attempt(item: PlannedRequest) -> RequestOutcome:
+            remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
+            body = chat_body(target.model, item.messages, item.max_tokens)
+            headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
+            return await send_chat(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
+
         async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> None:
+            if cap is not None:
+                await cap.acquire()  # a capped open loop: waiting here shows up as schedule lag
             stats.in_flight += 1
             stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
-            outcome = await send_chat(
-                client,
-                target.chat_url,
-                chat_body(target.model, item.messages, item.max_tokens),
-                target.headers(),
-                total_timeout_s=min(settings.request_timeout_s, max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)),
-            )
+            try:
+                outcome, attempts = await _with_retries(attempt, item, settings, deadline_ns)
+            finally:
+                stats.in_flight -= 1
+                if cap is not None:
+                    cap.release()
             record = build_record(
                 run_id=run_id,
                 candidate=target.candidate,
@@ -99,21 +128,53 @@ async def _replay(
                 prompt_tokens_client=item.prompt_tokens_client,
                 max_tokens=item.max_tokens,
                 outcome=outcome,
+                attempts=attempts,
             )
-            stats.in_flight -= 1
             journal.append(record)
             stats.sent += 1
             stats.errors += record["status"] != "ok"
+            stats.retries += record["retry_count"]
+            progress.advance()
 
-        if settings.mode == "concurrency":
-            unsent = await _closed_loop(plan, settings.concurrency or 1, began, deadline_ns, fire)
-        else:
-            unsent = await _open_loop(plan, began + START_LEAD_NS, deadline_ns, fire)
+        with progress:
+            if settings.mode == "concurrency":
+                unsent = await _closed_loop(plan, settings, began, deadline_ns, fire)
+            else:
+                unsent = await _open_loop(plan, began + START_LEAD_NS, deadline_ns, fire)
     for item, offset_s in unsent:
         journal.append(_unsent_record(run_id, target.candidate, item, offset_s))
         stats.unsent += 1
     stats.wall_s = (time.perf_counter_ns() - began) / 1e9
     return stats
+
+
+async def _with_retries(attempt, item: PlannedRequest, settings: ReplaySettings, deadline_ns: int):
+    """Send, and resend retryable failures. Latency stays user-perceived: from the first send."""
+    outcome = await attempt(item)
+    first_sent_ns, first_sent_at = outcome.t_sent_ns, outcome.sent_at
+    attempts = [_attempt_summary(outcome, first_sent_ns)]
+    for retry in range(settings.retries):
+        if outcome.error_type not in RETRYABLE:
+            break
+        delay_s = outcome.retry_after_s if outcome.retry_after_s is not None else settings.retry_backoff_s * 2**retry
+        if time.perf_counter_ns() + delay_s * 1e9 >= deadline_ns:
+            break
+        await asyncio.sleep(delay_s)
+        outcome = await attempt(item)
+        attempts.append(_attempt_summary(outcome, first_sent_ns))
+    outcome.t_sent_ns, outcome.sent_at = first_sent_ns, first_sent_at
+    return outcome, attempts
+
+
+def _attempt_summary(outcome: RequestOutcome, first_sent_ns: int) -> dict:
+    return {
+        "error_type": outcome.error_type,
+        "http_status": outcome.http_status,
+        "sent_offset_ns": outcome.t_sent_ns - first_sent_ns,
+        "duration_ns": outcome.t_end_ns - outcome.t_sent_ns,
+        "prompt_tokens": outcome.prompt_tokens,
+        "output_tokens": outcome.output_tokens if outcome.output_tokens is not None else outcome.output_tokens_client,
+    }
 
 
 async def _open_loop(plan, start_ns: int, deadline_ns: int, fire) -> list:
@@ -131,11 +192,14 @@ async def _open_loop(plan, start_ns: int, deadline_ns: int, fire) -> list:
     return unsent
 
 
-async def _closed_loop(plan, concurrency: int, began_ns: int, deadline_ns: int, fire) -> list:
+async def _closed_loop(plan, settings: ReplaySettings, began_ns: int, deadline_ns: int, fire) -> list:
     queue = list(reversed(plan))
     unsent = []
+    workers = min(settings.concurrency or 1, len(plan)) or 1
 
-    async def worker() -> None:
+    async def worker(index: int) -> None:
+        if settings.ramp_up_s > 0:
+            await asyncio.sleep(settings.ramp_up_s * index / workers)
         while queue:
             item = queue.pop()
             now = time.perf_counter_ns()
@@ -144,7 +208,7 @@ async def _closed_loop(plan, concurrency: int, began_ns: int, deadline_ns: int, 
                 continue
             await fire(item, now, (now - began_ns) / 1e9)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(plan)) or 1)))
+    await asyncio.gather(*(worker(index) for index in range(workers)))
     return unsent
 
 

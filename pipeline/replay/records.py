@@ -5,6 +5,7 @@ Fixed column names (DESIGN.md "Data contracts") must not be renamed; add columns
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -34,6 +35,10 @@ RAW_TIMINGS_SCHEMA = pa.schema(
         ("retry_count", pa.int64()),
         ("content_chunks", pa.int64()),
         ("usage_reported", pa.bool_()),
+        # usage_missing | usage_mismatch (the request still counts as ok; see replay/request.py)
+        ("usage_issue", pa.string()),
+        ("finish_reason", pa.string()),
+        ("retry_after_s", pa.float64()),  # a 429's (or 503's) Retry-After, when given
         # lifecycle, monotonic ns (time.perf_counter_ns) on the replay's own clock
         ("t_scheduled_ns", pa.int64()),
         ("t_sent_ns", pa.int64()),
@@ -42,6 +47,8 @@ RAW_TIMINGS_SCHEMA = pa.schema(
         ("t_last_token_ns", pa.int64()),
         ("t_end_ns", pa.int64()),
         ("chunk_offsets_ns", pa.list_(pa.int64())),
+        # every attempt when retries are on: [{error_type, http_status, sent_offset_ns, duration_ns}]
+        ("attempts_json", pa.string()),
     ]
 )
 
@@ -61,6 +68,9 @@ class RequestOutcome:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     output_tokens_client: int | None = None
+    usage_issue: str | None = None
+    finish_reason: str | None = None
+    retry_after_s: float | None = None
 
 
 def _ms(ns: int) -> float:
@@ -99,6 +109,7 @@ def build_record(
     prompt_tokens_client: int,
     max_tokens: int,
     outcome: RequestOutcome,
+    attempts: list[dict] | None = None,
 ) -> dict:
     chunks = outcome.chunk_times_ns
     ok = outcome.error_type is None
@@ -126,9 +137,12 @@ def build_record(
         "error_type": outcome.error_type,
         "error_message": outcome.error_message,
         "http_status": outcome.http_status,
-        "retry_count": 0,
+        "retry_count": max(0, len(attempts or []) - 1),
         "content_chunks": len(chunks),
         "usage_reported": outcome.prompt_tokens is not None,
+        "usage_issue": outcome.usage_issue,
+        "finish_reason": outcome.finish_reason,
+        "retry_after_s": outcome.retry_after_s,
         "t_scheduled_ns": t_scheduled_ns,
         "t_sent_ns": outcome.t_sent_ns,
         "t_first_byte_ns": outcome.t_first_byte_ns,
@@ -136,4 +150,5 @@ def build_record(
         "t_last_token_ns": chunks[-1] if chunks else None,
         "t_end_ns": outcome.t_end_ns,
         "chunk_offsets_ns": [t - outcome.t_sent_ns for t in chunks],
+        "attempts_json": json.dumps(attempts) if attempts and len(attempts) > 1 else None,
     }

@@ -1,0 +1,72 @@
+"""How far the replay client's TTFT and E2E are from the server's own timeline.
+
+Starts the reference endpoint with a timeline file, replays closed-loop streams at each
+concurrency, joins client raw timings with the server timeline on request id, and prints the
+client's absolute error (p50 / p99 / max, ms) for TTFT and E2E, split into request transit
+(server arrival − client send) and response transit (client receipt − server hand-off).
+
+    .venv/bin/python bench/client_vs_server_clock.py [--profile large-gpu] [--concurrency 1,16,64,256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tempfile
+from pathlib import Path
+
+from pipeline.reference import ReferenceServer
+from pipeline.reference.ground_truth import compare, monotonic_clock_is_shared
+from pipeline.reference.timeline import read_timeline
+from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.tokens import count_message_tokens
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
+
+
+def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path) -> None:
+    messages = [{"role": "user", "content": "Why was my card declined at the shop today? " * 8}]
+    plan = [PlannedRequest(f"c{concurrency}-{i}", None, messages, max_tokens, count_message_tokens(messages))
+            for i in range(requests)]
+    timeline = folder / f"timeline-{concurrency}.jsonl"
+    journal_path = folder / f"journal-{concurrency}.jsonl"
+    with ReferenceServer(profile, timeline_path=timeline) as server, Journal(journal_path) as journal:
+        stats = run_replay(plan, Target("ref", server.base_url, "reference-model"),
+                           ReplaySettings(mode="concurrency", concurrency=concurrency, request_timeout_s=120),
+                           "bench", journal)
+    rows = journal_to_table(journal_path).to_pylist()
+    pairs = compare(rows, read_timeline(timeline))
+    ms = 1e6
+    series = {
+        "ttft |error|": [abs(p.ttft_error_ns) / ms for p in pairs],
+        "e2e |error|": [abs(p.e2e_error_ns) / ms for p in pairs],
+        "request transit": [p.request_transit_ns / ms for p in pairs],
+        "first-token transit": [p.first_token_transit_ns / ms for p in pairs],
+    }
+    ttft = sorted(r["ttft_ms"] for r in rows if r["ttft_ms"] is not None)
+    print(f"concurrency {concurrency:4d}: {len(pairs)}/{requests} joined, errors {stats.errors}, "
+          f"peak in flight {stats.peak_in_flight}, client TTFT p50 {pct(ttft, 50):.1f} ms, wall {stats.wall_s:.1f} s")
+    for name, values in series.items():
+        print(f"    {name:20s} p50 {pct(values, 50):7.3f}  p99 {pct(values, 99):7.3f}  max {max(values):7.3f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", default="large-gpu")
+    parser.add_argument("--concurrency", default="1,16,64,256")
+    parser.add_argument("--requests-per-stream", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    args = parser.parse_args()
+    print(f"perf_counter_ns shared across processes (CLOCK_MONOTONIC): {monotonic_clock_is_shared()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for concurrency in (int(c) for c in args.concurrency.split(",")):
+            requests = max(64, concurrency * args.requests_per_stream)
+            run(args.profile, concurrency, requests, args.max_tokens, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

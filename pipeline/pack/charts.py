@@ -1,0 +1,100 @@
+"""The pack's plots, drawn from the pack's own tables (sample, raw timings, throughput buckets) — never re-measured."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.analysis import analysis_params
+from pipeline.layout import PackLayout
+from pipeline.pack import plots
+from pipeline.spec import Spec
+from pipeline.sqlsession import QuerySession
+
+
+def workload_charts(sample: pa.Table) -> dict[str, str | None]:
+    offsets = sample.column("window_offset_s").to_pylist()
+    per_second = Counter(int(offset) for offset in offsets)
+    seconds = list(range(int(max(offsets, default=0)) + 1))
+    return {
+        "prompt_lengths": plots.histogram({"prompt tokens": sample.column("prompt_tokens").to_pylist()}, "prompt tokens per request"),
+        "output_lengths": plots.histogram({"output tokens": sample.column("output_tokens").to_pylist()}, "output tokens per request"),
+        "arrivals": plots.timeline(
+            {"sampled production arrivals": (seconds, [per_second.get(s, 0) for s in seconds])},
+            "seconds into the sampled window",
+            "requests per second",
+        ),
+    }
+
+
+def latency_charts(marked: list[dict], spec: Spec) -> dict[str, str | None]:
+    by_candidate: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in marked:
+        if row["status"] == "ok" and row["in_steady_window"]:
+            for metric in ("ttft_ms", "e2e_ms"):
+                by_candidate[metric][row["candidate"]].append(row[metric])
+    claims = spec.claim.figures
+    ttft_bounds = {f"claimed p95 {claims['ttft_ms_p95']:g} ms": claims["ttft_ms_p95"]} if "ttft_ms_p95" in claims else {}
+    e2e_bounds = {f"claimed p99 {claims['e2e_ms_p99']:g} ms": claims["e2e_ms_p99"]} if "e2e_ms_p99" in claims else {}
+    if spec.sla.ttft_ms:
+        ttft_bounds[f"SLA {spec.sla.ttft_ms:g} ms"] = spec.sla.ttft_ms
+    if spec.sla.e2e_ms:
+        e2e_bounds[f"SLA {spec.sla.e2e_ms:g} ms"] = spec.sla.e2e_ms
+    return {
+        "ttft_cdf": plots.cdf(dict(by_candidate["ttft_ms"]), "TTFT (ms)", ttft_bounds),
+        "e2e_cdf": plots.cdf(dict(by_candidate["e2e_ms"]), "E2E latency (ms)", e2e_bounds),
+    }
+
+
+def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
+    """Output tokens/s and goodput per 1-second bucket, per candidate, read from the
+    throughput_buckets table (seconds since the candidate's first send; requests by end time)."""
+    tokens: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    done: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    good: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for row in buckets:
+        for series, value in ((tokens, row["output_tokens"]), (done, row["requests_ok"]), (good, row["requests_good"])):
+            xs, ys = series[row["candidate"]]
+            xs.append(row["second"])
+            ys.append(value)
+    return {
+        "throughput_timeline": plots.timeline(dict(tokens), "seconds since the replay's first send", "output tokens per second"),
+        "goodput_timeline": plots.timeline(
+            {**{f"{name} completed": xy for name, xy in done.items()},
+             **{f"{name} met SLA (goodput)": xy for name, xy in good.items()}},
+            "seconds since the replay's first send",
+            "requests per second",
+        ),
+    }
+
+
+def comparison_charts(pack: dict) -> dict[str, str | None]:
+    """Accuracy with its interval and cost per useful decision with its interval, per candidate,
+    from the pack's own accuracy and ranking sections."""
+    accuracy = pack.get("accuracy") or {}
+    summary = accuracy.get("summary") or []
+    claimed = next((row["claimed_accuracy"] for row in summary if row.get("claimed_accuracy") is not None), None)
+    ranking = pack.get("ranking") or []
+    return {
+        "accuracy_intervals": plots.intervals(
+            [(row["candidate"], row["accuracy"], row["accuracy_ci_low"], row["accuracy_ci_high"]) for row in summary],
+            "accuracy on the labelled slice (interval: Wilson)",
+            {f"claimed {claimed:g}": claimed} if claimed is not None else None,
+        ),
+        "cost_intervals": plots.intervals(
+            [(f"{row['rank']}. {row['candidate']}", row["cost_per_decision_usd"], row["cost_per_decision_usd_ci_low"],
+              row["cost_per_decision_usd_ci_high"]) for row in ranking],
+            "USD per useful decision (lower is better)",
+        ),
+    }
+
+
+def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
+    with QuerySession({"raw_timings": layout.table("raw_timings")}, analysis_params(spec)) as session:
+        marked = session.run("steady_requests").to_pylist()
+    charts = workload_charts(pq.read_table(layout.table("production_sample")))
+    charts.update(latency_charts(marked, spec))
+    charts.update(throughput_charts(pq.read_table(layout.table("throughput_buckets")).to_pylist()))
+    return charts

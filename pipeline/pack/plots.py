@@ -1,0 +1,111 @@
+"""Plots for the HTML pack: matplotlib rendered to inline SVG (no network, print-friendly).
+
+Each function takes plain columns and returns an SVG string, or None when there is nothing to
+plot. Text is drawn as paths, so no string from a spec or a log can inject markup.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+
+plt.rcParams.update(
+    {
+        "svg.fonttype": "path",
+        "svg.hashsalt": "loadproof",  # stable element ids: the same data gives the same file
+        "figure.figsize": (7.0, 3.2),
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "font.size": 9,
+    }
+)
+
+
+def _svg(figure) -> str:
+    buffer = io.StringIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]  # drop the XML prolog and doctype: inline SVG
+
+
+def cdf(series: dict[str, list[float]], xlabel: str, bounds: dict[str, float] | None = None) -> str | None:
+    """Empirical CDF per series (e.g. per candidate), with optional vertical lines (claim, SLA)."""
+    series = {name: sorted(v for v in values if v is not None) for name, values in series.items()}
+    series = {name: values for name, values in series.items() if values}
+    if not series:
+        return None
+    figure, axes = plt.subplots()
+    for name, values in series.items():
+        n = len(values)
+        axes.step(values, [(i + 1) / n for i in range(n)], where="post", label=f"{name} (n={n})")
+    for label, x in (bounds or {}).items():
+        axes.axvline(x, linestyle="--", linewidth=1, color="grey")
+        axes.annotate(label, (x, 0.02), rotation=90, fontsize=7, color="dimgrey", ha="right")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("fraction of requests ≤ x")
+    axes.set_ylim(0, 1.02)
+    axes.legend(loc="lower right", fontsize=8)
+    return _svg(figure)
+
+
+def histogram(series: dict[str, list[float]], xlabel: str, bins: int = 40) -> str | None:
+    series = {name: [v for v in values if v is not None] for name, values in series.items()}
+    series = {name: values for name, values in series.items() if values}
+    if not series:
+        return None
+    figure, axes = plt.subplots()
+    for name, values in series.items():
+        axes.hist(values, bins=bins, alpha=0.6, label=f"{name} (n={len(values)})")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("requests")
+    axes.legend(fontsize=8)
+    return _svg(figure)
+
+
+def timeline(
+    series: dict[str, tuple[list[float], list[float]]], xlabel: str, ylabel: str, level: dict[str, float] | None = None
+) -> str | None:
+    """Lines over time: {name: (x seconds, y)}; `level` draws labelled horizontal references."""
+    series = {name: xy for name, xy in series.items() if xy[0]}
+    if not series:
+        return None
+    figure, axes = plt.subplots()
+    for name, (xs, ys) in series.items():
+        axes.plot(xs, ys, linewidth=1.2, label=name)
+    for label, y in (level or {}).items():
+        axes.axhline(y, linestyle="--", linewidth=1, color="grey")
+        axes.annotate(label, (0, y), fontsize=7, color="dimgrey", va="bottom")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize=8)
+    return _svg(figure)
+
+
+def intervals(rows: list[tuple[str, float | None, float | None, float | None]], xlabel: str,
+              reference: dict[str, float] | None = None) -> str | None:
+    """One point with its interval per row, (label, value, low, high), top to bottom; `reference`
+    draws labelled vertical lines (a claim, say)."""
+    rows = [row for row in rows if row[1] is not None]
+    if not rows:
+        return None
+    figure, axes = plt.subplots(figsize=(7.0, 0.6 + 0.45 * len(rows)))
+    for y, (_, value, low, high) in enumerate(reversed(rows)):
+        low = value if low is None else low
+        high = value if high is None else high
+        axes.errorbar([value], [y], xerr=[[value - low], [high - value]], fmt="o", capsize=4, color="C0")
+    for label, x in (reference or {}).items():
+        axes.axvline(x, linestyle="--", linewidth=1, color="grey")
+        axes.annotate(label, (x, len(rows) - 0.6), fontsize=7, color="dimgrey", ha="left")
+    axes.set_yticks(range(len(rows)), [row[0] for row in reversed(rows)])
+    axes.set_ylim(-0.6, len(rows) - 0.4)
+    axes.set_xlabel(xlabel)
+    return _svg(figure)

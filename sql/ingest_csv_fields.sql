@@ -1,0 +1,65 @@
+-- ingest_csv_fields: the mapped fields of CSV log lines (azure_csv, burstgpt_csv, csv).
+-- One record per line; a quoted field may hold commas and doubled quotes but no line break.
+-- Unquoted lines (nearly all) are cut with split_part; only lines with a quote go through the
+-- regular expression.
+-- views: log_lines(file_id, source_line, line),
+--        csv_columns(file_id, header_line, header_width, <field>_pos: 1-based or NULL)
+-- params: $arrival_kind ('timestamp' | 'number')
+WITH data_lines AS (
+    SELECT
+        log_lines.file_id,
+        log_lines.source_line,
+        rtrim(log_lines.line, E'\r') AS line,
+        contains(log_lines.line, '"') AS quoted,
+        csv_columns.* EXCLUDE (file_id)
+    FROM log_lines
+    JOIN csv_columns USING (file_id)
+    WHERE log_lines.source_line > csv_columns.header_line
+      AND log_lines.line IS NOT NULL
+      AND trim(log_lines.line, E' \t\r') <> ''
+),
+quoted_split AS (
+    SELECT
+        *,
+        CASE WHEN quoted THEN list_transform(
+            regexp_extract_all(line, '(?:^|,)("(?:[^"]|"")*"|[^,]*)', 1),
+            lambda field: CASE WHEN field LIKE '"%"' THEN replace(field[2:-2], '""', '"') ELSE field END
+        ) END AS quoted_fields
+    FROM data_lines
+),
+mapped AS (
+    SELECT
+        file_id,
+        source_line,
+        line AS raw,
+        CASE WHEN quoted THEN len(quoted_fields) ELSE length(line) - length(replace(line, ',', '')) + 1 END AS field_count,
+        header_width,
+        CASE WHEN quoted THEN quoted_fields[request_id_pos] ELSE split_part(line, ',', request_id_pos) END AS request_id_text,
+        CASE WHEN quoted THEN quoted_fields[arrival_pos] ELSE split_part(line, ',', arrival_pos) END AS arrival_text,
+        CASE WHEN quoted THEN quoted_fields[prompt_tokens_pos] ELSE split_part(line, ',', prompt_tokens_pos) END AS prompt_text,
+        CASE WHEN quoted THEN quoted_fields[output_tokens_pos] ELSE split_part(line, ',', output_tokens_pos) END AS output_text,
+        CASE WHEN quoted THEN quoted_fields[tenant_pos] ELSE split_part(line, ',', tenant_pos) END AS tenant_text,
+        CASE WHEN quoted THEN quoted_fields[route_pos] ELSE split_part(line, ',', route_pos) END AS route_text,
+        CASE WHEN quoted THEN quoted_fields[latency_ms_pos] ELSE split_part(line, ',', latency_ms_pos) END AS latency_text,
+        CASE WHEN quoted THEN quoted_fields[messages_json_pos] ELSE split_part(line, ',', messages_json_pos) END AS messages_text
+    FROM quoted_split
+)
+SELECT
+    file_id,
+    source_line,
+    raw,
+    CASE
+        WHEN field_count <> header_width THEN format('expected {} fields as in the header, found {}', header_width, field_count)
+    END AS problem,
+    nullif(trim(request_id_text), '') AS request_id,
+    nullif(trim(arrival_text), '') AS arrival_raw,
+    $arrival_kind AS arrival_kind,
+    nullif(trim(prompt_text), '') AS prompt_raw,
+    nullif(trim(output_text), '') AS output_raw,
+    nullif(trim(tenant_text), '') AS tenant,
+    nullif(trim(route_text), '') AS route,
+    nullif(trim(latency_text), '') AS latency_raw,
+    nullif(trim(messages_text), '') AS messages_json,
+    CAST(NULL AS BOOLEAN) AS structured_output,
+    CAST(NULL AS UBIGINT[]) AS prefix_hashes
+FROM mapped

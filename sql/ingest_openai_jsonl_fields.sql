@@ -1,0 +1,79 @@
+-- ingest_openai_jsonl_fields: OpenAI-style request-log JSONL, one JSON object per line:
+--   {"id": "...", "timestamp": "2026-11-02T14:00:00.378Z" | epoch seconds, "tenant": "...",
+--    "route": "...", "request": {"messages": [...], "response_format": {...}, "tools": [...]},
+--    "response": {"usage": {"prompt_tokens": N, "completion_tokens": M}}, "latency_ms": 1234.5}
+-- id, tenant, route, latency_ms, response_format and tools are optional.
+-- Prefix blocks are the message boundaries: block k hashes the first k messages.
+-- view: log_lines(file_id, source_line, line)
+WITH data_lines AS (
+    SELECT file_id, source_line, line
+    FROM log_lines
+    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+),
+documents AS (
+    SELECT
+        *,
+        json_valid(line) AS is_json,
+        CASE WHEN json_valid(line) THEN json_type(line) END AS document_type
+    FROM data_lines
+),
+extracted AS (
+    SELECT
+        *,
+        CASE WHEN document_type = 'OBJECT' THEN json_extract(line, [
+            '$.id', '$.timestamp', '$.response.usage', '$.response.usage.prompt_tokens',
+            '$.response.usage.completion_tokens', '$.request.messages', '$.tenant', '$.route',
+            '$.latency_ms', '$.request.response_format.type', '$.request.tools', '$.request.functions'
+        ]) END AS f
+    FROM documents
+),
+typed AS (
+    SELECT
+        *,
+        json_type(f[2]) AS timestamp_type,
+        json_type(f[6]) AS messages_type,
+        CASE WHEN json_type(f[6]) = 'ARRAY' THEN json_extract(f[6], '$[*]') END AS messages,
+        json_type(f[9]) AS latency_type
+    FROM extracted
+),
+checked AS (
+    SELECT
+        *,
+        messages IS NULL OR list_bool_and(list_transform(
+            messages, lambda m: json_type(m) = 'OBJECT' AND json_exists(m, '$.role')
+        )) AS messages_ok
+    FROM typed
+)
+SELECT
+    file_id,
+    source_line,
+    line AS raw,
+    CASE
+        WHEN NOT is_json THEN 'not valid JSON'
+        WHEN document_type <> 'OBJECT' THEN 'not a JSON object'
+        WHEN timestamp_type IS NULL OR timestamp_type NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')
+            THEN 'field timestamp: missing or not a string/number'
+        WHEN json_type(f[3]) IS DISTINCT FROM 'OBJECT' THEN 'field response.usage: missing'
+        WHEN messages_type IS NOT NULL AND messages_type NOT IN ('ARRAY', 'NULL') OR NOT messages_ok
+            THEN 'field request.messages: not a list of {role, content} objects'
+        WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
+            THEN 'field latency_ms: not a number'
+    END AS problem,
+    f[1] ->> '$' AS request_id,
+    f[2] ->> '$' AS arrival_raw,
+    CASE WHEN timestamp_type = 'VARCHAR' THEN 'timestamp' ELSE 'number' END AS arrival_kind,
+    CASE WHEN json_type(f[4]) IN ('BIGINT', 'UBIGINT') THEN f[4] ->> '$' ELSE CAST(f[4] AS VARCHAR) END AS prompt_raw,
+    CASE WHEN json_type(f[5]) IN ('BIGINT', 'UBIGINT') THEN f[5] ->> '$' ELSE CAST(f[5] AS VARCHAR) END AS output_raw,
+    f[7] ->> '$' AS tenant,
+    f[8] ->> '$' AS route,
+    f[9] ->> '$' AS latency_raw,
+    CASE WHEN len(messages) > 0 THEN CAST(f[6] AS VARCHAR) END AS messages_json,
+    CASE WHEN document_type = 'OBJECT' THEN
+        coalesce(f[10] ->> '$' IN ('json_object', 'json_schema'), false)
+        OR coalesce(json_array_length(f[11]) > 0, false)
+        OR coalesce(json_array_length(f[12]) > 0, false)
+    END AS structured_output,
+    CASE WHEN len(messages) > 0 THEN
+        list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
+    END AS prefix_hashes
+FROM checked

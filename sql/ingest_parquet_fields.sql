@@ -1,0 +1,27 @@
+-- ingest_parquet_fields: Parquet request logs with a column mapping; `source_line` is the
+-- 1-based row number inside its file.
+-- view: parquet_rows(source_file, source_line, <field>_text: the mapped column as text);
+-- table: log_files(file_id, source_file)
+-- params: $arrival_kind ('timestamp' | 'number')
+WITH mapped AS (
+    SELECT
+        log_files.file_id,
+        source_line,
+        concat_ws(', ', 'arrival=' || arrival_text, 'prompt_tokens=' || prompt_tokens_text,
+                  'output_tokens=' || output_tokens_text) AS raw,
+        CAST(NULL AS VARCHAR) AS problem,
+        request_id_text AS request_id,
+        arrival_text AS arrival_raw,
+        $arrival_kind AS arrival_kind,
+        prompt_tokens_text AS prompt_raw,
+        output_tokens_text AS output_raw,
+        tenant_text AS tenant,
+        route_text AS route,
+        latency_ms_text AS latency_raw,
+        messages_json_text AS messages_json,
+        CAST(NULL AS BOOLEAN) AS structured_output,
+        CAST(NULL AS UBIGINT[]) AS prefix_hashes
+    FROM parquet_rows
+    JOIN log_files USING (source_file)
+)
+SELECT * FROM mapped

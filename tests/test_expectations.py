@@ -1,0 +1,79 @@
+"""Each great-expectations suite fails on crafted bad data and passes on good."""
+
+import pandas as pd
+import pytest
+
+from pipeline import expectations as ex
+
+
+def outcome(suite, frame, params=None):
+    return ex.validate(suite, frame, params, name="t")
+
+
+def failed(result) -> set[str]:
+    return {item["expectation"] for item in result.metadata["failed"]}
+
+
+def logs(**columns) -> pd.DataFrame:
+    base = {
+        "request_id": ["a", "b"],
+        "arrival_at": pd.to_datetime(["2026-11-02T14:00:00Z", "2026-11-02T14:00:01Z"]),
+        "prompt_tokens": [5, 6],
+        "output_tokens": [7, 8],
+        "source_line": [1, 2],
+    }
+    base.update(columns)
+    return pd.DataFrame(base)
+
+
+def test_canonical_log_suite():
+    assert outcome(ex.canonical_log_suite, logs()).passed
+    bad = outcome(ex.canonical_log_suite, logs(prompt_tokens=[0, 6], arrival_at=pd.to_datetime(["2026-11-02T14:00:01Z", "2026-11-02T14:00:00Z"])))
+    assert failed(bad) == {"expect_column_values_to_be_between", "expect_column_values_to_be_increasing"}
+
+
+def plan(**columns) -> pd.DataFrame:
+    base = {"request_id": ["a", "b"], "scheduled_offset_s": [0.0, 1.0], "max_tokens": [10, 20], "context_tokens": [100, 200]}
+    base.update(columns)
+    return pd.DataFrame(base)
+
+
+def test_replay_plan_suite():
+    assert outcome(ex.replay_plan_suite, plan(), {"max_context_tokens": 200}).passed
+    assert failed(outcome(ex.replay_plan_suite, plan(request_id=["a", "a"]))) == {"expect_column_values_to_be_unique"}
+    assert failed(outcome(ex.replay_plan_suite, plan(scheduled_offset_s=[1.0, 0.0]))) == {"expect_column_values_to_be_increasing"}
+    too_long = outcome(ex.replay_plan_suite, plan(), {"max_context_tokens": 150})
+    assert failed(too_long) == {"expect_column_values_to_be_between"}
+
+
+def timings(**columns) -> pd.DataFrame:
+    base = {
+        "status": ["ok", "error"],
+        "error_type": [None, "http_5xx"],
+        "t_sent_ns": [0, 0],
+        "t_first_token_ns": [10, None],
+        "t_last_token_ns": [20, None],
+        "t_end_ns": [30, 5],
+        "ttft_ms": [1e-5, None],
+        "e2e_ms": [3e-5, None],
+        "tpot_ms": [1e-6, None],
+        "max_tokens": [8, 8],
+        "output_tokens": [8, None],
+        "schedule_lag_ms": [0.2, 0.3],
+    }
+    base.update(columns)
+    return pd.DataFrame(base)
+
+
+def test_raw_timings_suite():
+    assert outcome(ex.raw_timings_suite, timings()).passed
+    assert failed(outcome(ex.raw_timings_suite, timings(error_type=[None, None]))) == {"expect_column_values_to_not_be_null"}
+    assert failed(outcome(ex.raw_timings_suite, timings(ttft_ms=[5e-5, None]))) == {"expect_column_pair_values_a_to_be_greater_than_b"}
+    assert failed(outcome(ex.raw_timings_suite, timings(output_tokens=[9, None]))) == {"expect_column_pair_values_a_to_be_greater_than_b"}
+    assert failed(outcome(ex.raw_timings_suite, timings(status=["ok", "oops"]))) == {"expect_column_values_to_be_in_set"}
+
+
+@pytest.mark.parametrize(("max_error_rate", "lag_bound", "expected"), [(0.5, 1.0, set()), (0.1, 1.0, {"expect_column_values_to_be_in_set"}), (0.5, 0.1, {"expect_column_quantile_values_to_be_between"})])
+def test_endpoint_health_suite(max_error_rate, lag_bound, expected):
+    result = outcome(ex.endpoint_health_suite, timings(), {"max_error_rate": max_error_rate, "max_schedule_lag_ms_p99": lag_bound})
+    assert failed(result) == expected and result.passed == (not expected)

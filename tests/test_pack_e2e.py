@@ -1,0 +1,115 @@
+"""The whole graph materialised once against the reference endpoint; the pack it wrote, audited."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pyarrow.parquet as pq
+import pytest
+from dagster import AssetKey, DagsterInstance
+from typer.testing import CliRunner
+
+from pipeline import REPO_ROOT
+from pipeline.cli import app
+from pipeline.hashing import sha256_file
+from tests import chromium
+from tests.test_definitions import ASSETS, small_spec
+
+pytestmark = pytest.mark.slow
+
+API_KEY = "sk-loadproof-test-0123456789abcdef"
+FIGURE_KEYS = {"candidate", "metric", "unit", "claimed", "measured", "ci_low", "ci_high", "n", "verdict", "lineage"}
+
+
+@pytest.fixture(scope="module")
+def pack_dir(tmp_path_factory, zero_server) -> Path:
+    root = tmp_path_factory.mktemp("e2e")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOADPROOF_DEMO_API_KEY", API_KEY)
+        patch.delenv("DAGSTER_HOME", raising=False)
+
+        def write_spec(data: dict) -> Path:
+            import yaml
+
+            path = root / "spec.yaml"
+            path.write_text(yaml.safe_dump(data, sort_keys=False))
+            return path
+
+        out = root / "pack"
+        result = CliRunner().invoke(app, ["run", str(small_spec(write_spec, zero_server.base_url)), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Claim vs measured" in result.output and "checks failed: none" in result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def pack(pack_dir: Path) -> dict:
+    return json.loads((pack_dir / "evidence_pack.json").read_text())
+
+
+def test_pack_meets_its_json_schema(pack):
+    schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
+    jsonschema.validate(pack, schema)
+    assert all(FIGURE_KEYS <= set(figure) for figure in pack["figures"])
+
+
+def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
+    claimed = {f["metric"]: f for f in pack["figures"] if f["claimed"] is not None}
+    assert set(claimed) == {"output_tokens_per_s", "ttft_ms_p95", "ttft_ms_p99", "e2e_ms_p99", "tpot_ms_p50", "error_rate", "accuracy"}
+    assert claimed["accuracy"]["n"] == 200  # every item of the bundled slice was scored
+    assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
+    assert [row["candidate"] for row in pack["ranking"]] == [pack["figures"][0]["candidate"]]
+    assert pack["accuracy"]["summary"][0]["scored"] == 200
+
+
+def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
+    figure = next(f for f in pack["figures"] if f["metric"] == "ttft_ms_p95")
+    raw = figure["lineage"]["inputs"][0]
+    assert raw["path"] == "data/raw_timings.parquet"
+    assert raw["sha256"] == sha256_file(pack_dir / raw["path"])
+    assert raw["rows"] == pq.read_metadata(pack_dir / "data" / "replay_plan.parquet").num_rows  # one candidate
+    assert (pack_dir / figure["lineage"]["sql"]).read_text().startswith("-- latency_percentiles")
+    assert pack["lineage"]["run_id"] == pack["run_id"] and set(ASSETS) == set(pack["lineage"]["asset_keys"])
+
+
+def test_manifest_hashes_every_pack_file(pack, pack_dir):
+    listed = {entry["path"] for entry in pack["manifest"]}
+    assert {"evidence_pack.html", "evidence_pack.md", "spec.yaml", "data/raw_timings.parquet"} <= listed
+    for entry in pack["manifest"]:
+        assert sha256_file(pack_dir / entry["path"]) == entry["sha256"], entry["path"]
+
+
+def test_data_quality_lists_the_checks_that_ran(pack):
+    checks = {(dq["asset"], dq["check"]): dq for dq in pack["data_quality"]}
+    assert ("raw_timings", "raw_timings_one_row_per_planned_request") in checks
+    assert all(dq["passed"] for dq in checks.values())
+    assert checks[("raw_timings", "raw_timings_lifecycle_ordered")]["severity"] == "blocking"
+
+
+def test_no_secret_in_any_output_including_the_dagster_event_log(pack_dir):
+    files = [path for path in pack_dir.rglob("*") if path.is_file()]
+    assert any(".dagster" in path.parts for path in files)  # the instance's SQLite event log is searched too
+    leaks = [str(path) for path in files if API_KEY.encode() in path.read_bytes()]
+    assert leaks == []
+
+
+def test_every_asset_was_materialised_by_the_pack_run(pack, pack_dir):
+    with DagsterInstance.local_temp(tempdir=str(pack_dir / ".dagster")) as instance:
+        for name in ASSETS:
+            event = instance.get_latest_materialization_event(AssetKey(name))
+            assert event is not None and event.run_id == pack["run_id"], name
+        pack_event = instance.get_latest_materialization_event(AssetKey("evidence_pack"))
+        metadata = pack_event.asset_materialization.metadata
+        assert {"html", "markdown", "json", "summary"} <= set(metadata)
+
+
+@pytest.mark.skipif(chromium.chromium_path() is None, reason="chromium not installed (CI installs it)")
+def test_html_opens_in_headless_chromium_with_its_tables_and_plots(pack_dir, tmp_path_factory):
+    screenshot = tmp_path_factory.mktemp("shots") / "evidence_pack.png"
+    page = chromium.load(pack_dir / "evidence_pack.html", screenshot=screenshot)
+    assert page.console == []
+    assert 'id="summary-table"' in page.dom and "ttft_ms_p95" in page.dom
+    assert 'id="ranking-table"' in page.dom and 'id="accuracy-table"' in page.dom and 'id="confusion-table"' in page.dom
+    assert page.dom.count("<svg") >= 5  # length histograms, arrivals, CDFs, throughput over time
+    assert "<script" not in page.dom
+    assert screenshot.stat().st_size > 10_000
