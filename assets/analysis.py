@@ -1,11 +1,14 @@
-"""raw_timings → latency_percentiles, throughput, cost_per_decision (DuckDB, SQL in sql/)."""
+"""raw_timings → latency_percentiles, throughput, throughput_buckets, error_breakdown,
+cost_per_decision (DuckDB, SQL in sql/)."""
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
 
+from assets.accuracy import accuracy_summary
 from assets.metadata import table_metadata, with_run_id
 from assets.replay import raw_timings
-from pipeline import analysis, checks
+from pipeline import analysis, analysis_checks, checks
 from pipeline.layout import write_parquet
 from resources import PackStorage, SpecResource
 
@@ -21,7 +24,11 @@ def _materialise(context: AssetExecutionContext, name: str, compute, spec: SpecR
     return MaterializeResult(metadata=meta)
 
 
-@asset(group_name=GROUP, deps=[raw_timings], description="TTFT, TPOT, ITL, E2E p50/p90/p95/p99 with order-statistic intervals, steady state.")
+@asset(
+    group_name=GROUP,
+    deps=[raw_timings],
+    description="TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, steady state.",
+)
 def latency_percentiles(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     return _materialise(context, "latency_percentiles", analysis.latency_percentiles, spec, storage)
 
@@ -43,9 +50,44 @@ def throughput_consistent(storage: PackStorage) -> AssetCheckResult:
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[raw_timings], description="Cost of the steady-state window per useful decision and per million output tokens.")
+@asset(group_name=GROUP, deps=[raw_timings], description="The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.")
+def throughput_buckets(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    return _materialise(context, "throughput_buckets", analysis.throughput_buckets, spec, storage)
+
+
+@asset_check(asset=throughput_buckets, blocking=True, description="Every request that ended is counted in exactly one bucket.")
+def throughput_buckets_add_up(storage: PackStorage) -> AssetCheckResult:
+    layout = storage.layout()
+    timings = pq.read_table(layout.table("raw_timings"), columns=["candidate", "t_end_ns", "t_sent_ns"])
+    ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
+    counts = {row["candidate"]: row["count"] for row in ended.group_by("candidate").aggregate([("candidate", "count")]).rename_columns(["candidate", "count"]).to_pylist()}
+    outcome = analysis_checks.buckets_add_up(pq.read_table(layout.table("throughput_buckets")), counts)
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset(group_name=GROUP, deps=[raw_timings], description="Every planned request by outcome (ok or error type), with Wilson intervals.")
+def error_breakdown(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    return _materialise(context, "error_breakdown", analysis.error_breakdown, spec, storage)
+
+
+@asset_check(asset=error_breakdown, blocking=True, description="Outcome rates of each candidate sum to one.")
+def error_breakdown_sums_to_one(storage: PackStorage) -> AssetCheckResult:
+    outcome = analysis_checks.error_rates_sum_to_one(pq.read_table(storage.layout().table("error_breakdown")))
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset(
+    group_name=GROUP,
+    deps=[raw_timings, accuracy_summary],
+    description="Cost of the steady-state window per useful decision (succeeded, met the SLA, correct where scored) and per million output tokens.",
+)
 def cost_per_decision(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "cost_per_decision", analysis.cost_per_decision, spec, storage)
+    accuracy = pq.read_table(storage.layout().table("accuracy_summary"))
+
+    def compute(raw, loaded_spec):
+        return analysis.cost_per_decision(raw, loaded_spec, accuracy if accuracy.num_rows else None)
+
+    return _materialise(context, "cost_per_decision", compute, spec, storage)
 
 
 @asset_check(asset=cost_per_decision, blocking=True, description="Cost is present and non-negative for every candidate.")

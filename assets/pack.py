@@ -14,11 +14,12 @@ from dagster import (
     asset_check,
 )
 
-from assets.analysis import cost_per_decision, latency_percentiles, throughput
+from assets.accuracy import accuracy_by_label, accuracy_summary
+from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
 from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
 from pipeline import checks
-from pipeline.pack.charts import pack_charts
+from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
 from pipeline.sqlrun import run_query
@@ -50,7 +51,10 @@ def materialised_assets(context: AssetExecutionContext) -> list[str]:
 
 @asset(
     group_name="pack",
-    deps=[prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, cost_per_decision],
+    deps=[
+        prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
+        cost_per_decision, accuracy_summary, accuracy_by_label,
+    ],
     description="evidence_pack.{html,md,json}: claim vs measured, intervals, verdicts, plots, lineage, manifest.",
 )
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
@@ -66,13 +70,17 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
         throughput_rows=pq.read_table(layout.table("throughput")).to_pylist(),
         cost_rows=pq.read_table(layout.table("cost_per_decision")).to_pylist(),
         raw_timings_rows=pq.read_metadata(layout.table("raw_timings")).num_rows,
+        accuracy_rows=pq.read_table(layout.table("accuracy_summary")).to_pylist(),
+        accuracy_label_rows=pq.read_table(layout.table("accuracy_by_label")).to_pylist(),
+        error_rows=pq.read_table(layout.table("error_breakdown")).to_pylist(),
+        accuracy_results_rows=pq.read_metadata(layout.table("accuracy_results")).num_rows,
         calibration=json.loads(layout.json("client_calibration").read_text()),
     )
     pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
     pack["token_agreement"] = run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist()
     pack["data_quality"] = data_quality(context)
     pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
-    files = write_pack(layout.root, pack, pack_charts(layout, loaded.spec))
+    files = write_pack(layout.root, pack, {**pack_charts(layout, loaded.spec), **comparison_charts(pack)})
     claimed = [f for f in pack["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={

@@ -88,7 +88,7 @@ def lifecycle_ordered(timings: pa.Table) -> Outcome:
 def percentiles_ordered(latency: pa.Table) -> Outcome:
     by_series: dict[tuple, list] = {}
     for row in latency.to_pylist():
-        by_series.setdefault((row["candidate"], row["metric"]), []).append(row)
+        by_series.setdefault((row["candidate"], row["metric"], row.get("scope") or "all"), []).append(row)
     unordered = []
     for key, rows in by_series.items():
         rows.sort(key=lambda r: r["q"])

@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import typer
@@ -20,6 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 console = Console(width=120)
 
 DEMO_SPEC = REPO_ROOT / "examples" / "demo.yaml"
+DEMO_ENDPOINTS = REPO_ROOT / "examples" / "demo_endpoints.yaml"
 DEMO_PROFILE = "demo"
 DEMO_KEY_ENV = "LOADPROOF_DEMO_API_KEY"
 
@@ -32,10 +34,28 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None
     loaded = _load_or_exit(DEMO_SPEC)
     # The reference endpoint ignores keys; a throwaway one exercises the key path end to end.
     os.environ.setdefault(DEMO_KEY_ENV, "demo-" + secrets.token_hex(8))
-    with ReferenceServer(profile=DEMO_PROFILE) as server:
-        console.print(f"reference endpoint ({DEMO_PROFILE} profile) on {server.base_url}")
-        overrides = {candidate.name: server.base_url for candidate in loaded.spec.candidates}
+    endpoints = demo_endpoints()
+    with ExitStack() as stack:
+        overrides = {}
+        for candidate in loaded.spec.candidates:  # one reference endpoint per candidate
+            profile, oracle = endpoints.get(candidate.name, (DEMO_PROFILE, None))
+            server = stack.enter_context(ReferenceServer(profile=profile, oracle=oracle))
+            console.print(f"{candidate.name}: reference endpoint ({Path(profile).stem} profile) on {server.base_url}")
+            overrides[candidate.name] = server.base_url
         _execute(DEMO_SPEC, out, overrides)
+
+
+def demo_endpoints() -> dict[str, tuple[str, str | None]]:
+    """Candidate name → (serving profile, oracle file) from examples/demo_endpoints.yaml."""
+    import yaml
+
+    def resolve(value: str | None) -> str | None:
+        if value is None or not value.endswith((".yaml", ".yml")):
+            return value  # a bundled profile name
+        return str((DEMO_ENDPOINTS.parent / value).resolve())
+
+    data = yaml.safe_load(DEMO_ENDPOINTS.read_text(encoding="utf-8")) or {}
+    return {name: (resolve(entry.get("profile", DEMO_PROFILE)), resolve(entry.get("oracle"))) for name, entry in data.items()}
 
 
 @app.command()
@@ -51,12 +71,13 @@ def serve_reference(
     port: int = typer.Option(8100),
     profile: str = typer.Option("demo", help="profile name or YAML path"),
     timeline: Path | None = typer.Option(None, help="append the server's per-request timeline (JSONL) here"),
+    oracle: str = typer.Option(None, help="accuracy oracle YAML: answer key and probabilities"),
 ) -> None:
     """Serve the reference endpoint (OpenAI-compatible, SSE) until interrupted."""
     from pipeline.reference import serve
 
     try:
-        serve(host, port, profile, timeline)
+        serve(host, port, profile, timeline, oracle)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

@@ -1,8 +1,11 @@
-"""The catalogue of figure names used in specs and in the evidence pack (DESIGN.md names)."""
+"""The catalogue of figure names used in specs and in the evidence pack (DESIGN.md names).
+
+Percentile suffixes drop the decimal point: p99.9 is `p999` (so `ttft_ms_p999`).
+"""
 
 import re
 
-PERCENTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
+PERCENTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
 # name -> (unit, larger_is_better)
@@ -11,13 +14,17 @@ RATE_FIGURES: dict[str, tuple[str, bool]] = {
     "total_tokens_per_s": ("tokens/s", True),
     "requests_per_s": ("requests/s", True),
     "goodput_requests_per_s": ("requests/s", True),
+    "sla_attainment": ("fraction", True),
     "error_rate": ("fraction", False),
     "accuracy": ("fraction", True),
     "cost_per_decision_usd": ("USD", False),
     "cost_per_million_output_tokens_usd": ("USD", False),
+    "cost_per_decision_at_max_sla_load_usd": ("USD", False),
 }
 
-_LATENCY_NAME = re.compile(r"^(?P<metric>ttft_ms|tpot_ms|itl_ms|e2e_ms)_(?P<pct>p50|p90|p95|p99)$")
+_LATENCY_NAME = re.compile(
+    r"^(?P<metric>ttft_ms|tpot_ms|itl_ms|e2e_ms)_(?P<pct>" + "|".join(PERCENTILES) + r")$"
+)
 
 
 def latency_figure_name(metric: str, percentile: str) -> str:
@@ -31,6 +38,12 @@ def describe(name: str) -> tuple[str, bool]:
     if name in RATE_FIGURES:
         return RATE_FIGURES[name]
     raise KeyError(name)
+
+
+def percentile_of(name: str) -> float | None:
+    """The quantile a latency figure names (ttft_ms_p99 → 0.99); None for other figures."""
+    match = _LATENCY_NAME.match(name)
+    return PERCENTILES[match.group("pct")] if match else None
 
 
 def known_names() -> list[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import string
 from pathlib import Path
 from typing import Literal
 
@@ -242,7 +244,81 @@ class Sla(_Strict):
     ttft_ms: float | None = Field(default=None, gt=0)
     tpot_ms: float | None = Field(default=None, gt=0)
     e2e_ms: float | None = Field(default=None, gt=0)
+    min_attainment: float = Field(
+        default=0.95, gt=0, le=1,
+        description="share of requests that must meet every bound for a run (or load level) to meet the SLA",
+    )
     max_error_rate: float = Field(default=0.05, ge=0, le=1, description="error budget of the replay")
+
+
+ACCURACY_TEMPLATE_FIELDS = {"text", "labels"}
+
+
+class AccuracySlice(_Strict):
+    """The buyer's labelled slice: each item rendered through `prompt_template` and scored."""
+
+    path: str = Field(description="CSV or JSONL file, relative to the spec")
+    format: Literal["csv", "jsonl"] | None = Field(default=None, description="default: from the suffix")
+    text_field: str = "text"
+    label_field: str = "label"
+    id_field: str | None = Field(default=None, description="default: the 1-based line number")
+    prompt_template: str = Field(description="user message; {text} is the item, {labels} the label list")
+    system_prompt: str | None = None
+    scorer: Literal["exact", "normalised", "regex", "choice"] = "choice"
+    pattern: str | None = Field(default=None, description="regex scorer: its first group is the answer")
+    labels: list[str] | None = Field(default=None, description="choice scorer: default, the slice's labels")
+    mode: Literal["separate"] = Field(default="separate", description="replayed on its own, after the load")
+    max_items: int | None = Field(default=None, ge=1)
+    max_tokens: int = Field(default=16, ge=1)
+    concurrency: int = Field(default=8, ge=1)
+    request_timeout_s: float = Field(default=30.0, gt=0)
+
+    @field_validator("prompt_template")
+    @classmethod
+    def _template_fields(cls, value: str) -> str:
+        try:
+            fields = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
+        except ValueError as exc:
+            raise ValueError(f"not a valid template: {exc}") from None
+        if "text" not in fields:
+            raise ValueError("the template must contain {text}")
+        unknown = sorted(fields - ACCURACY_TEMPLATE_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown template field(s) {unknown}; known: text, labels")
+        return value
+
+    @model_validator(mode="after")
+    def _regex_needs_pattern(self) -> AccuracySlice:
+        if self.scorer == "regex":
+            if not self.pattern:
+                raise ValueError("scorer regex needs pattern")
+            try:
+                compiled = re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern is not a valid regex: {exc}") from None
+            if compiled.groups < 1:
+                raise ValueError("pattern needs a capture group: its first group is the answer")
+        return self
+
+
+class Analysis(_Strict):
+    """How raw timings become tables: confidence, prompt-length buckets, the ITL bound."""
+
+    confidence: float = Field(default=0.95, gt=0.5, lt=1, description="two-sided, for every interval")
+    prompt_token_buckets: list[int] = Field(
+        default=[256, 1024, 4096], description="ascending upper edges (exclusive) of prompt-length buckets"
+    )
+    itl_max_values: int = Field(
+        default=10_000_000, ge=1000,
+        description="above this many inter-chunk gaps, ITL uses every gap of the requests sent in every k-th 5-second slice",
+    )
+
+    @field_validator("prompt_token_buckets")
+    @classmethod
+    def _ascending(cls, value: list[int]) -> list[int]:
+        if any(edge < 1 for edge in value) or any(b <= a for a, b in zip(value, value[1:])):
+            raise ValueError("edges must be positive and strictly ascending")
+        return value
 
 
 class Spec(_Strict):
@@ -251,6 +327,8 @@ class Spec(_Strict):
     candidates: list[Candidate] = Field(min_length=1)
     workload: Workload
     sla: Sla = Sla()
+    accuracy: AccuracySlice | None = None
+    analysis: Analysis = Analysis()
 
     @field_validator("candidates")
     @classmethod

@@ -1,13 +1,96 @@
-"""Small statistics: confidence levels, Wilson intervals, verdicts from intervals."""
+"""Small statistics: confidence levels, order-statistic ranks, Wilson intervals, verdicts.
+
+Percentile intervals are distribution-free: the k-th smallest of n samples bounds the
+q-quantile with a probability given exactly by the binomial distribution (no normal
+approximation). A claimed percentile is supported only when the run is long enough, which is
+MLPerf LoadGen's early-stopping rule (`early_stopping_min_queries`); the two views agree
+exactly (see `tests/test_stats.py`).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
 
 CONFIDENCE = 0.95
 Z_95 = 1.959963984540054  # two-sided 95 % normal quantile
 
 HOLDS, NOT_REPRODUCED, INCONCLUSIVE = "holds", "not reproduced", "inconclusive"
+
+
+@dataclass(frozen=True)
+class OrderStatisticRanks:
+    """1-based ranks into the sorted sample: point estimate and interval ends (None: unbounded)."""
+
+    point: int
+    low: int | None
+    high: int | None
+
+
+def nearest_rank(n: int, q: float) -> int:
+    """The nearest-rank percentile: the ceil(q·n)-th smallest value (at least the first)."""
+    return max(1, math.ceil(q * n - 1e-9))
+
+
+def order_statistic_ranks(n: int, q: float, confidence: float = CONFIDENCE) -> OrderStatisticRanks:
+    """Ranks of the order statistics that bracket the q-quantile with `confidence` (two-sided,
+    equal tails): P(X_(low) ≤ ξ_q) ≥ 1 − α/2 and P(X_(high) ≥ ξ_q) ≥ 1 − α/2, exact for any
+    continuous distribution. An end is None when no order statistic of n samples reaches that
+    confidence: the run is too short to bound the quantile on that side.
+    """
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    tail = (1.0 - confidence) / 2.0
+    # high: the smallest k with P(Binom(n, q) ≤ k − 1) ≥ 1 − tail
+    high = int(binom.ppf(1.0 - tail, n, q)) + 1
+    # low: the largest j with P(Binom(n, q) ≤ j − 1) ≤ tail
+    below = int(binom.ppf(tail, n, q))
+    if binom.cdf(below, n, q) > tail:
+        below -= 1
+    low = below + 1
+    return OrderStatisticRanks(
+        point=nearest_rank(n, q),
+        low=low if low >= 1 else None,
+        high=high if high <= n else None,
+    )
+
+
+def one_sided_confidence(confidence: float = CONFIDENCE) -> float:
+    """The confidence of each end of a two-sided equal-tailed interval (0.95 → 0.975)."""
+    return 1.0 - (1.0 - confidence) / 2.0
+
+
+def early_stopping_min_queries(
+    q: float, overlatency: int, confidence: float = 0.99, tolerance: float = 0.0
+) -> int:
+    """MLPerf LoadGen's early-stopping rule (loadgen/early_stopping.cc, `MinPassingQueriesFinder`).
+
+    The smallest number h of queries at or under the latency bound such that, with
+    `overlatency` (t) queries over it, a system whose true q-quantile were exactly at the bound
+    would show t or fewer overlatency queries in h + t with probability ≤ 1 − confidence:
+    P(Binom(h + t, 1 − q + tolerance) ≤ t) ≤ 1 − confidence. A run of n queries supports the
+    claim "q-quantile ≤ bound" only when n ≥ h + t. LoadGen uses confidence 0.99, tolerance 0.
+    """
+    p_under = q - tolerance
+    if not 0 < p_under < 1:
+        raise ValueError("q − tolerance must lie in (0, 1)")
+
+    def odds(h: int) -> float:
+        return float(binom.cdf(overlatency, h + overlatency, 1.0 - p_under))
+
+    low, high = 0, max(1, math.ceil(math.log(1 - confidence) / math.log(p_under)))
+    while odds(high) > 1 - confidence:
+        low, high = high, high * 2
+    while low < high:  # the smallest h in [low, high] with odds(h) ≤ 1 − confidence
+        middle = (low + high) // 2
+        if odds(middle) <= 1 - confidence:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float | None, float | None]:
@@ -43,3 +126,15 @@ def verdict(
         if ci_low is not None and ci_low > claimed:
             return NOT_REPRODUCED
     return INCONCLUSIVE
+
+
+def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:
+    """The most requests in flight at any instant: at each send, sends so far minus ends so far
+    (an end at the very instant of a send is counted first: the two never overlapped). Exact,
+    O(n log n): two sorts and a binary search, no per-event window."""
+    if len(sent_ns) == 0:
+        return 0
+    sends, ends = np.sort(sent_ns), np.sort(end_ns)
+    started = np.searchsorted(sends, sends, side="right")  # sends at or before each send (ties included)
+    ended = np.searchsorted(ends, sends, side="right")  # ends at or before each send
+    return int((started - ended).max())

@@ -1,52 +1,83 @@
--- latency_percentiles: TTFT, TPOT, ITL and E2E percentiles per candidate over the steady-state
--- window, successful requests only. Point estimate: nearest rank. Confidence interval:
--- distribution-free, the order statistics whose ranks bracket n·q at level $z (normal
--- approximation to the binomial); NULL where the run is too short to bound it.
--- staged: steady_requests
-WITH steady AS (
-    SELECT * FROM steady_requests WHERE in_steady_window AND status = 'ok'
+-- latency_percentiles: TTFT, TPOT, ITL and E2E percentiles per candidate and scope (all, or one
+-- prompt-length bucket) over the steady-state window, successful requests only, each with n and
+-- a distribution-free confidence interval. The ranks (view `ranks`: point = nearest rank, low /
+-- high = the order statistics bracketing the quantile, exact binomial, NULL where the run is too
+-- short to bound it) come from pipeline.stats.order_statistic_ranks. Each rank is located in
+-- the histogram, then only the values of the bins holding a wanted rank are sorted: exact order
+-- statistics without sorting every value.
+-- staged: itl_samples; view: latency_samples, latency_histogram; view: ranks
+WITH wanted AS (
+    SELECT DISTINCT candidate, metric, scope, rank
+    FROM ranks UNPIVOT (rank FOR kind IN (point_rank, low_rank, high_rank))
+),
+cumulative AS (
+    SELECT
+        candidate, metric, scope, scope_order, bin, values_in_bin,
+        sum(values_in_bin) OVER (PARTITION BY candidate, metric, scope ORDER BY bin) - values_in_bin AS before_bin
+    FROM latency_histogram
+),
+located AS (
+    SELECT wanted.candidate, wanted.metric, wanted.scope, cumulative.scope_order, wanted.rank, cumulative.bin,
+           wanted.rank - cumulative.before_bin AS rank_in_bin
+    FROM wanted
+    JOIN cumulative
+        ON cumulative.candidate = wanted.candidate
+       AND cumulative.metric = wanted.metric
+       AND cumulative.scope = wanted.scope
+       AND wanted.rank > cumulative.before_bin
+       AND wanted.rank <= cumulative.before_bin + cumulative.values_in_bin
+),
+needed_bins AS (
+    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located
 ),
 samples AS (
-    SELECT candidate, 'ttft_ms' AS metric, ttft_ms AS value FROM steady WHERE ttft_ms IS NOT NULL
+    SELECT candidate, prompt_bucket_lower, metric, bin, value FROM latency_samples
     UNION ALL
-    SELECT candidate, 'tpot_ms', tpot_ms FROM steady WHERE tpot_ms IS NOT NULL
-    UNION ALL
-    SELECT candidate, 'e2e_ms', e2e_ms FROM steady WHERE e2e_ms IS NOT NULL
-    UNION ALL
-    SELECT candidate, 'itl_ms', unnest(itl_ms) FROM steady
+    SELECT candidate, prompt_bucket_lower, metric, bin, value FROM itl_samples
 ),
-sorted AS (
-    SELECT candidate, metric, list_sort(list(value)) AS ordered_values, count(*) AS n
+in_needed_bins AS (
+    SELECT needed_bins.candidate, needed_bins.metric, needed_bins.scope, needed_bins.bin, samples.value
     FROM samples
-    GROUP BY candidate, metric
+    JOIN needed_bins
+        ON needed_bins.candidate = samples.candidate
+       AND needed_bins.metric = samples.metric
+       AND needed_bins.bin = samples.bin
+    WHERE needed_bins.scope_order = -1 OR needed_bins.scope_order = samples.prompt_bucket_lower
 ),
-percentiles AS (
-    SELECT * FROM (VALUES ('p50', 0.50), ('p90', 0.90), ('p95', 0.95), ('p99', 0.99)) AS p(percentile, q)
-),
-ranks AS (
+ranked AS (
     SELECT
-        sorted.candidate,
-        sorted.metric,
-        percentiles.percentile,
-        percentiles.q,
-        sorted.n,
-        sorted.ordered_values,
-        greatest(1, CAST(ceil(percentiles.q * sorted.n) AS BIGINT)) AS point_rank,
-        CAST(floor(sorted.n * percentiles.q
-            - $z * sqrt(sorted.n * percentiles.q * (1 - percentiles.q))) AS BIGINT) AS low_rank,
-        CAST(ceil(sorted.n * percentiles.q
-            + $z * sqrt(sorted.n * percentiles.q * (1 - percentiles.q))) AS BIGINT) + 1 AS high_rank
-    FROM sorted
-    CROSS JOIN percentiles
+        *,
+        row_number() OVER (PARTITION BY candidate, metric, scope, bin ORDER BY value) AS rank_in_bin
+    FROM in_needed_bins
+),
+order_statistics AS (
+    SELECT located.candidate, located.metric, located.scope, located.rank, ranked.value
+    FROM located
+    JOIN ranked USING (candidate, metric, scope, bin, rank_in_bin)
 )
 SELECT
-    candidate,
-    metric,
-    percentile,
-    q,
-    n,
-    ordered_values[point_rank] AS value,
-    CASE WHEN low_rank >= 1 THEN ordered_values[low_rank] END AS ci_low,
-    CASE WHEN high_rank <= n THEN ordered_values[high_rank] END AS ci_high
+    ranks.candidate,
+    ranks.metric,
+    ranks.scope,
+    ranks.percentile,
+    ranks.q,
+    ranks.n,
+    point.value AS value,
+    low.value AS ci_low,
+    high.value AS ci_high,
+    ranks.point_rank,
+    ranks.low_rank,
+    ranks.high_rank,
+    ranks.confidence,
+    ranks.sample_every
 FROM ranks
-ORDER BY candidate, metric, q
+LEFT JOIN order_statistics AS point
+    ON point.candidate = ranks.candidate AND point.metric = ranks.metric
+   AND point.scope = ranks.scope AND point.rank = ranks.point_rank
+LEFT JOIN order_statistics AS low
+    ON low.candidate = ranks.candidate AND low.metric = ranks.metric
+   AND low.scope = ranks.scope AND low.rank = ranks.low_rank
+LEFT JOIN order_statistics AS high
+    ON high.candidate = ranks.candidate AND high.metric = ranks.metric
+   AND high.scope = ranks.scope AND high.rank = ranks.high_rank
+ORDER BY ranks.candidate, ranks.metric, ranks.scope_order, ranks.q

@@ -1,33 +1,65 @@
--- steady_requests: every raw timing marked with the steady-state window (warm-up and
--- cool-down excluded) and whether it met every SLA bound. Staged before the analysis queries.
--- view: raw_timings
+-- steady_requests: one row per raw timing (its scalar columns only) marked with the
+-- steady-state window of its candidate (and load level, when a sweep wrote one), its
+-- prompt-length bucket and whether it met each SLA bound. Staged before the analysis queries.
+-- view: raw_timings (load_level and retry_count added as NULL when the replay wrote none)
 WITH window_bounds AS (
     SELECT
         candidate,
+        load_level,
+        min(t_sent_ns) AS replay_start_ns,
         min(t_sent_ns) + CAST($warmup_s * 1e9 AS BIGINT) AS window_start_ns,
         max(t_end_ns) - CAST($cooldown_s * 1e9 AS BIGINT) AS window_end_ns
     FROM raw_timings
     WHERE t_sent_ns IS NOT NULL
-    GROUP BY candidate
+    GROUP BY candidate, load_level
+),
+timings AS (
+    -- only what the analyses read: at 10 M rows every column staged costs about a second
+    SELECT
+        candidate, load_level, status, error_type,
+        coalesce(retry_count, 0) AS retry_count,
+        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms,
+        coalesce(prompt_tokens, prompt_tokens_client) AS prompt_tokens_any,
+        coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
+        content_chunks, t_sent_ns, t_end_ns
+    FROM raw_timings
+),
+bucketed AS (
+    SELECT
+        timings.*,
+        -- how many bucket edges the prompt reaches: 0 = below the first edge
+        len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= coalesce(prompt_tokens_any, 0))) AS bucket_index
+    FROM timings
 ),
 marked AS (
     SELECT
-        raw_timings.*,
+        bucketed.*,
+        window_bounds.replay_start_ns,
         window_bounds.window_start_ns,
         window_bounds.window_end_ns,
         coalesce(
-            raw_timings.t_sent_ns >= window_bounds.window_start_ns
-            AND raw_timings.t_end_ns <= window_bounds.window_end_ns,
+            bucketed.t_sent_ns >= window_bounds.window_start_ns
+            AND bucketed.t_end_ns <= window_bounds.window_end_ns,
             false
-        ) AS in_steady_window
-    FROM raw_timings
-    LEFT JOIN window_bounds USING (candidate)
+        ) AS in_steady_window,
+        CASE WHEN bucket_index = 0 THEN 0 ELSE CAST($bucket_edges AS BIGINT[])[bucket_index] END AS prompt_bucket_lower,
+        CASE WHEN bucket_index < len(CAST($bucket_edges AS BIGINT[]))
+             THEN CAST($bucket_edges AS BIGINT[])[bucket_index + 1] - 1 END AS prompt_bucket_upper
+    FROM bucketed
+    LEFT JOIN window_bounds
+        ON window_bounds.candidate = bucketed.candidate
+       AND window_bounds.load_level IS NOT DISTINCT FROM bucketed.load_level
+),
+sla AS (
+    -- the bucket's label ('256-1023', '4096+') is made where tables are output, not per row
+    SELECT
+        marked.*,
+        status = 'ok' AND (CAST($sla_ttft_ms AS DOUBLE) IS NULL OR ttft_ms <= CAST($sla_ttft_ms AS DOUBLE)) AS met_ttft,
+        status = 'ok' AND (CAST($sla_tpot_ms AS DOUBLE) IS NULL OR coalesce(tpot_ms, 0) <= CAST($sla_tpot_ms AS DOUBLE)) AS met_tpot,
+        status = 'ok' AND (CAST($sla_e2e_ms AS DOUBLE) IS NULL OR e2e_ms <= CAST($sla_e2e_ms AS DOUBLE)) AS met_e2e
+    FROM marked
 )
 SELECT
-    *,
-    status = 'ok'
-        AND (CAST($sla_ttft_ms AS DOUBLE) IS NULL OR ttft_ms <= CAST($sla_ttft_ms AS DOUBLE))
-        AND (CAST($sla_tpot_ms AS DOUBLE) IS NULL OR coalesce(tpot_ms, 0) <= CAST($sla_tpot_ms AS DOUBLE))
-        AND (CAST($sla_e2e_ms AS DOUBLE) IS NULL OR e2e_ms <= CAST($sla_e2e_ms AS DOUBLE))
-        AS met_sla
-FROM marked
+    * EXCLUDE (bucket_index),
+    coalesce(met_ttft AND met_tpot AND met_e2e, false) AS met_sla
+FROM sla

@@ -1,49 +1,34 @@
 -- throughput: output tokens/s, total tokens/s, requests/s and goodput per candidate over the
--- steady-state window (requests that completed inside it), with a batch-means confidence
--- interval over 1-second buckets; error rate over every planned request.
--- staged: steady_requests
-WITH per_candidate AS (
-    SELECT
-        candidate,
-        any_value(window_start_ns) AS window_start_ns,
-        any_value(window_end_ns) AS window_end_ns,
-        count(*) AS requests_planned,
-        count(*) FILTER (WHERE status <> 'ok') AS requests_failed,
-        count(*) FILTER (WHERE in_steady_window) AS requests_in_window,
-        quantile_disc(schedule_lag_ms, 0.99) AS schedule_lag_ms_p99
+-- steady-state window (requests sent and ended inside it), with a batch-means confidence
+-- interval over its whole 1-second buckets; SLA attainment (errors count as misses); mean
+-- concurrency (peak_concurrency is appended from sql/concurrency_events.sql); error rate over
+-- every planned request.
+-- staged: steady_requests, throughput_buckets
+WITH windows AS (
+    SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns
     FROM steady_requests
+    WHERE window_start_ns IS NOT NULL
+),
+window_lengths AS (
+    SELECT candidate, sum(greatest(window_end_ns - window_start_ns, 0)) / 1e9 AS window_s
+    FROM windows
     GROUP BY candidate
-),
-windowed AS (
-    SELECT *, (window_end_ns - window_start_ns) / 1e9 AS window_s
-    FROM per_candidate
-),
-buckets AS (
-    SELECT windowed.candidate, bucket
-    FROM windowed, range(CAST(greatest(floor(windowed.window_s), 0) AS BIGINT)) AS r(bucket)
-),
-bucket_sums AS (
-    SELECT
-        buckets.candidate,
-        buckets.bucket,
-        CAST(coalesce(sum(s.output_tokens) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS output_tokens,
-        CAST(coalesce(sum(s.output_tokens + s.prompt_tokens) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS total_tokens,
-        count(s.request_id) FILTER (WHERE s.status = 'ok') AS requests_ok,
-        count(s.request_id) FILTER (WHERE s.met_sla) AS requests_good
-    FROM buckets
-    LEFT JOIN steady_requests AS s
-        ON s.candidate = buckets.candidate
-       AND s.in_steady_window
-       AND (s.t_end_ns - s.window_start_ns) // 1000000000 = buckets.bucket
-    GROUP BY buckets.candidate, buckets.bucket
 ),
 totals AS (
     SELECT
         candidate,
-        CAST(coalesce(sum(output_tokens) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS output_tokens,
-        CAST(coalesce(sum(output_tokens + prompt_tokens) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS total_tokens,
+        count(*) AS requests_planned,
+        count(*) FILTER (WHERE status <> 'ok') AS requests_failed,
+        count(*) FILTER (WHERE in_steady_window) AS requests_in_window,
         count(*) FILTER (WHERE in_steady_window AND status = 'ok') AS requests_ok,
-        count(*) FILTER (WHERE in_steady_window AND met_sla) AS requests_good
+        count(*) FILTER (WHERE in_steady_window AND met_sla) AS requests_good,
+        count(*) FILTER (WHERE in_steady_window AND met_ttft) AS requests_met_ttft,
+        count(*) FILTER (WHERE in_steady_window AND met_tpot) AS requests_met_tpot,
+        count(*) FILTER (WHERE in_steady_window AND met_e2e) AS requests_met_e2e,
+        CAST(coalesce(sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS output_tokens,
+        CAST(coalesce(sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS total_tokens,
+        coalesce(sum(t_end_ns - t_sent_ns) FILTER (WHERE in_steady_window), 0) / 1e9 AS busy_s,
+        quantile_disc(schedule_lag_ms, 0.99) AS schedule_lag_ms_p99
     FROM steady_requests
     GROUP BY candidate
 ),
@@ -55,28 +40,28 @@ spread AS (
         stddev_samp(total_tokens) AS total_tokens_sd,
         stddev_samp(requests_ok) AS requests_sd,
         stddev_samp(requests_good) AS goodput_sd
-    FROM bucket_sums
+    FROM throughput_buckets
+    WHERE steady
     GROUP BY candidate
 ),
 rates AS (
     SELECT
-        windowed.*,
-        totals.output_tokens,
-        totals.total_tokens,
-        totals.requests_ok,
-        totals.requests_good,
+        totals.*,
+        window_lengths.window_s,
         spread.buckets,
-        CASE WHEN windowed.window_s > 0 THEN totals.output_tokens / windowed.window_s END AS output_tokens_per_s,
-        CASE WHEN windowed.window_s > 0 THEN totals.total_tokens / windowed.window_s END AS total_tokens_per_s,
-        CASE WHEN windowed.window_s > 0 THEN totals.requests_ok / windowed.window_s END AS requests_per_s,
-        CASE WHEN windowed.window_s > 0 THEN totals.requests_good / windowed.window_s END AS goodput_requests_per_s,
+        CASE WHEN window_s > 0 THEN output_tokens / window_s END AS output_tokens_per_s,
+        CASE WHEN window_s > 0 THEN total_tokens / window_s END AS total_tokens_per_s,
+        CASE WHEN window_s > 0 THEN requests_ok / window_s END AS requests_per_s,
+        CASE WHEN window_s > 0 THEN requests_good / window_s END AS goodput_requests_per_s,
+        CASE WHEN window_s > 0 THEN busy_s / window_s END AS mean_concurrency,
+        -- batch means: a rate's standard error is the bucket sd / sqrt(buckets); NULL below 2 buckets
         $z / sqrt(nullif(spread.buckets, 0)) AS half_width_factor,
         spread.output_tokens_sd,
         spread.total_tokens_sd,
         spread.requests_sd,
         spread.goodput_sd
-    FROM windowed
-    JOIN totals USING (candidate)
+    FROM totals
+    JOIN window_lengths USING (candidate)
     LEFT JOIN spread USING (candidate)
 )
 SELECT
@@ -88,6 +73,9 @@ SELECT
     requests_in_window,
     requests_ok,
     requests_good,
+    requests_met_ttft,
+    requests_met_tpot,
+    requests_met_e2e,
     output_tokens,
     total_tokens,
     output_tokens_per_s,
@@ -102,7 +90,9 @@ SELECT
     goodput_requests_per_s,
     goodput_requests_per_s - half_width_factor * goodput_sd AS goodput_requests_per_s_ci_low,
     goodput_requests_per_s + half_width_factor * goodput_sd AS goodput_requests_per_s_ci_high,
+    requests_good / nullif(requests_in_window, 0) AS sla_attainment,
     requests_failed / nullif(requests_planned, 0) AS error_rate,
+    mean_concurrency,
     schedule_lag_ms_p99
 FROM rates
 ORDER BY candidate

@@ -13,6 +13,7 @@ from pipeline.reference import ReferenceServer
 
 DEMO_LOG = REPO_ROOT / "examples" / "data" / "production_requests.jsonl"
 DEMO_SPEC = REPO_ROOT / "examples" / "demo.yaml"
+DEMO_SLICE = REPO_ROOT / "examples" / "data" / "banking77_slice.csv"
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +26,8 @@ def zero_server() -> Iterator[ReferenceServer]:
 def demo_spec_dict() -> dict:
     data = yaml.safe_load(DEMO_SPEC.read_text())
     data["workload"]["log"]["path"] = str(DEMO_LOG)
+    if data.get("accuracy"):
+        data["accuracy"]["path"] = str(DEMO_SLICE)
     return data
 
 

@@ -51,9 +51,9 @@ def ten_requests(tmp_path: Path) -> Path:
     return write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
 
 
-def _latency(path: Path, metric: str) -> dict:
+def _latency(path: Path, metric: str, scope: str = "all") -> dict:
     rows = analysis.latency_percentiles(path, spec()).to_pylist()
-    return {row["percentile"]: row for row in rows if row["metric"] == metric}
+    return {row["percentile"]: row for row in rows if row["metric"] == metric and row["scope"] == scope}
 
 
 def test_ttft_percentiles_are_nearest_rank_with_order_statistic_intervals(ten_requests: Path):
@@ -61,9 +61,12 @@ def test_ttft_percentiles_are_nearest_rank_with_order_statistic_intervals(ten_re
     assert ttft["p50"]["value"] == 50.0 and ttft["p50"]["n"] == 10
     assert ttft["p90"]["value"] == 90.0
     assert ttft["p99"]["value"] == 100.0
-    # p50, n=10: ranks 5 ± 1.96·√2.5 → [1, 10] (floor / ceil + 1)
-    assert (ttft["p50"]["ci_low"], ttft["p50"]["ci_high"]) == (10.0, 100.0)
-    # p99, n=10: the upper rank passes n, so the interval is open above: too short to bound.
+    assert ttft["p999"]["value"] == 100.0  # nearest rank ceil(9.99) = 10
+    # p50, n=10, Binom(10, 0.5): P(≤1) = 11/1024 ≤ 0.025 < P(≤2) = 56/1024 → low rank 2;
+    # P(≤7) = 968/1024 < 0.975 ≤ P(≤8) = 1013/1024 → high rank 9: [X(2), X(9)] = [20, 90].
+    assert (ttft["p50"]["ci_low"], ttft["p50"]["ci_high"]) == (20.0, 90.0)
+    # p99, n=10: P(Binom(10, .99) ≤ 8) = 0.0043 ≤ 0.025 → low rank 9; no rank reaches 0.975
+    # above, so the interval is open above: too short to bound.
     assert ttft["p99"]["ci_low"] == 90.0 and ttft["p99"]["ci_high"] is None
 
 

@@ -9,8 +9,10 @@ from pipeline.definitions import REVALIDATION_JOB, defs
 from tests.conftest import demo_spec_dict
 
 ASSETS = [
-    "production_logs", "production_sample", "prompt_profile", "endpoint_fingerprint", "replay_plan", "client_calibration", "raw_timings",
-    "latency_percentiles", "throughput", "cost_per_decision", "evidence_pack",
+    "production_logs", "production_sample", "prompt_profile", "endpoint_fingerprint", "replay_plan",
+    "client_calibration", "raw_timings", "latency_percentiles", "throughput", "throughput_buckets",
+    "error_breakdown", "cost_per_decision", "labelled_slice", "accuracy_results", "accuracy_summary",
+    "accuracy_by_label", "evidence_pack",
 ]
 
 
@@ -25,6 +27,7 @@ def test_definitions_hold_every_asset_with_at_least_one_check():
 
 def small_spec(write_spec, base_url: str, **workload) -> Path:
     data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]
     data["candidates"][0]["base_url"] = base_url
     data["workload"]["sample"].update(window_s=8)
     data["workload"]["replay"].update(warmup_s=1, cooldown_s=1, max_duration_s=60)

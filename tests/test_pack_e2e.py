@@ -55,8 +55,11 @@ def test_pack_meets_its_json_schema(pack):
 
 def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
     claimed = {f["metric"]: f for f in pack["figures"] if f["claimed"] is not None}
-    assert set(claimed) == {"output_tokens_per_s", "ttft_ms_p95", "e2e_ms_p99", "tpot_ms_p50", "error_rate"}
+    assert set(claimed) == {"output_tokens_per_s", "ttft_ms_p95", "ttft_ms_p99", "e2e_ms_p99", "tpot_ms_p50", "error_rate", "accuracy"}
+    assert claimed["accuracy"]["n"] == 200  # every item of the bundled slice was scored
     assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
+    assert [row["candidate"] for row in pack["ranking"]] == [pack["figures"][0]["candidate"]]
+    assert pack["accuracy"]["summary"][0]["scored"] == 200
 
 
 def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
@@ -106,6 +109,7 @@ def test_html_opens_in_headless_chromium_with_its_tables_and_plots(pack_dir, tmp
     page = chromium.load(pack_dir / "evidence_pack.html", screenshot=screenshot)
     assert page.console == []
     assert 'id="summary-table"' in page.dom and "ttft_ms_p95" in page.dom
+    assert 'id="ranking-table"' in page.dom and 'id="accuracy-table"' in page.dom and 'id="confusion-table"' in page.dom
     assert page.dom.count("<svg") >= 5  # length histograms, arrivals, CDFs, throughput over time
     assert "<script" not in page.dom
     assert screenshot.stat().st_size > 10_000

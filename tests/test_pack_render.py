@@ -47,6 +47,37 @@ def test_html_escapes_every_spec_and_log_string():
     assert html.count("<svg") == 1
 
 
+def comparison_keys() -> dict:
+    """The two-candidate sections (issue 6): side by side, ranking, accuracy with confusion."""
+    return {
+        "side_by_side": {"candidates": [HOSTILE], "rows": [{"metric": "accuracy", "unit": "fraction", "claimed": 0.9, "cells": [
+            {"measured": 0.8, "ci_low": 0.7, "ci_high": 0.9, "verdict": "inconclusive"}]}]},
+        "ranking": [{"rank": 1, "candidate": HOSTILE, "cost_per_decision_usd": 0.001, "cost_per_1000_decisions_usd": 1.0,
+                     "cost_per_decision_usd_ci_low": 0.0009, "cost_per_decision_usd_ci_high": 0.0011, "pricing": "hourly",
+                     "useful_decisions": 90, "sla_attainment": 0.95, "accuracy": 0.8}],
+        "accuracy": {"candidates": [HOSTILE], "summary": [{
+            "candidate": HOSTILE, "scored": 100, "correct": 80, "errors": 0, "accuracy": 0.8, "accuracy_ci_low": 0.71,
+            "accuracy_ci_high": 0.87, "claimed_accuracy": 0.9, "accuracy_delta": -0.1, "accuracy_delta_ci_low": -0.19,
+            "accuracy_delta_ci_high": -0.03}],
+            "per_label": [{"label": HOSTILE, "label_items": 10, "cells": [{"accuracy": 0.5, "confused_with": f"{HOSTILE} (5)"}]}]},
+    }
+
+
+def test_comparison_and_accuracy_sections_are_escaped_and_meet_the_schema():
+    good = pack(**comparison_keys())
+    html = render_html(good, {})
+    assert 'id="ranking-table"' in html and 'id="accuracy-table"' in html and 'id="confusion-table"' in html
+    assert "<script" not in html and html.count("&lt;script&gt;") >= 5
+    markdown = render_markdown(good)
+    assert "Ranking by cost per useful decision" in markdown and "<script" not in markdown
+    schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
+    jsonschema.validate(good, schema)
+    renamed = pack(**comparison_keys())
+    renamed["ranking"][0]["usd_per_decision"] = renamed["ranking"][0].pop("cost_per_decision_usd")
+    with pytest.raises(jsonschema.ValidationError, match="'cost_per_decision_usd' is a required property"):
+        jsonschema.validate(renamed, schema)
+
+
 def test_markdown_cells_cannot_break_the_table():
     markdown = render_markdown(pack())
     row = next(line for line in markdown.splitlines() if "ttft_ms_p95" in line)

@@ -138,6 +138,7 @@ def test_length_only_azure_trace_runs_end_to_end_with_synthetic_prompts(tmp_path
     lines += [f"2023-11-16 18:15:{10 + i * 0.25:010.7f},{40 + 37 * i % 300},{3 + i % 5}" for i in range(24)]
     log.write_text("\n".join(lines))
     data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]
     data["candidates"][0]["base_url"] = zero_server.base_url
     data["workload"] = {
         "log": {"path": str(log), "format": "azure_csv"},

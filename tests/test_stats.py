@@ -32,3 +32,66 @@ def test_an_unbounded_side_is_inconclusive_and_no_claim_has_no_verdict():
     # p99 of a short run: no order statistic above the claim, so it cannot hold.
     assert verdict(4000, ci_low=2000, ci_high=None, larger_is_better=False) == INCONCLUSIVE
     assert verdict(None, ci_low=1, ci_high=2, larger_is_better=False) is None
+
+
+# --- exact order-statistic intervals and MLPerf LoadGen's early-stopping rule ---------------
+
+from pipeline.figures import PERCENTILES  # noqa: E402
+from pipeline.stats import early_stopping_min_queries, one_sided_confidence, order_statistic_ranks  # noqa: E402
+
+
+def test_order_statistic_ranks_by_hand():
+    # Binom(10, 0.5): P(≤1) = 11/1024 ≤ 0.025 < P(≤2); P(≤7) = 968/1024 < 0.975 ≤ P(≤8) = 1013/1024
+    ranks = order_statistic_ranks(10, 0.5, 0.95)
+    assert (ranks.point, ranks.low, ranks.high) == (5, 2, 9)
+    # n = 1: no interval at all
+    assert order_statistic_ranks(1, 0.5) == order_statistic_ranks(1, 0.5).__class__(point=1, low=None, high=None)
+
+
+def test_loadgen_minimum_queries_for_a_percentile():
+    # No overlatency query: p^h ≤ 1 − c, so h = ceil(ln 0.01 / ln 0.99) = 459 for p99 at 99 %
+    # (LoadGen's own seed value), ceil(ln 0.01 / ln 0.9) = 44 for p90.
+    assert early_stopping_min_queries(0.99, 0, 0.99) == 459
+    assert early_stopping_min_queries(0.90, 0, 0.99) == 44
+    # One overlatency query: the smallest h with (h+1)·0.99^h·0.01 + 0.99^(h+1) ≤ 0.01
+    h = next(h for h in range(1, 5000) if (h + 1) * 0.99**h * 0.01 + 0.99 ** (h + 1) <= 0.01)
+    assert early_stopping_min_queries(0.99, 1, 0.99) == h == 661
+
+
+def test_holding_by_the_interval_is_exactly_loadgens_early_stopping():
+    """ci_high ≤ claim ⟺ n ≥ h_min(t) + t, where t samples exceed the claim (no ties at it)."""
+    confidence = 0.95
+    for q in PERCENTILES.values():
+        for n in (1, 5, 20, 45, 59, 100, 300, 368, 1000):
+            for over in range(0, min(n, 12)):
+                ranks = order_statistic_ranks(n, q, confidence)
+                by_interval = ranks.high is not None and ranks.high <= n - over  # X(high) ≤ claim
+                by_loadgen = n >= early_stopping_min_queries(q, over, one_sided_confidence(confidence)) + over
+                assert by_interval == by_loadgen, (q, n, over)
+
+
+def test_a_run_too_short_for_a_percentile_claim_is_inconclusive():
+    # 100 requests, every TTFT far below a claimed p99 of 250 ms: still too few to say it holds
+    # (a p99 claim needs 368 samples at 97.5 % one-sided, LoadGen's rule).
+    values = [10.0 + i * 0.1 for i in range(100)]
+    ranks = order_statistic_ranks(len(values), 0.99)
+    ci_low = values[ranks.low - 1] if ranks.low else None
+    ci_high = values[ranks.high - 1] if ranks.high else None
+    assert ci_high is None
+    assert verdict(250, ci_low, ci_high, larger_is_better=False) == INCONCLUSIVE
+    assert early_stopping_min_queries(0.99, 0, one_sided_confidence(0.95)) == 368
+    # 400 such requests are enough: the claim holds
+    values = [10.0 + i * 0.1 for i in range(400)]
+    ranks = order_statistic_ranks(len(values), 0.99)
+    assert verdict(250, values[ranks.low - 1], values[ranks.high - 1], larger_is_better=False) == HOLDS
+
+
+def test_peak_concurrency_by_hand():
+    import numpy as np
+
+    from pipeline.stats import peak_concurrency
+
+    # [0,10) [2,5) [3,4) [5,8): three overlap at 3..4; the send at 5 meets an end at 5, not counted
+    assert peak_concurrency(np.array([0, 2, 3, 5]), np.array([10, 5, 4, 8])) == 3
+    assert peak_concurrency(np.array([0, 0, 0]), np.array([1, 1, 1])) == 3  # simultaneous sends
+    assert peak_concurrency(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0

@@ -1,4 +1,4 @@
-"""The pack's plots, drawn from the pack's own tables (sample, raw timings) — never re-measured."""
+"""The pack's plots, drawn from the pack's own tables (sample, raw timings, throughput buckets) — never re-measured."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from pipeline.analysis import analysis_params
 from pipeline.layout import PackLayout
 from pipeline.pack import plots
 from pipeline.spec import Spec
-from pipeline.sqlrun import run_query
-
-NS = 1e9
+from pipeline.sqlsession import QuerySession
 
 
 def workload_charts(sample: pa.Table) -> dict[str, str | None]:
@@ -50,46 +48,53 @@ def latency_charts(marked: list[dict], spec: Spec) -> dict[str, str | None]:
     }
 
 
-def throughput_charts(marked: list[dict]) -> dict[str, str | None]:
-    """Output tokens/s and goodput per 1-second bucket of completion time, per candidate."""
-    tokens: dict[str, Counter] = defaultdict(Counter)
-    good: dict[str, Counter] = defaultdict(Counter)
-    done: dict[str, Counter] = defaultdict(Counter)
-    starts: dict[str, int] = {}
-    for row in marked:
-        if row["t_sent_ns"] is not None:
-            starts[row["candidate"]] = min(starts.get(row["candidate"], row["t_sent_ns"]), row["t_sent_ns"])
-    for row in marked:
-        if row["status"] != "ok":
-            continue
-        second = int((row["t_end_ns"] - starts[row["candidate"]]) / NS)
-        tokens[row["candidate"]][second] += row["output_tokens"] or 0
-        done[row["candidate"]][second] += 1
-        good[row["candidate"]][second] += bool(row["met_sla"])
-
-    def series(counters: dict[str, Counter], suffix: str = "") -> dict:
-        out = {}
-        for name, counter in counters.items():
-            xs = list(range(max(counter) + 1)) if counter else []
-            out[name + suffix] = (xs, [counter.get(x, 0) for x in xs])
-        return out
-
+def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
+    """Output tokens/s and goodput per 1-second bucket, per candidate, read from the
+    throughput_buckets table (seconds since the candidate's first send; requests by end time)."""
+    tokens: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    done: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    good: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for row in buckets:
+        for series, value in ((tokens, row["output_tokens"]), (done, row["requests_ok"]), (good, row["requests_good"])):
+            xs, ys = series[row["candidate"]]
+            xs.append(row["second"])
+            ys.append(value)
     return {
-        "throughput_timeline": plots.timeline(series(tokens), "seconds since the replay's first send", "output tokens per second"),
+        "throughput_timeline": plots.timeline(dict(tokens), "seconds since the replay's first send", "output tokens per second"),
         "goodput_timeline": plots.timeline(
-            {**series(done, " completed"), **series(good, " met SLA (goodput)")},
+            {**{f"{name} completed": xy for name, xy in done.items()},
+             **{f"{name} met SLA (goodput)": xy for name, xy in good.items()}},
             "seconds since the replay's first send",
             "requests per second",
         ),
     }
 
 
+def comparison_charts(pack: dict) -> dict[str, str | None]:
+    """Accuracy with its interval and cost per useful decision with its interval, per candidate,
+    from the pack's own accuracy and ranking sections."""
+    accuracy = pack.get("accuracy") or {}
+    summary = accuracy.get("summary") or []
+    claimed = next((row["claimed_accuracy"] for row in summary if row.get("claimed_accuracy") is not None), None)
+    ranking = pack.get("ranking") or []
+    return {
+        "accuracy_intervals": plots.intervals(
+            [(row["candidate"], row["accuracy"], row["accuracy_ci_low"], row["accuracy_ci_high"]) for row in summary],
+            "accuracy on the labelled slice (interval: Wilson)",
+            {f"claimed {claimed:g}": claimed} if claimed is not None else None,
+        ),
+        "cost_intervals": plots.intervals(
+            [(f"{row['rank']}. {row['candidate']}", row["cost_per_decision_usd"], row["cost_per_decision_usd_ci_low"],
+              row["cost_per_decision_usd_ci_high"]) for row in ranking],
+            "USD per useful decision (lower is better)",
+        ),
+    }
+
+
 def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
-    marked = run_query("steady_requests", {"raw_timings": layout.table("raw_timings")}, analysis_params(spec)).to_pylist()
+    with QuerySession({"raw_timings": layout.table("raw_timings")}, analysis_params(spec)) as session:
+        marked = session.run("steady_requests").to_pylist()
     charts = workload_charts(pq.read_table(layout.table("production_sample")))
     charts.update(latency_charts(marked, spec))
-    charts.update(throughput_charts(marked))
+    charts.update(throughput_charts(pq.read_table(layout.table("throughput_buckets")).to_pylist()))
     return charts
-
-
-

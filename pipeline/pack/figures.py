@@ -1,13 +1,21 @@
-"""Every measured figure beside the published one, with its interval, n, verdict and lineage."""
+"""Every measured figure beside the published one, with its interval, n, verdict and lineage.
+
+Verdicts come from the interval and the direction in which larger is better
+(`pipeline.stats.verdict`). For a percentile the interval's ends are exact order statistics, so
+"holds" is exactly MLPerf LoadGen's early-stopping rule at the interval's one-sided confidence:
+a run shorter than `min_samples_to_hold` can never make a percentile claim hold.
+"""
 
 from __future__ import annotations
 
 from pipeline import figures as catalogue
+from pipeline.analysis import z_value
 from pipeline.spec import Spec
-from pipeline.stats import verdict, wilson_interval
+from pipeline.stats import early_stopping_min_queries, one_sided_confidence, verdict, wilson_interval
 
 THROUGHPUT_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
 COST_FIGURES = ("cost_per_decision_usd", "cost_per_million_output_tokens_usd")
+SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
 
 
 def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n: int, lineage: dict) -> dict:
@@ -28,8 +36,12 @@ def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n
 
 
 def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
-    return [
-        figure(
+    """One figure per candidate, metric and percentile over the whole window (scope 'all')."""
+    out = []
+    for row in rows:
+        if (row.get("scope") or "all") != "all":
+            continue
+        item = figure(
             spec,
             row["candidate"],
             catalogue.latency_figure_name(row["metric"], row["percentile"]),
@@ -39,8 +51,18 @@ def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
             row["n"],
             lineage,
         )
-        for row in rows
-    ]
+        item["early_stopping"] = early_stopping_note(row["q"], row["n"], row.get("confidence") or spec.analysis.confidence)
+        if (row.get("sample_every") or 1) > 1:
+            item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
+        out.append(item)
+    return out
+
+
+def early_stopping_note(q: float, n: int, confidence: float) -> dict:
+    """How many samples a claim on this percentile needs to hold, even with none over it."""
+    one_sided = one_sided_confidence(confidence)
+    needed = early_stopping_min_queries(q, 0, one_sided)
+    return {"confidence": one_sided, "min_samples_to_hold": needed, "long_enough": n >= needed}
 
 
 def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
@@ -59,7 +81,13 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
                     lineage,
                 )
             )
-        low, high = wilson_interval(row["requests_failed"], row["requests_planned"])
+        out.append(
+            figure(
+                spec, row["candidate"], "sla_attainment", row.get("sla_attainment"),
+                row.get("sla_attainment_ci_low"), row.get("sla_attainment_ci_high"), row["requests_in_window"], lineage,
+            )
+        )
+        low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
         out.append(
             figure(spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage)
         )
@@ -67,12 +95,39 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
 
 
 def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
-    """Cost has no sampling interval here: a claimed cost figure stays inconclusive."""
-    return [
-        figure(spec, row["candidate"], metric, row[metric], None, None, row["useful_decisions"], lineage)
-        for row in rows
-        for metric in COST_FIGURES
-    ]
+    """Cost per decision has an interval from the useful share; cost per million tokens has none,
+    so a claim on it stays inconclusive. The sweep figure appears only when a sweep ran."""
+    out = []
+    for row in rows:
+        n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
+        out.append(
+            figure(
+                spec, row["candidate"], "cost_per_decision_usd", row["cost_per_decision_usd"],
+                row.get("cost_per_decision_usd_ci_low"), row.get("cost_per_decision_usd_ci_high"), n, lineage,
+            )
+        )
+        out.append(
+            figure(
+                spec, row["candidate"], "cost_per_million_output_tokens_usd",
+                row["cost_per_million_output_tokens_usd"], None, None, n, lineage,
+            )
+        )
+        if row.get(SWEEP_COST_FIGURE) is not None or SWEEP_COST_FIGURE in spec.claim.figures:
+            out.append(figure(spec, row["candidate"], SWEEP_COST_FIGURE, row.get(SWEEP_COST_FIGURE), None, None, n, lineage))
+    return out
+
+
+def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+    """Accuracy on the buyer's slice with its Wilson interval and the delta to the claim."""
+    out = []
+    for row in rows:
+        item = figure(
+            spec, row["candidate"], "accuracy", row["accuracy"], row["accuracy_ci_low"], row["accuracy_ci_high"],
+            row["scored"], lineage,
+        )
+        item["delta"] = row.get("accuracy_delta")
+        out.append(item)
+    return out
 
 
 def lineage(sql_files: list[dict], inputs: list[dict]) -> dict:

@@ -9,9 +9,13 @@ from importlib import metadata
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.hashing import file_ref
 from pipeline.layout import PackLayout
+from pipeline.pack import comparison
 from pipeline.pack import figures as pack_figures
 from pipeline.spec import LoadedSpec
 
+# the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
+LATENCY_STEPS = ("itl_volume", "latency_samples", "itl_samples", "latency_histogram", "latency_counts")
+THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
@@ -63,6 +67,10 @@ def build_pack(
     throughput_rows: list[dict],
     cost_rows: list[dict],
     raw_timings_rows: int,
+    accuracy_rows: list[dict] = (),
+    accuracy_label_rows: list[dict] = (),
+    error_rows: list[dict] = (),
+    accuracy_results_rows: int | None = None,
     calibration: dict | None = None,
 ) -> dict:
     raw_ref = file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows)
@@ -70,11 +78,19 @@ def build_pack(
         file_ref(path, layout.root)
         for path in layout.copy_sql(["steady_requests", "latency_percentiles", "throughput", "cost_per_decision"])
     )
+    latency_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(LATENCY_STEPS))]
+    throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
     figures = (
-        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, latency_sql], [raw_ref]))
-        + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, throughput_sql], [raw_ref]))
+        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, *latency_steps, latency_sql], [raw_ref]))
+        + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, *throughput_steps, throughput_sql], [raw_ref]))
         + pack_figures.cost_figures(loaded.spec, cost_rows, pack_figures.lineage([staged, cost_sql], [raw_ref]))
     )
+    inputs = [raw_ref]
+    if accuracy_rows:
+        (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
+        results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
+        figures += pack_figures.accuracy_figures(loaded.spec, accuracy_rows, pack_figures.lineage([accuracy_sql], [results_ref]))
+        inputs.append(results_ref)
     divergence = _claim_divergence(layout)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)
     return {
@@ -84,13 +100,25 @@ def build_pack(
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "claim": {"source": loaded.spec.claim.source, "figures": dict(loaded.spec.claim.figures)},
         "figures": figures,
-        "conditions": conditions(loaded, profile, replay_summary.get("peak_in_flight")),
+        "conditions": conditions(
+            loaded, profile,
+            max((row.get("peak_concurrency") or 0 for row in throughput_rows), default=None) or replay_summary.get("peak_in_flight"),
+        ),
         "proxy_verdict": divergence["proxy_verdict"],
         "claim_divergence": divergence["axes"],
         "profile": profile,
         "replay": replay_summary,
         "client_validity": client_validity(lag_p99, calibration),
-        "inputs": [raw_ref],
+        "inputs": inputs,
+        "side_by_side": comparison.side_by_side(figures),
+        "ranking": comparison.ranking(cost_rows, throughput_rows, list(accuracy_rows)),
+        "accuracy": comparison.accuracy_section(list(accuracy_rows), list(accuracy_label_rows)),
+        "latency_by_bucket": comparison.latency_by_bucket(latency_rows),
+        "errors_by_type": comparison.errors_by_type(list(error_rows)),
+        "concurrency": [
+            {"candidate": row["candidate"], "peak": row.get("peak_concurrency"), "mean": row.get("mean_concurrency")}
+            for row in throughput_rows
+        ],
         "versions": {name: _version(name) for name in PACKAGES},
     }
 

@@ -88,3 +88,24 @@ def timeline(
     axes.set_ylim(bottom=0)
     axes.legend(fontsize=8)
     return _svg(figure)
+
+
+def intervals(rows: list[tuple[str, float | None, float | None, float | None]], xlabel: str,
+              reference: dict[str, float] | None = None) -> str | None:
+    """One point with its interval per row, (label, value, low, high), top to bottom; `reference`
+    draws labelled vertical lines (a claim, say)."""
+    rows = [row for row in rows if row[1] is not None]
+    if not rows:
+        return None
+    figure, axes = plt.subplots(figsize=(7.0, 0.6 + 0.45 * len(rows)))
+    for y, (_, value, low, high) in enumerate(reversed(rows)):
+        low = value if low is None else low
+        high = value if high is None else high
+        axes.errorbar([value], [y], xerr=[[value - low], [high - value]], fmt="o", capsize=4, color="C0")
+    for label, x in (reference or {}).items():
+        axes.axvline(x, linestyle="--", linewidth=1, color="grey")
+        axes.annotate(label, (x, len(rows) - 0.6), fontsize=7, color="dimgrey", ha="left")
+    axes.set_yticks(range(len(rows)), [row[0] for row in reversed(rows)])
+    axes.set_ylim(-0.6, len(rows) - 0.4)
+    axes.set_xlabel(xlabel)
+    return _svg(figure)

@@ -16,9 +16,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default="demo", help="bundled profile name or YAML path")
     parser.add_argument("--timeline", default=None,
                         help="append the server's per-request timeline (JSONL) to this file")
+    parser.add_argument("--oracle", default=None, help="accuracy oracle YAML (answer key + probabilities)")
     args = parser.parse_args(argv)
     try:
-        serve(args.host, args.port, args.profile, args.timeline)
+        serve(args.host, args.port, args.profile, args.timeline, args.oracle)
     except ValueError as exc:
         parser.error(str(exc))
 

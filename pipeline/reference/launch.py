@@ -17,6 +17,7 @@ from typing import IO
 
 import httpx
 
+from pipeline.reference.oracle import load_oracle_config
 from pipeline.reference.profile import load_profile
 from pipeline.reference.server import build_app
 
@@ -39,13 +40,18 @@ def check_loopback(host: str) -> str:
     return host
 
 
-def serve(host: str, port: int, profile: str, timeline_path: str | Path | None = None) -> None:
+def serve(host: str, port: int, profile: str, timeline_path: str | Path | None = None,
+          oracle: str | None = None) -> None:
     """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted;
-    with `timeline_path`, append the server's own per-request timeline there (JSONL)."""
+    with `timeline_path`, append the server's own per-request timeline there (JSONL);
+    `oracle` (a YAML file) adds or replaces the profile's accuracy oracle."""
     import uvicorn
 
     check_loopback(host)
-    app = build_app(load_profile(profile), timeline_path=timeline_path)
+    serving = load_profile(profile)
+    if oracle:
+        serving = serving.model_copy(update={"oracle": load_oracle_config(oracle)})
+    app = build_app(serving, timeline_path=timeline_path)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=3)
 
@@ -65,9 +71,11 @@ class ReferenceServer:
     """
 
     def __init__(self, profile: str = "zero", port: int | None = None,
-                 startup_timeout_s: float = 20.0, timeline_path: str | Path | None = None) -> None:
+                 startup_timeout_s: float = 20.0, timeline_path: str | Path | None = None,
+                 oracle: str | Path | None = None) -> None:
         self.profile = profile
         self.timeline_path = Path(timeline_path) if timeline_path else None
+        self.oracle = oracle
         self.port = port or free_port()
         self.startup_timeout_s = startup_timeout_s
         self.root_url = f"http://{LOOPBACK_HOST}:{self.port}"
@@ -84,6 +92,8 @@ class ReferenceServer:
                    "--port", str(self.port), "--profile", str(self.profile)]
         if self.timeline_path is not None:
             command += ["--timeline", str(self.timeline_path)]
+        if self.oracle:
+            command += ["--oracle", str(self.oracle)]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:

@@ -13,6 +13,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pipeline.reference.oracle import OracleConfig
+
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 # Fault names, as written in a profile's `faults.rates` and in the `x-reference-fault` header.
@@ -71,6 +73,7 @@ class ServingProfile(BaseModel):
     default_max_tokens: int = Field(default=128, ge=0)
     seed: int = 0
     faults: FaultConfig = Field(default_factory=FaultConfig)
+    oracle: OracleConfig | None = None  # accuracy oracle (pipeline/reference/oracle.py)
 
     @property
     def instant(self) -> bool:
@@ -103,7 +106,10 @@ def load_profile(name_or_path: str) -> ServingProfile:
     if not isinstance(data, dict):
         raise ValueError(f"profile {path} must be a YAML mapping")
     try:
-        return ServingProfile.model_validate(data)
+        profile = ServingProfile.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         raise ValueError(f"profile {path}: {problems}") from None
+    if profile.oracle is not None:
+        profile = profile.model_copy(update={"oracle": profile.oracle.resolved(path.parent)})
+    return profile

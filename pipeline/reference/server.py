@@ -41,6 +41,7 @@ from pipeline.reference.generation import (  # noqa: F401 (generate_pieces, VOCA
 from pipeline.reference.openai_wire import (
     BadRequest, ChatRequest, CompletionRequest, Shapes, error_response, parse_body, sse, usage,
 )
+from pipeline.reference.oracle import oracle_writer
 from pipeline.reference.profile import ServingProfile
 from pipeline.reference.timeline import TimelineRecord, TimelineWriter
 from pipeline.tokens import count_message_tokens, count_tokens
@@ -266,7 +267,10 @@ class Completion:
 
 def build_app(profile: ServingProfile, *, writer: Writer = default_writer,
               timeline_path: str | Path | None = None) -> Starlette:
-    """A Starlette app serving the reference endpoint for `profile`; see the module docstring."""
+    """A Starlette app serving the reference endpoint for `profile`; see the module docstring.
+    A profile with an `oracle:` section answers the answer key's prompts through `writer`'s oracle."""
+    if profile.oracle is not None:
+        writer = oracle_writer(profile.oracle, writer)
     state = ReferenceState(profile=profile, writer=writer, timeline=TimelineWriter(timeline_path),
                            faults=FaultPicker(profile), engine=None if profile.instant else EngineLoop(profile),
                            version=profile.version)

@@ -1,0 +1,102 @@
+"""labelled_slice → accuracy_results → accuracy_summary, accuracy_by_label (the buyer's slice).
+
+Without an `accuracy:` section in the spec the assets write empty tables, so the graph stays
+the same for every spec.
+"""
+
+import pyarrow.parquet as pq
+from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
+
+from assets.metadata import table_metadata, with_run_id
+from assets.replay import raw_timings
+from pipeline import analysis, analysis_checks
+from pipeline.accuracy import empty_results, empty_slice, load_slice, score_replies
+from pipeline.accuracy_replay import replay_slice
+from pipeline.layout import write_parquet
+from resources import EndpointResource, PackStorage, SpecResource
+
+GROUP = "accuracy"
+
+
+@asset(group_name=GROUP, description="The buyer's labelled slice (CSV or JSONL): each item with its label and rendered prompt.")
+def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    loaded, layout = spec.load(), storage.layout()
+    config = loaded.spec.accuracy
+    table = empty_slice() if config is None else load_slice(config, loaded.resolve(config.path))
+    path = write_parquet(with_run_id(table, context.run_id), layout.table("labelled_slice"))
+    meta = table_metadata(table, path, context.run_id)
+    meta["configured"] = config is not None
+    return MaterializeResult(metadata=meta)
+
+
+@asset_check(asset=labelled_slice, blocking=True, description="A configured slice has items, unique ids and a label on each.")
+def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    table = pq.read_table(storage.layout().table("labelled_slice"))
+    outcome = analysis_checks.slice_well_formed(table, spec.load().spec.accuracy is not None)
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset(
+    group_name=GROUP,
+    deps=[labelled_slice, raw_timings],  # after the load replay: the two never overlap ("separate")
+    description="Every slice item sent to every candidate (non-streaming), its reply scored.",
+)
+def accuracy_results(
+    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+) -> MaterializeResult:
+    loaded, layout = spec.load(), storage.layout()
+    config = loaded.spec.accuracy
+    slice_table = pq.read_table(layout.table("labelled_slice"))
+    table = empty_results()
+    if config is not None:
+        items = slice_table.to_pylist()
+        replies = []
+        for candidate in loaded.spec.candidates:
+            context.log.info(f"scoring {len(items)} labelled items on {candidate.name}")
+            replies += replay_slice(items, endpoint.target(candidate), config.max_tokens, config.concurrency, config.request_timeout_s)
+        table = score_replies(config, slice_table, replies)
+    path = write_parquet(with_run_id(table, context.run_id), layout.table("accuracy_results"))
+    return MaterializeResult(metadata=table_metadata(table, path, context.run_id))
+
+
+@asset_check(asset=accuracy_results, blocking=True, description="Every candidate answered every slice item exactly once.")
+def accuracy_results_one_per_item(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    layout = storage.layout()
+    outcome = analysis_checks.one_result_per_item(
+        pq.read_table(layout.table("labelled_slice")),
+        pq.read_table(layout.table("accuracy_results")),
+        [c.name for c in spec.load().spec.candidates],
+    )
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+def _materialise(context: AssetExecutionContext, name: str, compute, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    layout = storage.layout()
+    table = compute(layout.table("accuracy_results"), spec.load().spec)
+    path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
+    meta = table_metadata(table, path, context.run_id)
+    meta["sql"] = f"sql/{name}.sql"
+    return MaterializeResult(metadata=meta)
+
+
+@asset(group_name=GROUP, deps=[accuracy_results], description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.")
+def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    return _materialise(context, "accuracy_summary", analysis.accuracy_summary, spec, storage)
+
+
+@asset_check(asset=accuracy_summary, blocking=True, description="0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
+def accuracy_summary_in_bounds(storage: PackStorage) -> AssetCheckResult:
+    outcome = analysis_checks.proportions_in_bounds(pq.read_table(storage.layout().table("accuracy_summary")), "accuracy")
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset(group_name=GROUP, deps=[accuracy_results], description="Per-label accuracy and the confusion matrix (long form).")
+def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    return _materialise(context, "accuracy_by_label", analysis.accuracy_by_label, spec, storage)
+
+
+@asset_check(asset=accuracy_by_label, description="Each label's accuracy lies inside its Wilson interval.")
+def accuracy_by_label_in_bounds(storage: PackStorage) -> AssetCheckResult:
+    table = pq.read_table(storage.layout().table("accuracy_by_label"))
+    outcome = analysis_checks.proportions_in_bounds(table, "label_accuracy")
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -1,0 +1,55 @@
+-- throughput_buckets: each candidate's replay in 1-second buckets from its first send: requests
+-- sent and ended in each second (succeeded, met every SLA bound, failed) and the tokens of the
+-- successful ones; `steady` marks the buckets wholly inside the steady-state window.
+-- staged: steady_requests
+WITH spans AS (
+    SELECT
+        candidate,
+        min(replay_start_ns) AS start_ns,
+        max(t_end_ns) AS end_ns,
+        min(window_start_ns) AS window_start_ns,
+        max(window_end_ns) AS window_end_ns
+    FROM steady_requests
+    WHERE t_sent_ns IS NOT NULL
+    GROUP BY candidate
+),
+buckets AS (
+    SELECT spans.candidate, r.bucket, spans.start_ns, spans.window_start_ns, spans.window_end_ns
+    FROM spans, range(CAST(greatest(ceil((spans.end_ns - spans.start_ns) / 1e9), 1) AS BIGINT)) AS r(bucket)
+),
+ended AS (
+    SELECT
+        s.candidate,
+        (s.t_end_ns - spans.start_ns) // 1000000000 AS bucket,
+        count(*) FILTER (WHERE s.status = 'ok') AS requests_ok,
+        count(*) FILTER (WHERE s.met_sla) AS requests_good,
+        count(*) FILTER (WHERE s.status <> 'ok') AS requests_failed,
+        CAST(coalesce(sum(coalesce(s.output_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS output_tokens,
+        CAST(coalesce(sum(coalesce(s.output_tokens_any, 0) + coalesce(s.prompt_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS total_tokens
+    FROM steady_requests AS s
+    JOIN spans USING (candidate)
+    WHERE s.t_end_ns IS NOT NULL
+    GROUP BY ALL
+),
+sent AS (
+    SELECT s.candidate, (s.t_sent_ns - spans.start_ns) // 1000000000 AS bucket, count(*) AS requests_sent
+    FROM steady_requests AS s
+    JOIN spans USING (candidate)
+    WHERE s.t_sent_ns IS NOT NULL
+    GROUP BY ALL
+)
+SELECT
+    buckets.candidate,
+    buckets.bucket AS second,
+    buckets.start_ns + buckets.bucket * 1000000000 >= buckets.window_start_ns
+        AND buckets.start_ns + (buckets.bucket + 1) * 1000000000 <= buckets.window_end_ns AS steady,
+    coalesce(sent.requests_sent, 0) AS requests_sent,
+    coalesce(ended.requests_ok, 0) AS requests_ok,
+    coalesce(ended.requests_good, 0) AS requests_good,
+    coalesce(ended.requests_failed, 0) AS requests_failed,
+    coalesce(ended.output_tokens, 0) AS output_tokens,
+    coalesce(ended.total_tokens, 0) AS total_tokens
+FROM buckets
+LEFT JOIN ended USING (candidate, bucket)
+LEFT JOIN sent USING (candidate, bucket)
+ORDER BY buckets.candidate, second
