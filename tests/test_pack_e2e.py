@@ -82,8 +82,11 @@ def test_manifest_hashes_every_pack_file(pack, pack_dir):
 def test_data_quality_lists_the_checks_that_ran(pack):
     checks = {(dq["asset"], dq["check"]): dq for dq in pack["data_quality"]}
     assert ("raw_timings", "raw_timings_one_row_per_planned_request") in checks
-    assert all(dq["passed"] for dq in checks.values())
+    # Blocking and error checks must pass for a pack to exist; warnings (client calibration,
+    # endpoint health) depend on how loaded this machine is and are reported, not asserted.
+    assert all(dq["passed"] for dq in checks.values() if dq["severity"] != "warn")
     assert checks[("raw_timings", "raw_timings_lifecycle_ordered")]["severity"] == "blocking"
+    assert checks[("raw_timings", "raw_timings_endpoint_health")]["severity"] == "warn"
 
 
 def test_no_secret_in_any_output_including_the_dagster_event_log(pack_dir):
