@@ -65,6 +65,19 @@ def run(spec: Path = typer.Argument(..., help="re-validation spec (YAML)"), out:
     _execute(spec, out, {})
 
 
+@app.command()
+def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)")) -> None:
+    """Re-check every hash of a pack and re-compute every figure from its raw timings."""
+    from pipeline.verify import verify_pack
+
+    result = verify_pack(pack)
+    for problem in result.problems:
+        typer.echo(f"FAIL {problem}", err=True)
+    verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
+    console.print(f"{pack}: {verdict}: {result.files_checked} files hashed, {result.figures_recomputed} figures re-computed from the raw timings")
+    raise typer.Exit(0 if result.ok else 1)
+
+
 @app.command("serve-reference")
 def serve_reference(
     host: str = typer.Option("127.0.0.1", help="loopback address only"),

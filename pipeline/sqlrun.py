@@ -7,6 +7,8 @@ figures through `$name` parameters.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -15,13 +17,25 @@ import pyarrow as pa
 from pipeline import REPO_ROOT
 
 SQL_DIR = REPO_ROOT / "sql"
+_SEARCH_PATH: list[Path] = [SQL_DIR]
 
 
 def sql_file(name: str) -> Path:
-    path = SQL_DIR / f"{name}.sql"
-    if not path.is_file():
-        raise FileNotFoundError(f"no query {name!r} in {SQL_DIR}")
-    return path
+    for folder in _SEARCH_PATH:
+        path = folder / f"{name}.sql"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no query {name!r} in {', '.join(map(str, _SEARCH_PATH))}")
+
+
+@contextmanager
+def queries_from(folder: Path) -> Iterator[None]:
+    """Read queries from `folder` first (e.g. the copies inside an evidence pack), then sql/."""
+    _SEARCH_PATH.insert(0, folder)
+    try:
+        yield
+    finally:
+        _SEARCH_PATH.remove(folder)
 
 
 def sql_sha256(name: str) -> str:

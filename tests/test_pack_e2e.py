@@ -1,6 +1,7 @@
 """The whole graph materialised once against the reference endpoint; the pack it wrote, audited."""
 
 import json
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -116,3 +117,26 @@ def test_html_opens_in_headless_chromium_with_its_tables_and_plots(pack_dir, tmp
     assert page.dom.count("<svg") >= 5  # length histograms, arrivals, CDFs, throughput over time
     assert "<script" not in page.dom
     assert screenshot.stat().st_size > 10_000
+
+
+def test_verify_rehashes_and_recomputes_every_figure(pack_dir, tmp_path):
+    result = CliRunner().invoke(app, ["verify", str(pack_dir)])
+    assert result.exit_code == 0, result.output
+    assert "verified" in result.output and "figures re-computed" in result.output
+
+    edited = tmp_path / "edited"
+    shutil.copytree(pack_dir, edited)
+    document = json.loads((edited / "evidence_pack.json").read_text())
+    figure = next(f for f in document["figures"] if f["metric"] == "ttft_ms_p95")
+    figure["measured"] = figure["measured"] / 2  # a flattering edit of the published pack
+    (edited / "evidence_pack.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(app, ["verify", str(edited)])
+    assert result.exit_code == 1
+    assert f"{figure['candidate']}/ttft_ms_p95: measured in the pack" in result.output
+
+    tampered = tmp_path / "tampered"
+    shutil.copytree(pack_dir, tampered)
+    with (tampered / "data" / "raw_timings.parquet").open("ab") as handle:
+        handle.write(b"\0")
+    result = CliRunner().invoke(app, ["verify", str(tampered)])
+    assert result.exit_code == 1 and "data/raw_timings.parquet: sha256 differs from the manifest" in result.output

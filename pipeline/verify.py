@@ -1,0 +1,111 @@
+"""`loadproof verify PACK_DIR`: re-check every hash of an evidence pack and re-compute every
+figure from its raw timings, with the SQL copied into the pack.
+
+What is checked:
+1. the manifest: every file listed exists with its sha256, and no pack file is unlisted;
+2. the lineage: every figure's SQL and input files carry the sha256 the figure recorded;
+3. the spec copy (`spec.yaml`) has the pack's `spec_sha256`;
+4. every figure: the analysis is re-run from `data/raw_timings.parquet` (and the accuracy
+   results) with the pack's queries, and measured value, interval and n must match.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline import analysis, checks
+from pipeline.hashing import sha256_file
+from pipeline.pack import figures as pack_figures
+from pipeline.pack.render import JSON_NAME, _is_private
+from pipeline.spec import load_spec
+from pipeline.sqlrun import queries_from
+
+COMPARED = ("measured", "ci_low", "ci_high", "n")
+RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass
+class Verification:
+    files_checked: int = 0
+    figures_recomputed: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_pack(pack_dir: Path) -> Verification:
+    pack_dir = Path(pack_dir)
+    result = Verification()
+    document = pack_dir / JSON_NAME
+    if not document.is_file():
+        result.problems.append(f"{document}: not found (not an evidence pack folder?)")
+        return result
+    pack = json.loads(document.read_text())
+    _check_manifest(pack, pack_dir, result)
+    lineage = checks.lineage_hashes_match(pack, pack_dir)
+    if not lineage.passed:
+        result.problems.append(f"lineage hashes differ: {lineage.metadata['mismatched']}")
+    spec_copy = pack_dir / "spec.yaml"
+    if sha256_file(spec_copy) != pack["spec_sha256"]:
+        result.problems.append("spec.yaml: sha256 differs from the pack's spec_sha256")
+        return result
+    try:
+        _recompute(pack, pack_dir, load_spec(spec_copy).spec, result)
+    except Exception as error:  # a damaged file must be reported, not crash the verifier
+        result.problems.append(f"re-computation from the raw timings failed: {type(error).__name__}: {error}")
+    return result
+
+
+def _check_manifest(pack: dict, pack_dir: Path, result: Verification) -> None:
+    listed = {entry["path"]: entry["sha256"] for entry in pack["manifest"]}
+    for path, digest in listed.items():
+        file = pack_dir / path
+        result.files_checked += 1
+        if not file.is_file():
+            result.problems.append(f"{path}: listed in the manifest but missing")
+        elif sha256_file(file) != digest:
+            result.problems.append(f"{path}: sha256 differs from the manifest")
+    for file in sorted(pack_dir.rglob("*")):
+        relative = file.relative_to(pack_dir).as_posix()
+        if file.is_file() and file.name != JSON_NAME and not _is_private(file, pack_dir) and relative not in listed:
+            result.problems.append(f"{relative}: in the pack folder but not in the manifest")
+
+
+def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
+    data = pack_dir / "data"
+    with queries_from(pack_dir / "sql"):
+        accuracy = None
+        if (data / "accuracy_results.parquet").is_file():
+            accuracy = analysis.accuracy_summary(data / "accuracy_results.parquet", spec)
+        tables = analysis.analyse_all(data / "raw_timings.parquet", spec, accuracy)
+    no_lineage: dict = {}
+    recomputed = (
+        pack_figures.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
+        + pack_figures.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage)
+        + pack_figures.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
+        + (pack_figures.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
+    )
+    fresh = {(f["candidate"], f["metric"]): f for f in recomputed}
+    for figure in pack["figures"]:
+        key = (figure["candidate"], figure["metric"])
+        again = fresh.get(key)
+        if again is None:
+            result.problems.append(f"{key[0]}/{key[1]}: not re-computable from the raw timings")
+            continue
+        result.figures_recomputed += 1
+        for name in COMPARED:
+            if not _same(figure[name], again[name]):
+                result.problems.append(f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}")
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+    return a == b
