@@ -98,3 +98,9 @@ def evidence_pack_lineage_hashes_match(storage: PackStorage) -> AssetCheckResult
     layout = storage.layout()
     outcome = checks.lineage_hashes_match(json.loads((layout.root / JSON_NAME).read_text()), layout.root)
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+@asset_check(asset=evidence_pack, description="Every claimed figure has a measured figure or a stated reason, for every candidate.")
+def evidence_pack_claims_accounted_for(storage: PackStorage) -> AssetCheckResult:
+    outcome = checks.claims_accounted_for(json.loads((storage.layout().root / JSON_NAME).read_text()))
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -131,3 +131,16 @@ def lineage_hashes_match(pack: dict, pack_dir: Path) -> Outcome:
             refs[ref["path"]] = ref["sha256"]
     mismatched = [path for path, digest in refs.items() if not (pack_dir / path).is_file() or sha256_file(pack_dir / path) != digest]
     return Outcome(bool(refs) and not mismatched, {"files": len(refs), "mismatched": ", ".join(mismatched) or "none"})
+
+
+def claims_accounted_for(pack: dict) -> Outcome:
+    """Every claimed figure has, for every candidate, a measured value or a stated reason."""
+    candidates = sorted({figure["candidate"] for figure in pack["figures"]})
+    found = {(f["candidate"], f["metric"]): f for f in pack["figures"]}
+    missing = [
+        f"{candidate}/{metric}"
+        for metric in pack["claim"]["figures"]
+        for candidate in candidates
+        if (figure := found.get((candidate, metric))) is None or (figure["measured"] is None and not figure.get("reason"))
+    ]
+    return Outcome(bool(candidates) and not missing, {"claims": len(pack["claim"]["figures"]), "unaccounted": ", ".join(missing) or "none"})

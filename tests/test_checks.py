@@ -109,3 +109,13 @@ def test_lineage_hashes_match(tmp_path: Path):
     assert checks.lineage_hashes_match(pack, tmp_path).passed
     raw.write_bytes(b"tampered")
     assert not checks.lineage_hashes_match(json.loads(json.dumps(pack)), tmp_path).passed
+
+
+def test_claims_accounted_for():
+    figure = {"candidate": "x", "metric": "accuracy", "measured": 0.9}
+    pack = {"claim": {"figures": {"accuracy": 0.92}}, "figures": [figure]}
+    assert checks.claims_accounted_for(pack).passed
+    assert not checks.claims_accounted_for({**pack, "figures": [{**figure, "measured": None}]}).passed
+    assert checks.claims_accounted_for({**pack, "figures": [{**figure, "measured": None, "reason": "no slice"}]}).passed
+    other = {"candidate": "y", "metric": "ttft_ms_p95", "measured": 1.0}
+    assert not checks.claims_accounted_for({**pack, "figures": [figure, other]}).passed  # y has no accuracy
