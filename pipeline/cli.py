@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render import JSON_NAME, MARKDOWN_NAME, num
+from pipeline.pack.render import HTML_NAME, JSON_NAME, MARKDOWN_NAME, num
 from pipeline.spec import SpecError, load_spec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -124,7 +124,7 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     pack = json.loads((out / JSON_NAME).read_text())
     print_headline(pack)
     console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
-    console.print(f"evidence pack: {(out / MARKDOWN_NAME).resolve()} and {JSON_NAME} (run {result.run_id}, {elapsed:.0f} s)")
+    console.print(f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); run {result.run_id}, {elapsed:.0f} s; re-check it with: loadproof verify {out}")
 
 
 def print_headline(pack: dict) -> None:
