@@ -113,6 +113,7 @@ def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
             messages=json.loads(row["messages_json"]),
             max_tokens=row["max_tokens"],
             prompt_tokens_client=row["prompt_tokens_client"],
+            min_tokens=row.get("min_tokens"),
         )
         for row in plan.to_pylist()
     ]

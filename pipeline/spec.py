@@ -188,7 +188,11 @@ class Prompts(_Strict):
         default="loadproof-approx", description="pipeline/tokens.py: words and punctuation marks"
     )
     prefix_block_tokens: int = Field(default=512, ge=1, description="tokens per hash_ids block (Mooncake: 512)")
-    min_tokens: bool = Field(default=True, description="also request the logged output length as min_tokens")
+    min_tokens: bool = Field(
+        default=False,
+        description="also send the logged output length as min_tokens with ignore_eos (vLLM, the reference "
+        "endpoint); off by default because OpenAI's own API refuses unknown parameters",
+    )
 
 
 class Replay(_Strict):

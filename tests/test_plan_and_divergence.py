@@ -39,7 +39,7 @@ def test_plan_records_requested_and_achieved_lengths_and_server_usage_agrees(tmp
     sample = canonical_table([0.0, 0.01, 0.02], prompt_tokens=[5, 300, 1200], output_tokens=[3, 4, 5],
                              prefix_hashes=[[1], [1, 2], None])
     sample = sample.append_column("window_offset_s", pa.array([0.0, 0.01, 0.02]))
-    plan = build_plan(sample, Replay(), Prompts())
+    plan = build_plan(sample, Replay(), Prompts(min_tokens=True))
     rows = plan.to_pylist()
     assert [r["prompt_source"] for r in rows] == ["synthetic"] * 3
     assert [r["prompt_tokens_client"] for r in rows] == [5, 300, 1200]

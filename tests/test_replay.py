@@ -131,3 +131,18 @@ def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path
     assert figures["peak_rate_per_s"] > 50  # 30 requests 10 ms apart
     assert figures["schedule_lag_ms_p50"] <= figures["schedule_lag_ms_p99"]
     assert isinstance(figures["client_limited"], bool)
+
+
+def test_min_tokens_and_ignore_eos_are_sent_only_when_planned():
+    from pipeline.replay.reply_reading import chat_body
+
+    assert "min_tokens" not in chat_body("m", MESSAGES, 8) and "ignore_eos" not in chat_body("m", MESSAGES, 8)
+    body = chat_body("m", MESSAGES, 8, min_tokens=8)
+    assert body["min_tokens"] == 8 and body["ignore_eos"] is True
+
+
+def test_reference_endpoint_accepts_min_tokens(tmp_path: Path, zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    requests = [PlannedRequest("q0", 0.0, MESSAGES, 6, PROMPT_TOKENS, min_tokens=6)]
+    stats, rows = replay(tmp_path, requests, target, ReplaySettings(mode="trace"))
+    assert stats.errors == 0 and rows[0]["output_tokens"] == 6

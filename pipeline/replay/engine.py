@@ -36,6 +36,7 @@ class PlannedRequest:
     messages: list[dict]
     max_tokens: int
     prompt_tokens_client: int
+    min_tokens: int | None = None  # sent (with ignore_eos) only when the spec asks for it
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ async def _replay(
 
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
-            body = chat_body(target.model, item.messages, item.max_tokens)
+            body = chat_body(target.model, item.messages, item.max_tokens, item.min_tokens)
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
             return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
 

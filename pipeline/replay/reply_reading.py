@@ -39,14 +39,19 @@ class StreamError(Exception):
         self.error_type = error_type
 
 
-def chat_body(model: str, messages: list[dict], max_tokens: int) -> dict:
-    return {
+def chat_body(model: str, messages: list[dict], max_tokens: int, min_tokens: int | None = None) -> dict:
+    """A streamed chat request. With `min_tokens`, also vLLM's `min_tokens` and `ignore_eos`, so
+    the reply has the logged output length on servers that honour them."""
+    body = {
         "model": model,
         "messages": messages,
         "max_tokens": max_tokens,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    if min_tokens is not None:
+        body.update(min_tokens=min_tokens, ignore_eos=True)
+    return body
 
 
 def http_error(outcome: RequestOutcome, status: int, body: str, retry_after: str | None) -> StreamError:
