@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
+import zoneinfo
 from pathlib import Path
 from typing import Literal
 
@@ -108,6 +109,16 @@ class LogSource(_Strict):
     origin: AwareDatetime | None = Field(
         default=None, description="arrival time of offset 0 for relative traces (mooncake, burstgpt, s/ms/us)"
     )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        """Checked here, so a typo is an error naming the spec's line (not DuckDB's at ingest)."""
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+            raise ValueError(f"unknown time zone {value!r} (an IANA name such as UTC or Europe/Berlin)") from None
+        return value
 
     @model_validator(mode="after")
     def _mapping_for_generic(self) -> LogSource:

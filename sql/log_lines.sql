@@ -1,6 +1,7 @@
 -- log_lines: every physical line of the log files, with its 1-based number inside its file.
 -- Each line is read as one opaque VARCHAR (no delimiter, quote or escape applies), so a blank
--- line keeps its place; a bare carriage return counts as a line break, as in DuckDB's reader.
+-- line keeps its place (the delimiter is a 4-byte control sequence: a one-byte \x01 cut any line
+-- holding that byte at it, silently; found by tests/test_fuzz_logs.py); a bare carriage return counts as a line break, as in DuckDB's reader.
 -- The reader's global index restarts per file at log_files.first_index. This is the numbering
 -- when the first pass found no rejected line; else log_lines_around_rejects applies.
 -- params: $files, $max_line_size (the same as log_line_counts)
@@ -10,7 +11,7 @@ WITH raw_lines AS (
     FROM read_csv(
         $files,
         columns = {'line': 'VARCHAR'}, header = false, auto_detect = false,
-        delim = E'\x01', quote = '', escape = '', comment = '', strict_mode = false,
+        delim = E'\x01\x02\x03\x04', quote = '', escape = '', comment = '', strict_mode = false,
         store_rejects = true, filename = true, max_line_size = $max_line_size
     ) WITH ORDINALITY
 ),

@@ -11,7 +11,7 @@ WITH raw_lines AS (
     FROM read_csv(
         $files,
         columns = {'line': 'VARCHAR'}, header = false, auto_detect = false,
-        delim = E'\x01', quote = '', escape = '', comment = '', strict_mode = false,
+        delim = E'\x01\x02\x03\x04', quote = '', escape = '', comment = '', strict_mode = false,
         store_rejects = true, filename = true, max_line_size = $max_line_size
     ) WITH ORDINALITY
 ),
