@@ -24,6 +24,18 @@ from pipeline.reference.server import build_app
 LOOPBACK_HOST = "127.0.0.1"
 
 
+def terminate(process: subprocess.Popen | None, grace_s: float) -> None:
+    """SIGTERM a server subprocess, SIGKILL it if it is still there after `grace_s`."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def check_loopback(host: str) -> str:
     """Return `host` if it is a loopback address (127.0.0.0/8, ::1, localhost); else ValueError."""
     if host.strip().lower() == "localhost":
@@ -134,13 +146,7 @@ class ReferenceServer:
     def stop(self) -> None:
         """Terminate the subprocess (SIGTERM, then kill after 5 s). Safe to call twice."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        terminate(process, grace_s=5)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from typing import IO
 
 import httpx
 
-from pipeline.reference.launch import LOOPBACK_HOST, free_port
+from pipeline.reference.launch import LOOPBACK_HOST, free_port, terminate
 
 MODEL_ALIAS = "gemma-3-270m"
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "loadproof-models"
@@ -109,13 +108,7 @@ class LlamaServer:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        terminate(process, grace_s=10)
         if self._log is not None:
             self._log.close()
             self._log = None
