@@ -53,8 +53,11 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "unused-by-llama")
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]  # one real model
     data["candidates"][0].update(base_url=llama.base_url, model=MODEL_ALIAS)
     data["workload"]["sample"].update(max_requests=20)
+    data["workload"]["prompts"] = {"min_tokens": False}  # llama.cpp has no min_tokens/ignore_eos
+    data["accuracy"].update(max_items=50, concurrency=1, request_timeout_s=120)
     # one request at a time is all llama.cpp serves: replay closed-loop at concurrency 1
     data["workload"]["replay"] = {"mode": "concurrency", "concurrency": 1, "warmup_s": 0, "cooldown_s": 0,
                                   "request_timeout_s": 120, "max_duration_s": 900}
@@ -69,3 +72,4 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     measured = {f["metric"]: f for f in pack["figures"]}
     assert measured["ttft_ms_p50"]["n"] == 20 and measured["ttft_ms_p50"]["measured"] > 0
     assert measured["output_tokens_per_s"]["measured"] > 0
+    assert measured["accuracy"]["n"] == 50  # 50 labelled items scored against the real model
