@@ -7,7 +7,7 @@ the same for every spec.
 import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
 
-from assets.metadata import table_metadata, with_run_id
+from assets.metadata import materialise_table, table_metadata, with_run_id
 from assets.replay import raw_timings
 from pipeline import analysis, analysis_checks
 from pipeline.accuracy import empty_results, empty_slice, load_slice, score_replies
@@ -70,18 +70,9 @@ def accuracy_results_one_per_item(spec: SpecResource, storage: PackStorage) -> A
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-def _materialise(context: AssetExecutionContext, name: str, compute, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    layout = storage.layout()
-    table = compute(layout.table("accuracy_results"), spec.load().spec)
-    path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
-    meta = table_metadata(table, path, context.run_id)
-    meta["sql"] = f"sql/{name}.sql"
-    return MaterializeResult(metadata=meta)
-
-
 @asset(group_name=GROUP, deps=[accuracy_results], description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.")
 def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "accuracy_summary", analysis.accuracy_summary, spec, storage)
+    return materialise_table(context, "accuracy_summary", analysis.accuracy_summary, "accuracy_results", spec, storage)
 
 
 @asset_check(asset=accuracy_summary, blocking=True, description="0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
@@ -92,7 +83,7 @@ def accuracy_summary_in_bounds(storage: PackStorage) -> AssetCheckResult:
 
 @asset(group_name=GROUP, deps=[accuracy_results], description="Per-label accuracy and the confusion matrix (long form).")
 def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "accuracy_by_label", analysis.accuracy_by_label, spec, storage)
+    return materialise_table(context, "accuracy_by_label", analysis.accuracy_by_label, "accuracy_results", spec, storage)
 
 
 @asset_check(asset=accuracy_by_label, description="Each label's accuracy lies inside its Wilson interval.")

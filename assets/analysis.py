@@ -6,22 +6,12 @@ import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
 
 from assets.accuracy import accuracy_summary
-from assets.metadata import table_metadata, with_run_id
+from assets.metadata import materialise_table
 from assets.replay import raw_timings
 from pipeline import analysis, analysis_checks, checks
-from pipeline.layout import write_parquet
 from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
-
-
-def _materialise(context: AssetExecutionContext, name: str, compute, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    layout = storage.layout()
-    table = compute(layout.table("raw_timings"), spec.load().spec)
-    path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
-    meta = table_metadata(table, path, context.run_id)
-    meta["sql"] = f"sql/{name}.sql"
-    return MaterializeResult(metadata=meta)
 
 
 @asset(
@@ -30,7 +20,7 @@ def _materialise(context: AssetExecutionContext, name: str, compute, spec: SpecR
     description="TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, steady state.",
 )
 def latency_percentiles(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "latency_percentiles", analysis.latency_percentiles, spec, storage)
+    return materialise_table(context, "latency_percentiles", analysis.latency_percentiles, "raw_timings", spec, storage)
 
 
 @asset_check(asset=latency_percentiles, blocking=True, description="p50 ≤ p90 ≤ p95 ≤ p99 and each value inside its interval.")
@@ -41,7 +31,7 @@ def latency_percentiles_ordered(storage: PackStorage) -> AssetCheckResult:
 
 @asset(group_name=GROUP, deps=[raw_timings], description="Output/total tokens per second, requests per second, goodput, error rate.")
 def throughput(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "throughput", analysis.throughput, spec, storage)
+    return materialise_table(context, "throughput", analysis.throughput, "raw_timings", spec, storage)
 
 
 @asset_check(asset=throughput, blocking=True, description="No NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.")
@@ -52,7 +42,7 @@ def throughput_consistent(storage: PackStorage) -> AssetCheckResult:
 
 @asset(group_name=GROUP, deps=[raw_timings], description="The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.")
 def throughput_buckets(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "throughput_buckets", analysis.throughput_buckets, spec, storage)
+    return materialise_table(context, "throughput_buckets", analysis.throughput_buckets, "raw_timings", spec, storage)
 
 
 @asset_check(asset=throughput_buckets, blocking=True, description="Every request that ended is counted in exactly one bucket.")
@@ -67,7 +57,7 @@ def throughput_buckets_add_up(storage: PackStorage) -> AssetCheckResult:
 
 @asset(group_name=GROUP, deps=[raw_timings], description="Every planned request by outcome (ok or error type), with Wilson intervals.")
 def error_breakdown(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return _materialise(context, "error_breakdown", analysis.error_breakdown, spec, storage)
+    return materialise_table(context, "error_breakdown", analysis.error_breakdown, "raw_timings", spec, storage)
 
 
 @asset_check(asset=error_breakdown, blocking=True, description="Outcome rates of each candidate sum to one.")
@@ -87,7 +77,7 @@ def cost_per_decision(context: AssetExecutionContext, spec: SpecResource, storag
     def compute(raw, loaded_spec):
         return analysis.cost_per_decision(raw, loaded_spec, accuracy if accuracy.num_rows else None)
 
-    return _materialise(context, "cost_per_decision", compute, spec, storage)
+    return materialise_table(context, "cost_per_decision", compute, "raw_timings", spec, storage)
 
 
 @asset_check(asset=cost_per_decision, blocking=True, description="Cost is present and non-negative for every candidate.")

@@ -3,7 +3,9 @@
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import MetadataValue, TableColumn, TableSchema
+from dagster import MaterializeResult, MetadataValue, TableColumn, TableSchema
+
+from pipeline.layout import write_parquet
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 60
@@ -36,3 +38,13 @@ def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
     if "run_id" in table.schema.names:
         return table
     return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))
+
+
+def materialise_table(context, name: str, compute, source: str, spec, storage):
+    """Compute table `name` from the pack's `source` table, write it, return its materialisation."""
+    layout = storage.layout()
+    table = compute(layout.table(source), spec.load().spec)
+    path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
+    meta = table_metadata(table, path, context.run_id)
+    meta["sql"] = f"sql/{name}.sql"
+    return MaterializeResult(metadata=meta)
