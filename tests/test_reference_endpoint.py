@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -14,23 +13,12 @@ from pipeline.reference import ReferenceServer, ServingProfile, build_app, load_
 from pipeline.reference.launch import check_loopback, serve
 from pipeline.reference.engine import EngineCore, Sequence
 from pipeline.reference.server import decode_step_ms, generate_pieces, prefill_ms
+from tests.reference_fixtures import client, server  # noqa: F401 (fixtures)
 from pipeline.tokens import count_message_tokens, count_tokens
 
 MODEL = "reference-model"
 MESSAGES = [{"role": "system", "content": "You are terse."},
             {"role": "user", "content": "Summarise the quarterly report, please."}]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ReferenceServer]:
-    with ReferenceServer("zero") as running:
-        yield running
-
-
-@pytest.fixture()
-def client(server: ReferenceServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url, timeout=10.0) as http:
-        yield http
 
 
 def _profile(**overrides: object) -> ServingProfile:

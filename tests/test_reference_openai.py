@@ -4,29 +4,17 @@ their changeable version, errors in OpenAI's shape, temperature and seed."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from httpx_sse import connect_sse
 
 from pipeline.reference import ReferenceServer
+from tests.reference_fixtures import client, server  # noqa: F401 (fixtures)
 from pipeline.tokens import count_tokens
 
 MODEL = "reference-model"
 MESSAGES = [{"role": "user", "content": "Summarise my last three card payments."}]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ReferenceServer]:
-    with ReferenceServer("zero") as running:
-        yield running
-
-
-@pytest.fixture()
-def client(server: ReferenceServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url, timeout=10.0) as http:
-        yield http
 
 
 def _error(response: httpx.Response) -> dict:
