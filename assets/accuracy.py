@@ -5,9 +5,10 @@ the same for every spec.
 """
 
 import pyarrow.parquet as pq
-from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
 
 from assets.metadata import materialise_table, table_metadata, with_run_id
+from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings
 from pipeline import analysis, analysis_checks
 from pipeline.accuracy import empty_results, empty_slice, load_slice, score_replies
@@ -37,21 +38,22 @@ def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> Asse
 
 
 @asset(
+    partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[labelled_slice, raw_timings],  # after the load replay: the two never overlap ("separate")
-    description="Every slice item sent to every candidate (non-streaming), its reply scored.",
+    description="Every slice item sent to the partition's candidate (non-streaming), its reply scored.",
 )
 def accuracy_results(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> MaterializeResult:
-    loaded, layout = spec.load(), storage.layout()
+    loaded, layout = spec.load(), storage.partition_layout(context)
     config = loaded.spec.accuracy
     slice_table = pq.read_table(layout.table("labelled_slice"))
     table = empty_results()
     if config is not None:
         items = slice_table.to_pylist()
         replies = []
-        for candidate in loaded.spec.candidates:
+        for candidate in [partition_candidate(context, loaded.spec)]:
             context.log.info(f"scoring {len(items)} labelled items on {candidate.name}")
             replies += replay_slice(items, endpoint.target(candidate), config.max_tokens, config.concurrency, config.request_timeout_s)
         table = score_replies(config, slice_table, replies)
@@ -60,34 +62,44 @@ def accuracy_results(
 
 
 @asset_check(asset=accuracy_results, blocking=True, description="Every candidate answered every slice item exactly once.")
-def accuracy_results_one_per_item(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    layout = storage.layout()
+def accuracy_results_one_per_item(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    layout = storage.partition_layout(context)
     outcome = analysis_checks.one_result_per_item(
         pq.read_table(layout.table("labelled_slice")),
         pq.read_table(layout.table("accuracy_results")),
-        [c.name for c in spec.load().spec.candidates],
+        [partition_candidate(context, spec.load().spec).name],
     )
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[accuracy_results], description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.")
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[accuracy_results],
+    description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.",
+)
 def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     return materialise_table(context, "accuracy_summary", analysis.accuracy_summary, "accuracy_results", spec, storage)
 
 
 @asset_check(asset=accuracy_summary, blocking=True, description="0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
-def accuracy_summary_in_bounds(storage: PackStorage) -> AssetCheckResult:
-    outcome = analysis_checks.proportions_in_bounds(pq.read_table(storage.layout().table("accuracy_summary")), "accuracy")
+def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    outcome = analysis_checks.proportions_in_bounds(pq.read_table(storage.partition_layout(context).table("accuracy_summary")), "accuracy")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[accuracy_results], description="Per-label accuracy and the confusion matrix (long form).")
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[accuracy_results],
+    description="Per-label accuracy and the confusion matrix (long form).",
+)
 def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     return materialise_table(context, "accuracy_by_label", analysis.accuracy_by_label, "accuracy_results", spec, storage)
 
 
 @asset_check(asset=accuracy_by_label, description="Each label's accuracy lies inside its Wilson interval.")
-def accuracy_by_label_in_bounds(storage: PackStorage) -> AssetCheckResult:
-    table = pq.read_table(storage.layout().table("accuracy_by_label"))
+def accuracy_by_label_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    table = pq.read_table(storage.partition_layout(context).table("accuracy_by_label"))
     outcome = analysis_checks.proportions_in_bounds(table, "label_accuracy")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

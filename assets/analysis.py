@@ -3,10 +3,11 @@ cost_per_decision (DuckDB, SQL in sql/)."""
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
 
 from assets.accuracy import accuracy_summary
 from assets.metadata import materialise_table
+from assets.partitions import REVALIDATION_PARTITIONS
 from assets.replay import raw_timings
 from pipeline import analysis, analysis_checks, checks
 from resources import PackStorage, SpecResource
@@ -15,6 +16,7 @@ GROUP = "analysis"
 
 
 @asset(
+    partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[raw_timings],
     description="TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, steady state.",
@@ -24,30 +26,40 @@ def latency_percentiles(context: AssetExecutionContext, spec: SpecResource, stor
 
 
 @asset_check(asset=latency_percentiles, blocking=True, description="p50 ≤ p90 ≤ p95 ≤ p99 and each value inside its interval.")
-def latency_percentiles_ordered(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.percentiles_ordered(pq.read_table(storage.layout().table("latency_percentiles")))
+def latency_percentiles_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    outcome = checks.percentiles_ordered(pq.read_table(storage.partition_layout(context).table("latency_percentiles")))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[raw_timings], description="Output/total tokens per second, requests per second, goodput, error rate.")
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[raw_timings],
+    description="Output/total tokens per second, requests per second, goodput, error rate.",
+)
 def throughput(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     return materialise_table(context, "throughput", analysis.throughput, "raw_timings", spec, storage)
 
 
 @asset_check(asset=throughput, blocking=True, description="No NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.")
-def throughput_consistent(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.throughput_consistent(pq.read_table(storage.layout().table("throughput")))
+def throughput_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    outcome = checks.throughput_consistent(pq.read_table(storage.partition_layout(context).table("throughput")))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[raw_timings], description="The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.")
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[raw_timings],
+    description="The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.",
+)
 def throughput_buckets(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     return materialise_table(context, "throughput_buckets", analysis.throughput_buckets, "raw_timings", spec, storage)
 
 
 @asset_check(asset=throughput_buckets, blocking=True, description="Every request that ended is counted in exactly one bucket.")
-def throughput_buckets_add_up(storage: PackStorage) -> AssetCheckResult:
-    layout = storage.layout()
+def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    layout = storage.partition_layout(context)
     timings = pq.read_table(layout.table("raw_timings"), columns=["candidate", "t_end_ns", "t_sent_ns"])
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
     counts = {row["candidate"]: row["count"] for row in ended.group_by("candidate").aggregate([("candidate", "count")]).rename_columns(["candidate", "count"]).to_pylist()}
@@ -55,24 +67,30 @@ def throughput_buckets_add_up(storage: PackStorage) -> AssetCheckResult:
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset(group_name=GROUP, deps=[raw_timings], description="Every planned request by outcome (ok or error type), with Wilson intervals.")
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[raw_timings],
+    description="Every planned request by outcome (ok or error type), with Wilson intervals.",
+)
 def error_breakdown(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     return materialise_table(context, "error_breakdown", analysis.error_breakdown, "raw_timings", spec, storage)
 
 
 @asset_check(asset=error_breakdown, blocking=True, description="Outcome rates of each candidate sum to one.")
-def error_breakdown_sums_to_one(storage: PackStorage) -> AssetCheckResult:
-    outcome = analysis_checks.error_rates_sum_to_one(pq.read_table(storage.layout().table("error_breakdown")))
+def error_breakdown_sums_to_one(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    outcome = analysis_checks.error_rates_sum_to_one(pq.read_table(storage.partition_layout(context).table("error_breakdown")))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
 @asset(
+    partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[raw_timings, accuracy_summary],
     description="Cost of the steady-state window per useful decision (succeeded, met the SLA, correct where scored) and per million output tokens.",
 )
 def cost_per_decision(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    accuracy = pq.read_table(storage.layout().table("accuracy_summary"))
+    accuracy = pq.read_table(storage.partition_layout(context).table("accuracy_summary"))
 
     def compute(raw, loaded_spec):
         return analysis.cost_per_decision(raw, loaded_spec, accuracy if accuracy.num_rows else None)
@@ -81,6 +99,6 @@ def cost_per_decision(context: AssetExecutionContext, spec: SpecResource, storag
 
 
 @asset_check(asset=cost_per_decision, blocking=True, description="Cost is present and non-negative for every candidate.")
-def cost_per_decision_non_negative(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.cost_non_negative(pq.read_table(storage.layout().table("cost_per_decision")))
+def cost_per_decision_non_negative(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    outcome = checks.cost_non_negative(pq.read_table(storage.partition_layout(context).table("cost_per_decision")))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -1,4 +1,5 @@
-"""Unattended re-validation: a sensor for new model versions and a weekly schedule."""
+"""Unattended re-validation: a sensor for new model versions and a weekly schedule, both
+launching one partitioned run per candidate × model version."""
 
 import json
 
@@ -7,13 +8,16 @@ from dagster import (
     AssetSelection,
     DefaultSensorStatus,
     RunRequest,
-    ScheduleDefinition,
+    ScheduleEvaluationContext,
     SensorEvaluationContext,
+    SensorResult,
     SkipReason,
     define_asset_job,
+    schedule,
     sensor,
 )
 
+from assets.partitions import CANDIDATES, MODEL_VERSIONS, partition_key, register
 from pipeline.fingerprint import fingerprint, unseen, version_key
 from resources import EndpointResource, SpecResource
 
@@ -21,21 +25,51 @@ REVALIDATION_JOB = "revalidation"
 RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 WEEKLY_CRON = "0 6 * * 1"  # Mondays 06:00 UTC
 POLL_INTERVAL_S = 300
+CANDIDATE_TAG, VERSION_TAG = "loadproof/candidate", "loadproof/model_version"
 
 revalidation_job = define_asset_job(
     REVALIDATION_JOB,
     selection=AssetSelection.all(),
     config=RUN_CONFIG,
-    description="Ingest → sample → profile → plan → replay → analyse → evidence pack, with every check.",
+    description="Ingest → sample → profile → plan → replay → analyse → evidence pack for one candidate × model version (a partition), then the side-by-side comparison, with every check.",
 )
 
-weekly_revalidation = ScheduleDefinition(
-    name="weekly_revalidation",
+
+def served_versions(spec: SpecResource, endpoint: EndpointResource, log) -> dict[str, str]:
+    """Candidate → the version key it serves now (advertised version + probe replies)."""
+    current = {}
+    for candidate in spec.load().spec.candidates:
+        try:
+            current[candidate.name] = version_key(fingerprint(endpoint.target(candidate)))
+        except httpx.HTTPError as exc:
+            log.warning(f"{candidate.name}: endpoint not reachable ({type(exc).__name__}); will retry")
+    return current
+
+
+def run_request(candidate: str, version: str, run_key: str) -> RunRequest:
+    return RunRequest(
+        run_key=run_key,
+        partition_key=partition_key(candidate, version),
+        tags={CANDIDATE_TAG: candidate, VERSION_TAG: version},
+    )
+
+
+@schedule(
     job_name=REVALIDATION_JOB,
     cron_schedule=WEEKLY_CRON,
     execution_timezone="UTC",
-    description="Re-run the whole re-validation every week, new model version or not.",
+    description="Re-validate every candidate weekly at the version it serves now, new model version or not.",
 )
+def weekly_revalidation(context: ScheduleEvaluationContext, spec: SpecResource, endpoint: EndpointResource):
+    current = served_versions(spec, endpoint, context.log)
+    if not current:
+        return SkipReason("no candidate endpoint reachable")
+    week = context.scheduled_execution_time.date().isoformat()
+    requests = []
+    for name, key in sorted(current.items()):
+        register(context.instance, name, key)  # a schedule cannot return partition requests
+        requests.append(run_request(name, key, f"weekly-{week}-{name}@{key}"))
+    return requests
 
 
 @sensor(
@@ -46,19 +80,17 @@ weekly_revalidation = ScheduleDefinition(
 )
 def new_model_version(context: SensorEvaluationContext, spec: SpecResource, endpoint: EndpointResource):
     seen: dict[str, list[str]] = json.loads(context.cursor) if context.cursor else {}
-    current = {}
-    for candidate in spec.load().spec.candidates:
-        try:
-            current[candidate.name] = version_key(fingerprint(endpoint.target(candidate)))
-        except httpx.HTTPError as exc:
-            context.log.warning(f"{candidate.name}: endpoint not reachable ({type(exc).__name__}); will retry")
-    new = unseen(seen, current)
+    new = unseen(seen, served_versions(spec, endpoint, context.log))
     for name, key in new:
         seen.setdefault(name, []).append(key)
     context.update_cursor(json.dumps(seen, sort_keys=True))
     if not new:
-        return SkipReason(f"no new model version among {sorted(current)}")
-    return [
-        RunRequest(run_key=f"{name}@{key}", tags={"loadproof/candidate": name, "loadproof/model_version": key})
-        for name, key in new
-    ]
+        return SkipReason(f"no new model version among {sorted(seen)}")
+    keys = [partition_key(name, key).keys_by_dimension for name, key in new]
+    return SensorResult(
+        run_requests=[run_request(name, key, f"{name}@{key}") for name, key in new],
+        dynamic_partitions_requests=[
+            CANDIDATES.build_add_request(sorted({k["candidate"] for k in keys})),
+            MODEL_VERSIONS.build_add_request(sorted({k["model_version"] for k in keys})),
+        ],
+    )

@@ -41,8 +41,8 @@ def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
 
 
 def materialise_table(context, name: str, compute, source: str, spec, storage):
-    """Compute table `name` from the pack's `source` table, write it, return its materialisation."""
-    layout = storage.layout()
+    """Compute table `name` from the partition's `source` table, write it, return its materialisation."""
+    layout = storage.partition_layout(context)
     table = compute(layout.table(source), spec.load().spec)
     path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
     meta = table_metadata(table, path, context.run_id)

@@ -1,10 +1,13 @@
-"""evidence_pack: every measured figure beside the published one, traceable to the raw timings."""
+"""evidence_pack (per candidate × model version, with history) and candidate_comparison (the
+side-by-side pack of every candidate's latest version): every measured figure beside the
+published one, traceable to the raw timings."""
 
 import json
 import shutil
 
 import pyarrow.parquet as pq
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
     DagsterEventType,
@@ -18,15 +21,19 @@ from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
 from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
+from assets.partitions import MODEL_VERSIONS, REVALIDATION_PARTITIONS, partition_of
 from pipeline import checks
+from pipeline.layout import PackLayout
+from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
 from pipeline.sqlrun import run_query
+from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
 
 
-def data_quality(context: AssetExecutionContext) -> list[dict]:
+def data_quality(context) -> list[dict]:
     """Every asset check evaluated so far in this run: what was checked and whether it passed."""
     records = context.instance.get_records_for_run(context.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
     results = []
@@ -43,29 +50,21 @@ def data_quality(context: AssetExecutionContext) -> list[dict]:
     return results
 
 
-def materialised_assets(context: AssetExecutionContext) -> list[str]:
+def materialised_assets(context) -> list[str]:
     """The assets this run has materialised so far: the pack's upstream lineage in the UI."""
     records = context.instance.get_records_for_run(context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION).records
     return sorted({record.event_log_entry.dagster_event.asset_key.to_user_string() for record in records})
 
 
-@asset(
-    group_name="pack",
-    deps=[
-        prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
-        cost_per_decision, accuracy_summary, accuracy_by_label,
-    ],
-    description="evidence_pack.{html,md,json}: claim vs measured, intervals, verdicts, plots, lineage, manifest.",
-)
-def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    loaded, layout = spec.load(), storage.layout()
+def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: dict) -> dict:
+    """The pack model from the tables in `layout` (one partition's, or the gathered comparison)."""
     shutil.copyfile(loaded.path, layout.spec_copy)
     pack = build_pack(
         loaded=loaded,
         run_id=context.run_id,
         layout=layout,
         profile=json.loads(layout.json("prompt_profile").read_text()),
-        replay_summary=json.loads(layout.json("replay_summary").read_text()),
+        replay_summary=replay_summary,
         latency_rows=pq.read_table(layout.table("latency_percentiles")).to_pylist(),
         throughput_rows=pq.read_table(layout.table("throughput")).to_pylist(),
         cost_rows=pq.read_table(layout.table("cost_per_decision")).to_pylist(),
@@ -78,8 +77,10 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     )
     pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
     pack["token_agreement"] = run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist()
-    pack["data_quality"] = data_quality(context)
-    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
+    return pack
+
+
+def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> MaterializeResult:
     files = write_pack(layout.root, pack, {**pack_charts(layout, loaded.spec), **comparison_charts(pack)})
     claimed = [f for f in pack["figures"] if f["claimed"] is not None]
     return MaterializeResult(
@@ -93,14 +94,79 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     )
 
 
-@asset_check(asset=evidence_pack, description="Every file a figure's lineage names is in the pack with the recorded sha256.")
-def evidence_pack_lineage_hashes_match(storage: PackStorage) -> AssetCheckResult:
-    layout = storage.layout()
+PACK_DEPS = [
+    prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
+    cost_per_decision, accuracy_summary, accuracy_by_label,
+]
+
+
+@asset(
+    group_name="pack",
+    deps=PACK_DEPS,
+    partitions_def=REVALIDATION_PARTITIONS,
+    description="One candidate at one model version: evidence_pack.{html,md,json} with claim vs measured, intervals, verdicts, plots, lineage, manifest, and the figure deltas against the previous version's run.",
+)
+def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    loaded, shared, layout = spec.load(), storage.layout(), storage.partition_layout(context)
+    candidate, version = partition_of(context)
+    pack = assemble(context, loaded, layout, json.loads(layout.json("replay_summary").read_text()))
+    pack["partition"] = {"candidate": candidate, "model_version": version}
+    keys = [REVALIDATION_PARTITIONS.get_partition_key_from_str(k) for k in context.instance.get_materialized_partitions(context.asset_key)]
+    measured = {k.keys_by_dimension["model_version"] for k in keys if k.keys_by_dimension["candidate"] == candidate}
+    before = history.previous_version(context.instance.get_dynamic_partitions(MODEL_VERSIONS.name), measured, version)
+    pack["history"] = history.compare(pack, history.load_previous_pack(shared.candidate_dir(candidate), before), before)
+    pack["data_quality"] = data_quality(context)
+    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
+    result = write(context, loaded, layout, pack)
+    gather.record_latest(shared, candidate, version, context.run_id)
+    return result
+
+
+@asset(
+    group_name="pack",
+    deps=[evidence_pack],
+    description="Every candidate's latest measured version side by side (evidence_pack.* at the top of the pack folder): tables, ranking by cost per decision, each figure traceable to the gathered raw timings.",
+)
+def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    loaded, layout = spec.load(), storage.layout()
+    versions = gather.latest_versions(layout, [c.name for c in loaded.spec.candidates])
+    pack = assemble(context, loaded, layout, gather.gather(layout, versions))
+    pack["partitions"] = [{"candidate": v.candidate, "model_version": v.model_version, "run_id": v.run_id} for v in versions]
+    pack["data_quality"] = gather.partition_quality(versions) + data_quality(context)
+    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["candidate_comparison"])
+    pack["lineage"]["partition_runs"] = pack["partitions"]
+    return write(context, loaded, layout, pack)
+
+
+def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:
     outcome = checks.lineage_hashes_match(json.loads((layout.root / JSON_NAME).read_text()), layout.root)
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset_check(asset=evidence_pack, description="Every claimed figure has a measured figure or a stated reason, for every candidate.")
-def evidence_pack_claims_accounted_for(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.claims_accounted_for(json.loads((storage.layout().root / JSON_NAME).read_text()))
+def _claims_accounted_for(layout: PackLayout) -> AssetCheckResult:
+    outcome = checks.claims_accounted_for(json.loads((layout.root / JSON_NAME).read_text()))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
+LINEAGE_DESCRIPTION = "Every file a figure's lineage names is in the pack with the recorded sha256."
+CLAIMS_DESCRIPTION = "Every claimed figure has a measured figure or a stated reason, for every candidate."
+
+
+@asset_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
+def evidence_pack_lineage_hashes_match(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    return _lineage_hashes_match(storage.partition_layout(context))
+
+
+@asset_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
+def evidence_pack_claims_accounted_for(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    return _claims_accounted_for(storage.partition_layout(context))
+
+
+@asset_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)
+def candidate_comparison_lineage_hashes_match(storage: PackStorage) -> AssetCheckResult:
+    return _lineage_hashes_match(storage.layout())
+
+
+@asset_check(asset=candidate_comparison, description=CLAIMS_DESCRIPTION)
+def candidate_comparison_claims_accounted_for(storage: PackStorage) -> AssetCheckResult:
+    return _claims_accounted_for(storage.layout())

@@ -1,20 +1,42 @@
 """replay_plan → raw_timings: the replay against every candidate, with its checks."""
 
 import json
+import shutil
 from dataclasses import asdict
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetIn,
+    DynamicOut,
+    DynamicOutput,
+    In,
+    Nothing,
+    OpExecutionContext,
+    Out,
+    graph_asset,
+    op,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
 
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
+from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from pipeline import checks, expectations
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.shards import Shard, common_start_ns, process_id, shard_plan, shard_settings, shards_for, with_shard_column
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -71,38 +93,67 @@ def client_calibration_not_client_limited(storage: PackStorage) -> AssetCheckRes
     )
 
 
-@asset(group_name=GROUP, deps=[replay_plan, client_calibration], description="One row per replayed request and candidate: every lifecycle timestamp, monotonic clock.")
-def raw_timings(
-    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
-) -> MaterializeResult:
-    loaded, layout = spec.load(), storage.layout()
+@op(
+    ins={"plan": In(Nothing), "calibration": In(Nothing)},
+    out=DynamicOut(Shard),
+    description="Split the plan across `workload.replay.shards` worker processes (one shard: the whole plan in this process).",
+)
+def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage: PackStorage):
+    barrier = storage.partition_layout(context).root / "journal" / f"{context.run_id}-start-barrier"
+    shutil.rmtree(barrier, ignore_errors=True)
+    for shard in shards_for(spec.load().spec.workload.replay.shards, barrier):
+        yield DynamicOutput(shard, mapping_key=shard.label)
+
+
+@op(description="Replay one shard of the plan against the partition's candidate, from the shards' common start time.")
+def replay_shard(
+    context: OpExecutionContext, shard: Shard, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+) -> dict:
+    loaded, layout = spec.load(), storage.partition_layout(context)
     replay = loaded.spec.workload.replay
-    settings = ReplaySettings.from_spec(replay, progress=True)
-    plan = planned_requests(pq.read_table(layout.table("replay_plan")))
-    tables, summary = [], {"mode": replay.mode, "planned": len(plan), "candidates": {}}
-    for candidate in loaded.spec.candidates:
-        target = endpoint.target(candidate)
-        context.log.info(f"replaying {len(plan)} requests against {candidate.name} ({target.base_url}, mode {replay.mode})")
-        with Journal(layout.journal(context.run_id, candidate.name)) as journal:
-            stats = run_replay(plan, target, settings, context.run_id, journal)
-        context.log.info(f"{candidate.name}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in {stats.wall_s:.1f} s")
-        summary["candidates"][candidate.name] = asdict(stats)
-        tables.append(journal_to_table(journal.path))
-    for key in ("sent", "errors", "unsent", "retries", "peak_in_flight"):
-        summary[key] = sum(stats[key] for stats in summary["candidates"].values())
-    summary["wall_s"] = sum(stats["wall_s"] for stats in summary["candidates"].values())
-    timings = pa.concat_tables(tables)
+    candidate = partition_candidate(context, loaded.spec)
+    settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
+    plan = shard_plan(planned_requests(pq.read_table(layout.table("replay_plan"))), shard)
+    start_ns, clock = common_start_ns(shard, replay.shard_ready_timeout_s) if shard.count > 1 else (None, "monotonic")
+    name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
+    context.log.info(f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of {shard.count}, pid {process_id()})")
+    with Journal(layout.journal(context.run_id, name)) as journal:
+        stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at_ns=start_ns)
+    context.log.info(f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in {stats.wall_s:.1f} s")
+    return {"candidate": candidate.name, "shard": shard, "journal": str(journal.path), "stats": asdict(stats), "pid": process_id(), "clock": clock}
+
+
+@op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")
+def merge_replay_shards(context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage) -> None:
+    layout, replay = storage.partition_layout(context), spec.load().spec.workload.replay
+    shards = sorted(shards, key=lambda s: s["shard"].index)
+    timings = pa.concat_tables([with_shard_column(journal_to_table(Path(s["journal"])), s["shard"]) for s in shards])
+    stats = {key: sum(s["stats"][key] for s in shards) for key in ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")}
+    stats["wall_s"] = max(s["stats"]["wall_s"] for s in shards)
+    summary = {"mode": replay.mode, "planned": stats["planned"], "candidates": {shards[0]["candidate"]: stats}, **stats}
+    summary["shards"] = [{"shard": s["shard"].index, "pid": s["pid"], "clock": s["clock"], **s["stats"]} for s in shards]
     path = write_parquet(timings, layout.table("raw_timings"))
     write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
     meta = table_metadata(timings, path, context.run_id)
-    meta.update(errors=summary["errors"], unsent=summary["unsent"], summary=MetadataValue.json(summary))
-    return MaterializeResult(metadata=meta)
+    meta.update(errors=summary["errors"], unsent=summary["unsent"], shards=len(shards), summary=MetadataValue.json(summary))
+    context.add_output_metadata(meta)
+
+
+@graph_asset(
+    group_name=GROUP,
+    ins={"replay_plan": AssetIn(dagster_type=Nothing), "client_calibration": AssetIn(dagster_type=Nothing)},
+    partitions_def=REVALIDATION_PARTITIONS,
+    description="One row per replayed request of the partition's candidate: every lifecycle timestamp, monotonic clock; sent by one process or fanned out over shards.",
+)
+def raw_timings(replay_plan, client_calibration):
+    shards = plan_replay_shards(plan=replay_plan, calibration=client_calibration)
+    return merge_replay_shards(shards.map(replay_shard).collect())
 
 
 @asset_check(asset=raw_timings, blocking=True, description="Exactly one row per planned request and candidate.")
-def raw_timings_one_row_per_planned_request(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    layout = storage.layout()
-    candidates = [c.name for c in spec.load().spec.candidates]
+def raw_timings_one_row_per_planned_request(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    layout = storage.partition_layout(context)
+    candidates = [partition_candidate(context, spec.load().spec).name]
     outcome = checks.one_row_per_planned_request(
         pq.read_table(layout.table("replay_plan")), pq.read_table(layout.table("raw_timings")), candidates
     )
@@ -110,21 +161,21 @@ def raw_timings_one_row_per_planned_request(spec: SpecResource, storage: PackSto
 
 
 @asset_check(asset=raw_timings, blocking=True, description="send ≤ first byte ≤ first token ≤ last token ≤ end; TTFT ≤ E2E; no negative duration.")
-def raw_timings_lifecycle_ordered(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.lifecycle_ordered(pq.read_table(storage.layout().table("raw_timings")))
+def raw_timings_lifecycle_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    outcome = checks.lifecycle_ordered(pq.read_table(storage.partition_layout(context).table("raw_timings")))
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
 @asset_check(asset=raw_timings, blocking=True, description="great-expectations: status typed, send ≤ first token, last token ≤ end, TTFT ≤ E2E, output ≤ max_tokens.")
-def raw_timings_expectations(storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.layout().table("raw_timings")).to_pandas()
+def raw_timings_expectations(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(storage.partition_layout(context).table("raw_timings")).to_pandas()
     outcome = expectations.validate(expectations.raw_timings_suite, frame, name="raw_timings")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
 @asset_check(asset=raw_timings, description="Error rate within the spec's budget; schedule lag p99 within the client-validity bound (else the client was the bottleneck).")
-def raw_timings_endpoint_health(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.layout().table("raw_timings")).to_pandas()
+def raw_timings_endpoint_health(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(storage.partition_layout(context).table("raw_timings")).to_pandas()
     params = {"max_error_rate": spec.load().spec.sla.max_error_rate, "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS}
     outcome = expectations.validate(expectations.endpoint_health_suite, frame, params, name="endpoint_health")
     return AssetCheckResult(passed=outcome.passed, severity=AssetCheckSeverity.WARN, metadata=outcome.metadata)

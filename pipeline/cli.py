@@ -107,15 +107,23 @@ def _load_or_exit(spec: Path):
 def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     from pipeline.definitions import execute
 
+    import httpx
+
     started = time.perf_counter()
-    result = execute(spec, out, overrides)
+    try:
+        results = execute(spec, out, overrides)
+    except (httpx.HTTPError, ValueError) as exc:  # fingerprinting a candidate before its run
+        console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", markup=True)
+        raise typer.Exit(1) from None
     elapsed = time.perf_counter() - started
-    evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    evaluations = [e for result in results for e in result.get_asset_check_evaluations() if not e.passed]
     failed_checks = [e.check_name for e in evaluations if e.blocking or e.severity.value == "ERROR"]
     warnings = [e.check_name for e in evaluations if e.check_name not in failed_checks]
-    if not result.success or not (out / JSON_NAME).is_file():
-        console.print(f"[red]run {result.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}")
-        for event in result.all_events:
+    run_ids = ", ".join(result.run_id for result in results)
+    if not all(result.success for result in results) or not (out / JSON_NAME).is_file():
+        failed = next(result for result in results if not result.success) if not all(r.success for r in results) else results[-1]
+        console.print(f"[red]run {failed.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}")
+        for event in failed.all_events:
             if event.is_step_failure:
                 error = event.event_specific_data.error
                 root = error.cause or error
@@ -124,7 +132,9 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     pack = json.loads((out / JSON_NAME).read_text())
     print_headline(pack)
     console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
-    console.print(f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); run {result.run_id}, {elapsed:.0f} s; re-check it with: loadproof verify {out}")
+    for partition in pack.get("partitions", []):
+        console.print(f"{partition['candidate']} at {partition['model_version']}: {out / 'candidates'} (run {partition['run_id']})", markup=False)
+    console.print(f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, {elapsed:.0f} s; re-check it with: loadproof verify {out}")
 
 
 def print_headline(pack: dict) -> None:

@@ -10,7 +10,18 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.partition_keys import partition_safe
 from pipeline.sqlrun import SQL_DIR
+
+CANDIDATES_DIR = "candidates"
+# What a candidate × version re-validation was measured with: the shared (unpartitioned) tables
+# its pack reads, snapshotted into its own folder so the pack stands alone and a later re-plan
+# never changes a past version's evidence. (Not the whole log: production_logs stays shared.)
+SHARED_INPUTS = (
+    "production_sample.parquet", "production_sample.json", "prompt_profile.parquet", "prompt_profile.json",
+    "prompt_length_histogram.parquet", "arrival_rate.parquet", "claim_divergence.json",
+    "replay_plan.parquet", "client_calibration.json", "labelled_slice.parquet",
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,27 @@ class PackLayout:
     def spec_copy(self) -> Path:
         return self.root / "spec.yaml"
 
+    def candidate_dir(self, candidate: str) -> Path:
+        return self.root / CANDIDATES_DIR / partition_safe(candidate)
+
+    def partition(self, candidate: str, version: str) -> PackLayout:
+        """The pack folder of one candidate × model version: candidates/<candidate>/<version>/."""
+        return PackLayout(self.candidate_dir(candidate) / partition_safe(version))
+
+    def sync_inputs_into(self, partition: PackLayout) -> None:
+        """Copy each shared input a partition's folder lacks or holds in an older version
+        (size or mtime differ; copy2 keeps the mtime), atomically file by file."""
+        partition.data_dir.mkdir(parents=True, exist_ok=True)
+        for name in SHARED_INPUTS:
+            source, target = self.data_dir / name, partition.data_dir / name
+            if not source.is_file():
+                continue
+            if target.is_file() and _same_file_state(source, target):
+                continue
+            partial = target.with_suffix(target.suffix + ".partial")
+            shutil.copy2(source, partial)
+            os.replace(partial, target)
+
     def copy_sql(self, names: list[str]) -> list[Path]:
         """Copy the queries a figure came from into the pack, so lineage paths resolve inside it."""
         self.sql_dir.mkdir(parents=True, exist_ok=True)
@@ -60,3 +92,8 @@ def write_text(text: str, path: Path) -> Path:
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)
     return path
+
+
+def _same_file_state(one: Path, other: Path) -> bool:
+    a, b = one.stat(), other.stat()
+    return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns

@@ -226,6 +226,11 @@ class Replay(_Strict):
     retries: int = Field(default=0, ge=0, le=10, description="retries of 429/5xx/connection failures; off by default")
     retry_backoff_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)")
     transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
+    shards: int = Field(
+        default=1, ge=1, le=64,
+        description="worker processes the plan is split across (Dagster's multiprocess executor), one common start time",
+    )
+    shard_ready_timeout_s: float = Field(default=120.0, gt=0, description="how long a shard waits for the others to be ready")
 
     @model_validator(mode="after")
     def _mode_needs(self) -> Replay:

@@ -6,7 +6,8 @@ from pipeline.layout import PackLayout
 
 
 class PackStorage(ConfigurableResource):
-    """The pack folder: every Parquet table, the copied SQL and the evidence pack live under it."""
+    """The pack folder: every Parquet table, the copied SQL and the evidence pack live under it.
+    A candidate × model-version partition writes under candidates/<candidate>/<version>/."""
 
     out_dir: str
 
@@ -14,3 +15,12 @@ class PackStorage(ConfigurableResource):
         root = Path(self.out_dir).resolve()
         root.mkdir(parents=True, exist_ok=True)
         return PackLayout(root)
+
+    def partition_layout(self, context) -> PackLayout:
+        """The running partition's folder, with the shared inputs it reads copied into it."""
+        from assets.partitions import partition_of  # resources stay importable without assets
+
+        shared = self.layout()
+        partition = shared.partition(*partition_of(context))
+        shared.sync_inputs_into(partition)
+        return partition

@@ -70,7 +70,11 @@ def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
     assert raw["sha256"] == sha256_file(pack_dir / raw["path"])
     assert raw["rows"] == pq.read_metadata(pack_dir / "data" / "replay_plan.parquet").num_rows  # one candidate
     assert (pack_dir / figure["lineage"]["sql"]).read_text().startswith("-- latency_percentiles")
-    assert pack["lineage"]["run_id"] == pack["run_id"] and set(ASSETS) == set(pack["lineage"]["asset_keys"])
+    assert pack["lineage"]["run_id"] == pack["run_id"] and pack["lineage"]["asset_keys"] == ["candidate_comparison"]
+    (partition,) = pack["lineage"]["partition_runs"]  # the candidate's run: every other asset
+    sub_pack = json.loads((pack_dir / "candidates" / partition["candidate"] / partition["model_version"] / "evidence_pack.json").read_text())
+    assert sub_pack["run_id"] == partition["run_id"]
+    assert set(ASSETS) - {"candidate_comparison"} == set(sub_pack["lineage"]["asset_keys"])
 
 
 def test_manifest_hashes_every_pack_file(pack, pack_dir):
@@ -97,11 +101,13 @@ def test_no_secret_in_any_output_including_the_dagster_event_log(pack_dir):
     assert leaks == []
 
 
-def test_every_asset_was_materialised_by_the_pack_run(pack, pack_dir):
+def test_every_asset_was_materialised_by_the_pack_runs(pack, pack_dir):
+    (partition,) = pack["partitions"]
     with DagsterInstance.local_temp(tempdir=str(pack_dir / ".dagster")) as instance:
         for name in ASSETS:
             event = instance.get_latest_materialization_event(AssetKey(name))
-            assert event is not None and event.run_id == pack["run_id"], name
+            assert event is not None and event.run_id in {pack["run_id"], partition["run_id"]}, name
+        assert instance.get_latest_materialization_event(AssetKey("candidate_comparison")).run_id == pack["run_id"]
         pack_event = instance.get_latest_materialization_event(AssetKey("evidence_pack"))
         metadata = pack_event.asset_materialization.metadata
         assert {"html", "markdown", "json", "summary"} <= set(metadata)

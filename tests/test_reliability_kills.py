@@ -72,7 +72,8 @@ def _cli(spec: Path, out: Path, env: dict, logs: Path) -> subprocess.Popen:
 
 
 def _replay_journals(out: Path) -> list[Path]:
-    return [path for path in (out / "journal").glob("*.jsonl") if not path.name.endswith("-calibration.jsonl")]
+    """The replay's journals: in the candidate × version partition's folder."""
+    return [path for path in out.glob("candidates/*/*/journal/*.jsonl") if not path.name.endswith("-calibration.jsonl")]
 
 
 def test_cli_killed_mid_replay_then_rerun_is_clean_and_leaks_no_key(tmp_path: Path, write_spec, zero_server) -> None:
@@ -82,7 +83,7 @@ def test_cli_killed_mid_replay_then_rerun_is_clean_and_leaks_no_key(tmp_path: Pa
     spec, out = small_spec(write_spec, zero_server.base_url), tmp_path / "pack"
 
     killed = _cli(spec, out, env, tmp_path / "killed")
-    _kill_when(killed, lambda: any(count_lines(path) >= 10 for path in _replay_journals(out)) if (out / "journal").exists() else False)
+    _kill_when(killed, lambda: any(count_lines(path) >= 10 for path in _replay_journals(out)))
     assert not (out / "evidence_pack.json").exists()
     [killed_journal] = _replay_journals(out)
     killed_rows = journal_to_table(killed_journal).to_pylist()

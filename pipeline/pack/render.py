@@ -13,7 +13,9 @@ from pipeline.hashing import sha256_file
 JSON_NAME = "evidence_pack.json"
 MARKDOWN_NAME = "evidence_pack.md"
 HTML_NAME = "evidence_pack.html"
-PRIVATE_TOP_LEVEL = {"dagster_home", "journal"}
+# working files (the Dagster instance, replay journals) and the per-candidate × version sub-packs,
+# each with its own manifest
+PRIVATE_TOP_LEVEL = {"dagster_home", "journal", "candidates"}
 
 
 def num(value: object) -> str:
@@ -90,6 +92,6 @@ def write_pack(pack_dir: Path, pack: dict, charts: dict[str, str | None]) -> dic
 
 
 def _is_private(path: Path, pack_dir: Path) -> bool:
-    """Working files that are not part of the pack (the Dagster instance, replay journals)."""
+    """Files that are not part of this pack: working files, and sub-packs with their own manifest."""
     first = path.relative_to(pack_dir).parts[0]
     return first.startswith(".") or first in PRIVATE_TOP_LEVEL or path.suffix == ".partial"

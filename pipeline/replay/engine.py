@@ -92,13 +92,20 @@ class ReplayStats:
 
 
 def run_replay(
-    plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal
+    plan: list[PlannedRequest],
+    target: Target,
+    settings: ReplaySettings,
+    run_id: str,
+    journal: Journal,
+    start_at_ns: int | None = None,
 ) -> ReplayStats:
+    """Replay the plan; offset 0 is `start_at_ns` (a perf_counter_ns instant shared by the shards
+    of one plan) or, by default, START_LEAD_NS after setup."""
     gc.collect()
     gc.freeze()  # the plan and everything built so far: out of the collector's sight, no long pauses
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            return runner.run(_replay(plan, target, settings, run_id, journal))
+            return runner.run(_replay(plan, target, settings, run_id, journal, start_at_ns))
     finally:
         gc.unfreeze()
 
@@ -113,7 +120,7 @@ def _loop_factory():
 
 
 async def _replay(
-    plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal
+    plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal, start_at_ns: int | None
 ) -> ReplayStats:
     stats = ReplayStats(planned=len(plan))
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
@@ -164,9 +171,11 @@ async def _replay(
 
         with progress:
             if settings.mode == "concurrency":
-                unsent = await _closed_loop(plan, settings, began, deadline_ns, fire)
+                if start_at_ns is not None:
+                    await asyncio.sleep(max(0.0, (start_at_ns - time.perf_counter_ns()) / 1e9))
+                unsent = await _closed_loop(plan, settings, start_at_ns or began, deadline_ns, fire)
             else:
-                unsent = await _open_loop(plan, began + START_LEAD_NS, deadline_ns, fire)
+                unsent = await _open_loop(plan, start_at_ns or began + START_LEAD_NS, deadline_ns, fire)
     for item, offset_s in unsent:
         journal.append(_unsent_record(run_id, target.candidate, item, offset_s))
         stats.unsent += 1

@@ -1,0 +1,81 @@
+"""The side-by-side pack's inputs: each candidate's latest measured version, gathered into one folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.layout import PackLayout, write_parquet, write_text
+from pipeline.pack.render import JSON_NAME
+
+# what a candidate × version partition writes (and the comparison concatenates)
+PARTITION_TABLES = (
+    "raw_timings", "latency_percentiles", "throughput", "throughput_buckets", "error_breakdown",
+    "cost_per_decision", "accuracy_results", "accuracy_summary", "accuracy_by_label",
+)
+LATEST_NAME = "latest.json"
+REPLAY_TOTALS = ("sent", "errors", "unsent", "retries", "peak_in_flight", "wall_s")
+
+
+@dataclass(frozen=True)
+class MeasuredVersion:
+    candidate: str
+    model_version: str
+    run_id: str
+    layout: PackLayout
+
+
+def record_latest(shared: PackLayout, candidate: str, model_version: str, run_id: str) -> Path:
+    """Point candidates/<candidate>/latest.json at the version whose pack was just written."""
+    document = {"candidate": candidate, "model_version": model_version, "run_id": run_id}
+    return write_text(json.dumps(document, indent=2), shared.candidate_dir(candidate) / LATEST_NAME)
+
+
+def latest_versions(shared: PackLayout, candidates: list[str]) -> list[MeasuredVersion]:
+    """Each candidate's latest measured version, in the spec's order; an error names the ones
+    never measured (run their re-validation first)."""
+    found, missing = [], []
+    for name in candidates:
+        pointer = shared.candidate_dir(name) / LATEST_NAME
+        if not pointer.is_file():
+            missing.append(name)
+            continue
+        document = json.loads(pointer.read_text(encoding="utf-8"))
+        layout = shared.partition(name, document["model_version"])
+        if not (layout.root / JSON_NAME).is_file():
+            missing.append(name)
+            continue
+        found.append(MeasuredVersion(name, document["model_version"], document["run_id"], layout))
+    if missing:
+        raise ValueError(f"no evidence pack yet for candidate(s) {missing} under {shared.root / 'candidates'}: re-validate them first")
+    return found
+
+
+def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
+    """Concatenate the partitions' tables into the shared folder; return the merged replay summary."""
+    for name in PARTITION_TABLES:
+        tables = [pq.read_table(v.layout.table(name)) for v in versions if v.layout.table(name).is_file()]
+        if tables:
+            write_parquet(pa.concat_tables(tables, promote_options="default"), shared.table(name))
+    fingerprints = [d for v in versions for d in json.loads(v.layout.json("endpoint_fingerprint").read_text())]
+    write_text(json.dumps(fingerprints, indent=2), shared.json("endpoint_fingerprint"))
+    summaries = [json.loads(v.layout.json("replay_summary").read_text()) for v in versions]
+    merged = {key: value for key, value in summaries[0].items() if key not in {"candidates", *REPLAY_TOTALS}}
+    merged["candidates"] = {name: stats for summary in summaries for name, stats in summary["candidates"].items()}
+    for key in REPLAY_TOTALS:
+        merged[key] = sum(stats.get(key, 0) for stats in merged["candidates"].values())
+    write_text(json.dumps(merged, indent=2), shared.json("replay_summary"))
+    return merged
+
+
+def partition_quality(versions: list[MeasuredVersion]) -> list[dict]:
+    """Every check result recorded in each partition's pack, labelled with its partition."""
+    rows = []
+    for v in versions:
+        pack = json.loads((v.layout.root / JSON_NAME).read_text(encoding="utf-8"))
+        rows += [{**row, "partition": f"{v.candidate}|{v.model_version}"} for row in pack.get("data_quality", [])]
+    return rows

@@ -1,0 +1,88 @@
+"""One plan across N worker processes with one common start time.
+
+Shard i sends plan[i::N] (every N-th request in arrival order, at its own planned offset), so
+the merged shards keep the plan's arrival pattern. The common start comes from a file barrier
+in the pack folder: each shard writes when it is ready, waits (bounded) until all N are, then
+all start at the same instant — the latest ready time plus a lead. On one host the instant is
+on CLOCK_MONOTONIC (shared by every process, which is what time.perf_counter_ns reads on
+Linux); shards on several hosts (k8s/celery executors) fall back to the wall clock, which is
+then only as good as the hosts' clock sync (recorded as `clock`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.layout import write_text
+from pipeline.replay.engine import PlannedRequest, ReplaySettings
+
+START_LEAD_NS = 200_000_000  # every shard is past its barrier well before the first send
+BARRIER_POLL_S = 0.01
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+    barrier_dir: str  # one folder per run and candidate
+
+    @property
+    def label(self) -> str:
+        return f"shard_{self.index}"
+
+
+def shards_for(count: int, barrier_dir: Path) -> list[Shard]:
+    return [Shard(index, count, str(barrier_dir)) for index in range(count)]
+
+
+def shard_plan(plan: list[PlannedRequest], shard: Shard) -> list[PlannedRequest]:
+    return plan[shard.index :: shard.count]
+
+
+def shard_settings(settings: ReplaySettings, shard: Shard) -> ReplaySettings:
+    """Closed loop: the fixed concurrency is split across shards (the total stays the spec's);
+    an open-loop cap likewise."""
+
+    def split(total: int | None) -> int | None:
+        return None if total is None else max(1, total // shard.count + (shard.index < total % shard.count))
+
+    return replace(settings, concurrency=split(settings.concurrency), max_concurrency=split(settings.max_concurrency))
+
+
+def _boot_id() -> str:
+    return BOOT_ID.read_text().strip() if BOOT_ID.is_file() else "unknown"
+
+
+def common_start_ns(shard: Shard, timeout_s: float) -> tuple[int, str]:
+    """Block until every shard is ready; return the shared start on this process's perf_counter_ns
+    clock and which clock agreed it ("monotonic" on one host, "wall" across hosts)."""
+    folder = Path(shard.barrier_dir)
+    ready = {"index": shard.index, "monotonic_ns": time.perf_counter_ns(), "unix_ns": time.time_ns(), "boot_id": _boot_id()}
+    write_text(json.dumps(ready), folder / f"ready-{shard.index}.json")
+    deadline = time.perf_counter() + timeout_s
+    while True:
+        documents = [json.loads(path.read_text()) for path in folder.glob("ready-*.json")]
+        if len(documents) >= shard.count:
+            break
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"{shard.label}: only {len(documents)} of {shard.count} shards ready after {timeout_s} s")
+        time.sleep(BARRIER_POLL_S)
+    if len({d["boot_id"] for d in documents}) == 1 and ready["boot_id"] != "unknown":
+        return max(d["monotonic_ns"] for d in documents) + START_LEAD_NS, "monotonic"
+    start_unix_ns = max(d["unix_ns"] for d in documents) + START_LEAD_NS
+    return time.perf_counter_ns() + (start_unix_ns - time.time_ns()), "wall"
+
+
+def with_shard_column(table: pa.Table, shard: Shard) -> pa.Table:
+    return table.append_column("shard", pa.array([shard.index] * table.num_rows, pa.int64()))
+
+
+def process_id() -> int:
+    return os.getpid()
