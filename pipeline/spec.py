@@ -99,6 +99,9 @@ class ColumnMapping(_Strict):
     route: str | None = None
     latency_ms: str | None = None
     messages_json: str | None = Field(default=None, description="column holding the chat messages as JSON")
+    session_id: str | None = Field(
+        default=None, description="column holding a session or conversation id (its turns are replayed in order)"
+    )
 
 
 class LogSource(_Strict):
@@ -226,6 +229,11 @@ class Replay(_Strict):
     retries: int = Field(default=0, ge=0, le=10, description="retries of 429/5xx/connection failures; off by default")
     retry_backoff_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)")
     transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
+    sessions: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: when the log carries session ids, each session's turns go in order, each after the "
+        "previous reply + the logged think time, with the conversation so far; off: every request on its own",
+    )
 
     @model_validator(mode="after")
     def _mode_needs(self) -> Replay:
