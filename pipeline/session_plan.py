@@ -120,3 +120,18 @@ def lead_rows(links: list[TurnLink]) -> list[bool]:
 
 def parse_messages(messages_json: str | None) -> list[dict] | None:
     return json.loads(messages_json) if messages_json else None
+
+
+def session_summary(plan: pa.Table) -> dict:
+    """Sessions in a replay plan (for its metadata): how many, how many turns are chained to the
+    one before, and how many chains start mid-session (a window or draw cut the session)."""
+    rows = plan.select(["session_id", "session_turn", "follows_request_id"]).to_pylist()
+    in_sessions = [row for row in rows if row["session_id"] is not None]
+    return {
+        "sessions": len({row["session_id"] for row in in_sessions}),
+        "session_requests": len(in_sessions),
+        "chained_turns": sum(row["follows_request_id"] is not None for row in in_sessions),
+        "chains_started_mid_session": sum(
+            row["follows_request_id"] is None and (row["session_turn"] or 1) > 1 for row in in_sessions
+        ),
+    }

@@ -13,7 +13,7 @@ from pipeline.logs import ingest_log
 from pipeline.plan import planned_requests
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.session_plan import own_messages
+from pipeline.session_plan import own_messages, session_summary
 from pipeline.spec import Replay, Sample, SpecError, load_spec
 from pipeline.tokens import count_message_tokens
 from tests.conftest import demo_spec_dict
@@ -63,8 +63,8 @@ def test_csv_session_column_is_mapped_and_mooncake_has_none(tmp_path: Path):
 
 
 def test_plan_chains_turns_in_arrival_order_with_logged_think_times(tmp_path: Path):
-    plan = session_plan(tmp_path, Replay(mode="trace", time_scale=TIME_SCALE)).to_pylist()
-    by_id = {row["request_id"]: row for row in plan}
+    table = session_plan(tmp_path, Replay(mode="trace", time_scale=TIME_SCALE))
+    by_id = {row["request_id"]: row for row in table.to_pylist()}
     for session, turns in SESSIONS.items():
         assert [by_id[t]["session_turn"] for t in turns] == [1, 2, 3]
         assert {by_id[t]["session_id"] for t in turns} == {session}
@@ -74,6 +74,7 @@ def test_plan_chains_turns_in_arrival_order_with_logged_think_times(tmp_path: Pa
         assert by_id[request_id]["think_time_logged_s"] == pytest.approx(think)
         assert by_id[request_id]["think_time_s"] == pytest.approx(think * TIME_SCALE)
     assert all(by_id[f"x{i}"]["session_id"] is None for i in range(1, 5))
+    assert session_summary(table) == {"sessions": 3, "session_requests": 9, "chained_turns": 6, "chains_started_mid_session": 0}
 
 
 def test_later_turns_carry_only_their_own_new_messages(tmp_path: Path):
@@ -94,7 +95,10 @@ def test_sessions_off_plans_every_request_on_its_own(tmp_path: Path):
 
 def test_a_window_that_cuts_a_session_starts_its_chain_at_the_first_sampled_turn(tmp_path: Path):
     window = Sample(mode="explicit_window", start_offset_s=2.0, window_s=60)
-    by_id = {row["request_id"]: row for row in session_plan(tmp_path, Replay(mode="trace"), window).to_pylist()}
+    table = session_plan(tmp_path, Replay(mode="trace"), window)
+    by_id = {row["request_id"]: row for row in table.to_pylist()}
+    # a2, b2 and c2 start their chains (their first turns are before the window)
+    assert session_summary(table) == {"sessions": 3, "session_requests": 6, "chained_turns": 3, "chains_started_mid_session": 3}
     assert "a1" not in by_id and "b1" not in by_id and "c1" not in by_id
     a2 = by_id["a2"]
     assert a2["session_turn"] == 2 and a2["follows_request_id"] is None and a2["think_time_s"] is None
