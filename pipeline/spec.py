@@ -214,7 +214,7 @@ class Replay(_Strict):
     or closed-loop at a fixed concurrency."""
 
     mode: Literal["trace", "rate", "concurrency"] = "trace"
-    time_scale: float = Field(default=1.0, gt=0, description="trace: offsets × time_scale (0.5 = twice as fast)")
+    time_scale: float = Field(default=1.0, gt=0, description="trace: offsets and session think times × time_scale (0.5 = twice as fast)")
     arrival: Literal["constant", "poisson", "gamma"] = Field(default="poisson", description="rate: the process")
     rate_per_s: float | None = Field(default=None, gt=0, description="rate: mean requests per second")
     burstiness: float = Field(default=1.0, gt=0, description="gamma shape: 1 = Poisson, < 1 burstier")
