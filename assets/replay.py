@@ -37,6 +37,7 @@ from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.shards import Shard, common_start_ns, process_id, shard_plan, shard_settings, shards_for, with_shard_column
+from pipeline.session_plan import session_summary
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -52,6 +53,7 @@ def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: Pac
     meta = table_metadata(plan, path, context.run_id)
     meta["mode"] = replay.mode
     meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
+    meta["sessions"] = MetadataValue.json(session_summary(plan))
     return MaterializeResult(metadata=meta)
 
 

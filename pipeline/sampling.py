@@ -75,11 +75,25 @@ def draw_sample(logs: Path, spec: Sample, memory_limit: str = duck.DEFAULT_MEMOR
                 "first_us": first_us,
             }
             table = duck.run(con, "production_sample_stratified", params).to_arrow_table()
-            return table, SampleWindow("stratified", None, None, first_us, requests)
+            return _with_session_turns(con, table), SampleWindow("stratified", None, None, first_us, requests)
         start_us, end_us = _window_bounds(con, spec, first_us, logs)
         params = {"start_us": start_us, "end_us": end_us, "first_us": first_us, "max_requests": spec.max_requests}
         table = duck.run(con, "production_sample", params).to_arrow_table()
-        return table, SampleWindow(spec.mode, start_us, end_us, first_us, requests)
+        return _with_session_turns(con, table), SampleWindow(spec.mode, start_us, end_us, first_us, requests)
+
+
+def _with_session_turns(con, sample: pa.Table) -> pa.Table:
+    """The sample plus `session_turn` and `think_time_s`, numbered over the whole log (a window
+    or a draw may cut a session: its sampled turns keep their numbers, see pipeline/session_plan.py).
+    Logs from before session ids (no `session_id` column) are returned as they are."""
+    if "session_id" not in sample.schema.names:
+        return sample
+    duck.run(con, "session_turns").to_table("session_turns")
+    con.register("sample", sample)
+    try:
+        return duck.run(con, "sample_session_turns").to_arrow_table()
+    finally:
+        con.unregister("sample")
 
 
 def busiest_window_start(arrivals_us: np.ndarray, window_us: int) -> int:

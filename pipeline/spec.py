@@ -99,6 +99,9 @@ class ColumnMapping(_Strict):
     route: str | None = None
     latency_ms: str | None = None
     messages_json: str | None = Field(default=None, description="column holding the chat messages as JSON")
+    session_id: str | None = Field(
+        default=None, description="column holding a session or conversation id (its turns are replayed in order)"
+    )
 
 
 class LogSource(_Strict):
@@ -211,7 +214,7 @@ class Replay(_Strict):
     or closed-loop at a fixed concurrency."""
 
     mode: Literal["trace", "rate", "concurrency"] = "trace"
-    time_scale: float = Field(default=1.0, gt=0, description="trace: offsets × time_scale (0.5 = twice as fast)")
+    time_scale: float = Field(default=1.0, gt=0, description="trace: offsets and session think times × time_scale (0.5 = twice as fast)")
     arrival: Literal["constant", "poisson", "gamma"] = Field(default="poisson", description="rate: the process")
     rate_per_s: float | None = Field(default=None, gt=0, description="rate: mean requests per second")
     burstiness: float = Field(default=1.0, gt=0, description="gamma shape: 1 = Poisson, < 1 burstier")
@@ -231,6 +234,11 @@ class Replay(_Strict):
         description="worker processes the plan is split across (Dagster's multiprocess executor), one common start time",
     )
     shard_ready_timeout_s: float = Field(default=120.0, gt=0, description="how long a shard waits for the others to be ready")
+    sessions: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: when the log carries session ids, each session's turns go in order, each after the "
+        "previous reply + the logged think time, with the conversation so far; off: every request on its own",
+    )
 
     @model_validator(mode="after")
     def _mode_needs(self) -> Replay:

@@ -5,6 +5,13 @@ assistant: Poisson arrivals whose rate rises into a burst around minute 12, a mi
 multi-turn chats, some with a system prompt, some with pasted account history (long context),
 log-normal output lengths, and two deliberately broken lines that ingest must quarantine.
 
+Sessions: about one conversation in eight goes on for one or two more turns, logged as the
+assistant does it — each turn's request carries the whole conversation so far (the logged reply
+included) and the session's `session_id`; the user thinks a log-normal while (median 12 s)
+after the reply ended (arrival + logged latency). They are drawn with their own seeded RNG after
+the single requests, so the single requests are the same as before sessions were added; request
+ids follow arrival order.
+
     python scripts/make_demo_log.py [--out examples/data/production_requests.jsonl]
 """
 
@@ -20,6 +27,18 @@ from pipeline.tokens import count_message_tokens
 START = datetime(2026, 11, 2, 14, 0, 0, tzinfo=timezone.utc)
 DURATION_S = 20 * 60
 SEED = 20261102
+SESSION_SEED = SEED + 1
+SESSION_SHARE = 0.12  # conversations that go on after the first request
+THINK_MEDIAN_S, THINK_SIGMA, THINK_MAX_S = 12.0, 0.5, 60.0
+FOLLOW_UPS = [
+    "Thanks. And how long will that take?",
+    "It still does not work, what else can I try?",
+    "Can you do it for me right now?",
+    "Is there a fee for that?",
+    "OK. Will I get a confirmation by email?",
+    "What if it happens again next month?",
+]
+REPLY = "Thanks, I can help with that. "  # 8 tokens under pipeline/tokens.py
 
 QUESTIONS = [
     "I was charged twice for the same card payment at {shop}, can you reverse one of them?",
@@ -83,9 +102,12 @@ def messages_for(rng: random.Random) -> list[dict]:
 
 
 def record(rng: random.Random, index: int, offset_s: float) -> dict:
-    messages = messages_for(rng)
+    return logged(rng, index, offset_s, messages_for(rng))
+
+
+def logged(rng: random.Random, index: int, offset_s: float, messages: list[dict], tenant_route: tuple | None = None) -> dict:
     output_tokens = max(4, min(400, int(rng.lognormvariate(math.log(70), 0.6))))
-    tenant, route = rng.choices([(t, r) for t, r, _ in TENANTS], weights=[w for *_, w in TENANTS])[0]
+    tenant, route = tenant_route or rng.choices([(t, r) for t, r, _ in TENANTS], weights=[w for *_, w in TENANTS])[0]
     prompt_tokens = count_message_tokens(messages)
     return {
         "id": f"req-{index:06d}",
@@ -98,12 +120,40 @@ def record(rng: random.Random, index: int, offset_s: float) -> dict:
     }
 
 
+def with_sessions(records: list[tuple[float, dict]], rng: random.Random) -> list[tuple[float, dict]]:
+    """Some conversations go on: 1-2 more turns, each after the reply + a think time, each request
+    carrying the conversation so far; then every request in arrival order."""
+    turns = []
+    for number, (offset_s, first) in enumerate(records, start=1):
+        if rng.random() >= SESSION_SHARE:
+            continue
+        first["session_id"] = f"chat-{number:05d}"
+        previous_s, previous = offset_s, first
+        for _ in range(rng.randint(1, 2)):
+            think_s = min(THINK_MAX_S, rng.lognormvariate(math.log(THINK_MEDIAN_S), THINK_SIGMA))
+            at_s = previous_s + previous["latency_ms"] / 1e3 + think_s
+            if at_s >= DURATION_S:
+                break
+            reply = REPLY * max(1, previous["response"]["usage"]["completion_tokens"] // 8)
+            messages = [*previous["request"]["messages"], {"role": "assistant", "content": reply.strip()},
+                        {"role": "user", "content": rng.choice(FOLLOW_UPS)}]
+            turn = logged(rng, 0, at_s, messages, (first["tenant"], first["route"]))
+            turn["session_id"] = first["session_id"]
+            turns.append((at_s, turn))
+            previous_s, previous = at_s, turn
+    return sorted(records + turns, key=lambda pair: pair[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="examples/data/production_requests.jsonl")
     args = parser.parse_args()
     rng = random.Random(SEED)
-    lines = [json.dumps(record(rng, i + 1, t), separators=(",", ":")) for i, t in enumerate(arrivals(rng))]
+    singles = [(t, record(rng, i + 1, t)) for i, t in enumerate(arrivals(rng))]
+    lines = []
+    for index, (_, entry) in enumerate(with_sessions(singles, random.Random(SESSION_SEED)), start=1):
+        entry["id"] = f"req-{index:06d}"
+        lines.append(json.dumps(entry, separators=(",", ":")))
     # Two broken lines, as real logs have: a truncated write and a record without usage.
     lines.insert(len(lines) // 3, lines[len(lines) // 3][:57])
     broken = json.loads(lines[len(lines) // 2])

@@ -19,6 +19,7 @@ SELECT
     logged_latency_ms,
     structured_output,
     prefix_hashes,
+    session_id,
     source_file,
     source_line,
     $run_id AS run_id

@@ -2,7 +2,7 @@
 -- goes to the quarantine (NULL when it is accepted). Every format's *_fields query feeds it.
 -- view: log_fields(file_id, source_line, raw, problem, request_id, arrival_raw, arrival_kind,
 --                  prompt_raw, output_raw, tenant, route, latency_raw, messages_json,
---                  structured_output, prefix_hashes)
+--                  structured_output, prefix_hashes, session_id)
 -- params: $timezone (for timestamps written without one), $origin (TIMESTAMPTZ of offset 0),
 --         $unit_us (microseconds per arrival number), $arrival_field, $prompt_field,
 --         $output_field, $latency_field (the source's field names, for the reasons)
@@ -58,6 +58,7 @@ SELECT
     latency_number AS logged_latency_ms,
     structured_output,
     prefix_hashes,
+    session_id,
     file_id,
     CAST(source_line AS BIGINT) AS source_line,
     reject_reason,

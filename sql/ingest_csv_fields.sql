@@ -41,7 +41,8 @@ mapped AS (
         CASE WHEN quoted THEN quoted_fields[tenant_pos] ELSE split_part(line, ',', tenant_pos) END AS tenant_text,
         CASE WHEN quoted THEN quoted_fields[route_pos] ELSE split_part(line, ',', route_pos) END AS route_text,
         CASE WHEN quoted THEN quoted_fields[latency_ms_pos] ELSE split_part(line, ',', latency_ms_pos) END AS latency_text,
-        CASE WHEN quoted THEN quoted_fields[messages_json_pos] ELSE split_part(line, ',', messages_json_pos) END AS messages_text
+        CASE WHEN quoted THEN quoted_fields[messages_json_pos] ELSE split_part(line, ',', messages_json_pos) END AS messages_text,
+        CASE WHEN quoted THEN quoted_fields[session_id_pos] ELSE split_part(line, ',', session_id_pos) END AS session_text
     FROM quoted_split
 )
 SELECT
@@ -61,5 +62,6 @@ SELECT
     nullif(trim(latency_text), '') AS latency_raw,
     nullif(trim(messages_text), '') AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
-    CAST(NULL AS UBIGINT[]) AS prefix_hashes
+    CAST(NULL AS UBIGINT[]) AS prefix_hashes,
+    nullif(trim(session_text), '') AS session_id
 FROM mapped

@@ -46,5 +46,6 @@ SELECT
     CAST(NULL AS VARCHAR) AS latency_raw,
     CAST(NULL AS VARCHAR) AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
-    hash_ids AS prefix_hashes
+    hash_ids AS prefix_hashes,
+    CAST(NULL AS VARCHAR) AS session_id
 FROM blocks

@@ -1,8 +1,12 @@
 -- ingest_openai_jsonl_fields: OpenAI-style request-log JSONL, one JSON object per line:
 --   {"id": "...", "timestamp": "2026-11-02T14:00:00.378Z" | epoch seconds, "tenant": "...",
 --    "route": "...", "request": {"messages": [...], "response_format": {...}, "tools": [...]},
---    "response": {"usage": {"prompt_tokens": N, "completion_tokens": M}}, "latency_ms": 1234.5}
--- id, tenant, route, latency_ms, response_format and tools are optional.
+--    "response": {"usage": {"prompt_tokens": N, "completion_tokens": M}}, "latency_ms": 1234.5,
+--    "session_id": "..."}
+-- id, tenant, route, latency_ms, response_format, tools and the session id are optional. The
+-- session id is the first of session_id, conversation_id, metadata.session_id,
+-- metadata.conversation_id, request.metadata.session_id, request.metadata.conversation_id
+-- that the record has (a string or an integer); its turns are the session's rows in arrival order.
 -- Prefix blocks are the message boundaries: block k hashes the first k messages.
 -- view: log_lines(file_id, source_line, line)
 WITH data_lines AS (
@@ -23,7 +27,9 @@ extracted AS (
         CASE WHEN document_type = 'OBJECT' THEN json_extract(line, [
             '$.id', '$.timestamp', '$.response.usage', '$.response.usage.prompt_tokens',
             '$.response.usage.completion_tokens', '$.request.messages', '$.tenant', '$.route',
-            '$.latency_ms', '$.request.response_format.type', '$.request.tools', '$.request.functions'
+            '$.latency_ms', '$.request.response_format.type', '$.request.tools', '$.request.functions',
+            '$.session_id', '$.conversation_id', '$.metadata.session_id', '$.metadata.conversation_id',
+            '$.request.metadata.session_id', '$.request.metadata.conversation_id'
         ]) END AS f
     FROM documents
 ),
@@ -33,7 +39,9 @@ typed AS (
         json_type(f[2]) AS timestamp_type,
         json_type(f[6]) AS messages_type,
         CASE WHEN json_type(f[6]) = 'ARRAY' THEN json_extract(f[6], '$[*]') END AS messages,
-        json_type(f[9]) AS latency_type
+        json_type(f[9]) AS latency_type,
+        -- the first of the six that is present and not JSON null
+        list_filter(f[13:18], lambda v: json_type(v) <> 'NULL')[1] AS session_value
     FROM extracted
 ),
 checked AS (
@@ -58,6 +66,8 @@ SELECT
             THEN 'field request.messages: not a list of {role, content} objects'
         WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
             THEN 'field latency_ms: not a number'
+        WHEN json_type(session_value) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL')
+            THEN 'field session_id (or conversation_id): not a string or an integer'
     END AS problem,
     f[1] ->> '$' AS request_id,
     f[2] ->> '$' AS arrival_raw,
@@ -75,5 +85,6 @@ SELECT
     END AS structured_output,
     CASE WHEN len(messages) > 0 THEN
         list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-    END AS prefix_hashes
+    END AS prefix_hashes,
+    CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END AS session_id
 FROM checked

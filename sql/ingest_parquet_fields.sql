@@ -20,7 +20,8 @@ WITH mapped AS (
         latency_ms_text AS latency_raw,
         messages_json_text AS messages_json,
         CAST(NULL AS BOOLEAN) AS structured_output,
-        CAST(NULL AS UBIGINT[]) AS prefix_hashes
+        CAST(NULL AS UBIGINT[]) AS prefix_hashes,
+        nullif(trim(session_id_text), '') AS session_id
     FROM parquet_rows
     JOIN log_files USING (source_file)
 )

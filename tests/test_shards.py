@@ -28,6 +28,14 @@ def test_shards_split_the_plan_round_robin_and_keep_every_request_once(tmp_path)
     assert merged == plan
 
 
+def test_a_sessions_turns_stay_in_one_shard(tmp_path):
+    plan = planned(6)
+    plan[2] = PlannedRequest("r2", None, [], 4, 1, session_id="s", session_turn=2, follows_request_id="r0")
+    plan[4] = PlannedRequest("r4", None, [], 4, 1, session_id="s", session_turn=3, follows_request_id="r2")
+    parts = [[p.request_id for p in shard_plan(plan, shard)] for shard in shards_for(2, tmp_path)]
+    assert parts == [["r0", "r2", "r3", "r4"], ["r1", "r5"]]
+
+
 def test_the_fixed_concurrency_is_split_across_shards_without_loss(tmp_path):
     settings = ReplaySettings(mode="concurrency", concurrency=10, max_concurrency=None)
     split = [shard_settings(settings, shard).concurrency for shard in shards_for(3, tmp_path)]

@@ -24,6 +24,7 @@ CANONICAL_COLUMNS = {
     "logged_latency_ms": "latency the log recorded, when it did",
     "structured_output": "JSON mode or tools requested; NULL when the log cannot tell",
     "prefix_hashes": "one hash per prefix block (hash_ids, or cumulative messages); NULL when unknown",
+    "session_id": "session or conversation id when the log carries one (its turns: arrival order); else NULL",
     "source_file": "file the line came from",
     "source_line": "1-based line (or Parquet row) inside that file",
 }

@@ -26,7 +26,9 @@ from pipeline.spec import ColumnMapping, LogSource
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 EPOCH = "1970-01-01 00:00:00+00"
-MAPPED_FIELDS = ("request_id", "arrival", "prompt_tokens", "output_tokens", "tenant", "route", "latency_ms", "messages_json")
+MAPPED_FIELDS = (
+    "request_id", "arrival", "prompt_tokens", "output_tokens", "tenant", "route", "latency_ms", "messages_json", "session_id",
+)
 
 
 class IngestError(ValueError):

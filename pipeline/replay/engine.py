@@ -15,7 +15,7 @@ from typing import Literal
 
 import httpx
 
-from pipeline.replay import aio_request
+from pipeline.replay import aio_request, sessions
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
@@ -37,6 +37,13 @@ class PlannedRequest:
     max_tokens: int
     prompt_tokens_client: int
     min_tokens: int | None = None  # sent (with ignore_eos) only when the spec asks for it
+    # sessions (pipeline/replay/sessions.py): a turn with `follows_request_id` is sent
+    # `think_time_s` after that request ended, with the conversation so far
+    session_id: str | None = None
+    session_turn: int | None = None
+    follows_request_id: str | None = None
+    think_time_s: float | None = None
+    history_turns: int | None = None  # set when sent: earlier exchanges carried
 
 
 @dataclass(frozen=True)
@@ -163,19 +170,25 @@ async def _replay(
                 outcome=outcome,
                 attempts=attempts,
             )
+            sessions.add_record_columns(record, item)
             journal.append(record)
             stats.sent += 1
             stats.errors += record["status"] != "ok"
             stats.retries += record["retry_count"]
             progress.advance()
+            return outcome
 
+        chains = sessions.SessionChains(plan, deadline_ns)  # the plan itself when it has no sessions
         with progress:
             if settings.mode == "concurrency":
                 if start_at_ns is not None:
                     await asyncio.sleep(max(0.0, (start_at_ns - time.perf_counter_ns()) / 1e9))
-                unsent = await _closed_loop(plan, settings, start_at_ns or began, deadline_ns, fire)
+                origin = start_at_ns or began
+                unsent = await _closed_loop(chains.leads, settings, origin, deadline_ns, chains.wrap(fire, origin))
             else:
-                unsent = await _open_loop(plan, start_at_ns or began + START_LEAD_NS, deadline_ns, fire)
+                start_ns = start_at_ns or began + START_LEAD_NS
+                unsent = await _open_loop(chains.leads, start_ns, deadline_ns, chains.wrap(fire, start_ns))
+        unsent = chains.with_unsent_turns(unsent)
     for item, offset_s in unsent:
         journal.append(_unsent_record(run_id, target.candidate, item, offset_s))
         stats.unsent += 1
@@ -274,4 +287,5 @@ def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: 
         outcome=outcome,
     )
     record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
+    sessions.add_record_columns(record, item)
     return record

@@ -49,6 +49,12 @@ RAW_TIMINGS_SCHEMA = pa.schema(
         ("chunk_offsets_ns", pa.list_(pa.int64())),
         # every attempt when retries are on: [{error_type, http_status, sent_offset_ns, duration_ns}]
         ("attempts_json", pa.string()),
+        # sessions (pipeline/replay/sessions.py); NULL for a request without one
+        ("session_id", pa.string()),
+        ("session_turn", pa.int64()),  # the turn's number in the logged session
+        ("follows_request_id", pa.string()),  # sent after this request's end + think_time_s
+        ("think_time_s", pa.float64()),
+        ("session_history_turns", pa.int64()),  # earlier exchanges carried in the messages sent
     ]
 )
 
@@ -71,6 +77,7 @@ class RequestOutcome:
     usage_issue: str | None = None
     finish_reason: str | None = None
     retry_after_s: float | None = None
+    reply_text: str | None = None  # the content received (a session's next turn carries it); not recorded
 
 
 def _ms(ns: int) -> float:

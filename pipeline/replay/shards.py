@@ -1,7 +1,7 @@
 """One plan across N worker processes with one common start time.
 
-Shard i sends plan[i::N] (every N-th request in arrival order, at its own planned offset), so
-the merged shards keep the plan's arrival pattern. The common start comes from a file barrier
+Shard i sends every N-th chain of the plan (a request, or a whole session's turns) at its own
+planned offsets, so the merged shards keep the plan's arrival pattern. The common start comes from a file barrier
 in the pack folder: each shard writes when it is ready, waits (bounded) until all N are, then
 all start at the same instant — the latest ready time plus a lead. On one host the instant is
 on CLOCK_MONOTONIC (shared by every process, which is what time.perf_counter_ns reads on
@@ -43,7 +43,20 @@ def shards_for(count: int, barrier_dir: Path) -> list[Shard]:
 
 
 def shard_plan(plan: list[PlannedRequest], shard: Shard) -> list[PlannedRequest]:
-    return plan[shard.index :: shard.count]
+    """Every shard.count-th chain of the plan: a request on its own, or a session's turns, which
+    stay together (each turn follows its predecessor's reply, so one process sends them all)."""
+    chain_of: dict[str, int] = {}
+    chains = 0
+    mine = []
+    for item in plan:
+        if item.follows_request_id in chain_of:
+            chain = chain_of[item.follows_request_id]
+        else:
+            chain, chains = chains, chains + 1
+        chain_of[item.request_id] = chain
+        if chain % shard.count == shard.index:
+            mine.append(item)
+    return mine
 
 
 def shard_settings(settings: ReplaySettings, shard: Shard) -> ReplaySettings:
