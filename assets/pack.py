@@ -18,10 +18,12 @@ from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
 from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
+from assets.sweep import sweep_summary
 from pipeline import checks
 from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
+from pipeline.pack.sweep import read_sweep_tables, sweep_charts
 from pipeline.sqlrun import run_query
 from resources import PackStorage, SpecResource
 
@@ -53,13 +55,14 @@ def materialised_assets(context: AssetExecutionContext) -> list[str]:
     group_name="pack",
     deps=[
         prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
-        cost_per_decision, accuracy_summary, accuracy_by_label,
+        cost_per_decision, accuracy_summary, accuracy_by_label, sweep_summary,
     ],
     description="evidence_pack.{html,md,json}: claim vs measured, intervals, verdicts, plots, lineage, manifest.",
 )
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     shutil.copyfile(loaded.path, layout.spec_copy)
+    sweep_levels, sweep_rows, sweep_replay, sweep_timings_rows = read_sweep_tables(layout)
     pack = build_pack(
         loaded=loaded,
         run_id=context.run_id,
@@ -75,12 +78,16 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
         error_rows=pq.read_table(layout.table("error_breakdown")).to_pylist(),
         accuracy_results_rows=pq.read_metadata(layout.table("accuracy_results")).num_rows,
         calibration=json.loads(layout.json("client_calibration").read_text()),
+        sweep_level_rows=sweep_levels,
+        sweep_summary_rows=sweep_rows,
+        sweep_replay=sweep_replay,
+        sweep_timings_rows=sweep_timings_rows,
     )
     pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
     pack["token_agreement"] = run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist()
     pack["data_quality"] = data_quality(context)
     pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
-    files = write_pack(layout.root, pack, {**pack_charts(layout, loaded.spec), **comparison_charts(pack)})
+    files = write_pack(layout.root, pack, {**pack_charts(layout, loaded.spec), **comparison_charts(pack), **sweep_charts(pack["sweep"])})
     claimed = [f for f in pack["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={

@@ -15,6 +15,7 @@ from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.sweep import production_level, with_load_level
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -91,7 +92,7 @@ def raw_timings(
     for key in ("sent", "errors", "unsent", "retries", "peak_in_flight"):
         summary[key] = sum(stats[key] for stats in summary["candidates"].values())
     summary["wall_s"] = sum(stats["wall_s"] for stats in summary["candidates"].values())
-    timings = pa.concat_tables(tables)
+    timings = with_load_level(pa.concat_tables(tables), production_level(replay))  # the spec's own load
     path = write_parquet(timings, layout.table("raw_timings"))
     write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
     meta = table_metadata(timings, path, context.run_id)

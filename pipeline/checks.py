@@ -144,3 +144,19 @@ def claims_accounted_for(pack: dict) -> Outcome:
         if (figure := found.get((candidate, metric))) is None or (figure["measured"] is None and not figure.get("reason"))
     ]
     return Outcome(bool(candidates) and not missing, {"claims": len(pack["claim"]["figures"]), "unaccounted": ", ".join(missing) or "none"})
+
+
+def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome:
+    """Per candidate: every level up to the highest SLA-meeting one met the SLA, and the first
+    missing level (if any) lies above it and did not meet it."""
+    problems = []
+    for row in summary:
+        mine = [level for level in levels if level["candidate"] == row["candidate"]]
+        chosen, first_miss = row["max_sla_load_level"], row["first_missing_load_level"]
+        if chosen is not None and not all(level["meets_sla"] for level in mine if level["load_level"] <= chosen):
+            problems.append(f"{row['candidate']}: a level at or below {chosen} missed the SLA")
+        if first_miss is not None:
+            missed = [level for level in mine if level["load_level"] == first_miss]
+            if not missed or missed[0]["meets_sla"] or (chosen is not None and first_miss <= chosen):
+                problems.append(f"{row['candidate']}: first missing level {first_miss} inconsistent")
+    return Outcome(not problems, {"candidates": len(summary), "problems": "; ".join(problems) or "none"})

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pipeline import figures
+from pipeline.sweep_spec import Sweep, check_sweep_mode
 
 
 class SpecError(ValueError):
@@ -226,6 +227,12 @@ class Replay(_Strict):
     retries: int = Field(default=0, ge=0, le=10, description="retries of 429/5xx/connection failures; off by default")
     retry_backoff_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)")
     transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
+    sweep: Sweep | None = Field(default=None, description="load levels replayed after the spec's own (pipeline/sweep_spec.py)")
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_turns_the_modes_knob(cls, value: Sweep | None, info: ValidationInfo) -> Sweep | None:
+        return check_sweep_mode(value, info.data["mode"]) if "mode" in info.data else value
 
     @model_validator(mode="after")
     def _mode_needs(self) -> Replay:
