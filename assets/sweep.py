@@ -105,6 +105,17 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
     return MaterializeResult(metadata=meta)
 
 
+@asset_check(asset=sweep_levels, blocking=True, description="One row per candidate × measured level, the production level among them, proportions in [0, 1].")
+def sweep_levels_complete(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    loaded = spec.load().spec
+    outcome = checks.sweep_levels_complete(
+        pq.read_table(storage.layout().table("sweep_levels")).to_pylist(),
+        [candidate.name for candidate in loaded.candidates],
+        sweep_analysis.sweep_ran(loaded),
+    )
+    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+
+
 @asset(
     group_name="analysis",
     deps=[sweep_levels],

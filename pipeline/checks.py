@@ -160,3 +160,22 @@ def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome
             if not missed or missed[0]["meets_sla"] or (chosen is not None and first_miss <= chosen):
                 problems.append(f"{row['candidate']}: first missing level {first_miss} inconsistent")
     return Outcome(not problems, {"candidates": len(summary), "problems": "; ".join(problems) or "none"})
+
+
+def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: bool) -> Outcome:
+    """One row per candidate and measured level, the production level among them, proportions
+    within [0, 1] (no rows at all when no sweep ran)."""
+    if not sweeping:
+        return Outcome(not levels, {"rows": len(levels)})
+    keys = [(row["candidate"], row["load_level"]) for row in levels]
+    problems = []
+    if len(keys) != len(set(keys)):
+        problems.append("a candidate × level appears twice")
+    for candidate in candidates:
+        if not any(row["candidate"] == candidate and row["production"] for row in levels):
+            problems.append(f"{candidate}: no production level")
+    for row in levels:
+        for name in ("sla_attainment", "error_rate"):
+            if row[name] is not None and not 0 <= row[name] <= 1:
+                problems.append(f"{row['candidate']} at {row['load_level_label']}: {name} {row[name]}")
+    return Outcome(not problems, {"rows": len(levels), "problems": "; ".join(problems) or "none"})
