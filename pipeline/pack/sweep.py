@@ -54,6 +54,7 @@ def sweep_section(spec: Spec, level_rows: list[dict], summary_rows: list[dict], 
         "knob": replay.sweep.knob,
         "unit": LOAD_UNITS[replay.mode],
         "production_load_level": production_level(replay).value,
+        "production_load_level_label": production_level(replay).label,
         "sla": {
             "ttft_ms": spec.sla.ttft_ms, "tpot_ms": spec.sla.tpot_ms, "e2e_ms": spec.sla.e2e_ms,
             "min_attainment": spec.sla.min_attainment, "max_error_rate": spec.sla.max_error_rate,
