@@ -106,3 +106,21 @@ def test_the_early_stop_judges_a_level_from_its_own_rows(tmp_path: Path):
     assert not sweep_analysis.clearly_misses("c", levels[2.0], good, spec)
     assert sweep_analysis.clearly_misses("c", levels[4.0], bad, spec)
     assert not sweep_analysis.clearly_misses("another", levels[4.0], bad, spec)  # no rows: no verdict
+
+
+def test_the_checks_catch_an_inconsistent_summary_and_duplicated_levels():
+    from pipeline import checks
+
+    levels = [
+        {"candidate": "c", "load_level": 1.0, "load_level_label": "1×", "production": True, "meets_sla": True, "sla_attainment": 1.0, "error_rate": 0.0},
+        {"candidate": "c", "load_level": 2.0, "load_level_label": "2×", "production": False, "meets_sla": False, "sla_attainment": 0.5, "error_rate": 0.0},
+        {"candidate": "c", "load_level": 4.0, "load_level_label": "4×", "production": False, "meets_sla": True, "sla_attainment": 1.0, "error_rate": 0.0},
+    ]
+    good = {"candidate": "c", "max_sla_load_level": 1.0, "first_missing_load_level": 2.0}
+    assert checks.sweep_summary_consistent(levels, [good]).passed
+    assert not checks.sweep_summary_consistent(levels, [dict(good, max_sla_load_level=4.0)]).passed  # 2× missed below it
+    assert not checks.sweep_summary_consistent(levels, [dict(good, first_missing_load_level=4.0)]).passed  # 4× met
+    assert checks.sweep_levels_complete(levels, ["c"], sweeping=True).passed
+    assert not checks.sweep_levels_complete(levels + levels[:1], ["c"], sweeping=True).passed
+    assert not checks.sweep_levels_complete(levels[1:], ["c"], sweeping=True).passed  # no production level
+    assert not checks.sweep_levels_complete(levels, ["c"], sweeping=False).passed  # rows without a sweep
