@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
-from assets.accuracy import accuracy_summary
+from assets.accuracy import accuracy_results, accuracy_summary
 from assets.metadata import table_metadata, with_run_id
 from assets.replay import raw_timings, replay_plan
 from pipeline import checks, sweep_analysis
@@ -22,7 +22,7 @@ from resources import EndpointResource, PackStorage, SpecResource
 
 @asset(
     group_name="replay",
-    deps=[replay_plan, raw_timings],
+    deps=[replay_plan, raw_timings, accuracy_results],  # after every other replay: no two ever overlap
     description="The plan replayed at each further load level of workload.replay.sweep, after the spec's own load (raw_timings); every row carries load_level.",
 )
 def sweep_timings(
