@@ -1,5 +1,5 @@
 """Thin Dagster assets and checks, one module per stage; the logic lives in `pipeline/`."""
 
-from assets import accuracy, analysis, fingerprint, ingest, pack, replay
+from assets import accuracy, analysis, fingerprint, ingest, pack, replay, sweep
 
-ASSET_MODULES = [ingest, fingerprint, replay, accuracy, analysis, pack]
+ASSET_MODULES = [ingest, fingerprint, replay, sweep, accuracy, analysis, pack]

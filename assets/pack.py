@@ -22,12 +22,14 @@ from assets.analysis import cost_per_decision, error_breakdown, latency_percenti
 from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
 from assets.partitions import MODEL_VERSIONS, REVALIDATION_PARTITIONS, partition_of
+from assets.sweep import sweep_summary
 from pipeline import checks
 from pipeline.layout import PackLayout
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
+from pipeline.pack.sweep import read_sweep_tables, sweep_charts
 from pipeline.sqlrun import run_query
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
@@ -59,6 +61,7 @@ def materialised_assets(context) -> list[str]:
 def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: dict) -> dict:
     """The pack model from the tables in `layout` (one partition's, or the gathered comparison)."""
     shutil.copyfile(loaded.path, layout.spec_copy)
+    sweep_levels, sweep_rows, sweep_replay, sweep_timings_rows = read_sweep_tables(layout)
     pack = build_pack(
         loaded=loaded,
         run_id=context.run_id,
@@ -74,6 +77,10 @@ def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: di
         error_rows=pq.read_table(layout.table("error_breakdown")).to_pylist(),
         accuracy_results_rows=pq.read_metadata(layout.table("accuracy_results")).num_rows,
         calibration=json.loads(layout.json("client_calibration").read_text()),
+        sweep_level_rows=sweep_levels,
+        sweep_summary_rows=sweep_rows,
+        sweep_replay=sweep_replay,
+        sweep_timings_rows=sweep_timings_rows,
     )
     pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
     pack["token_agreement"] = run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist()
@@ -81,7 +88,8 @@ def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: di
 
 
 def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> MaterializeResult:
-    files = write_pack(layout.root, pack, {**pack_charts(layout, loaded.spec), **comparison_charts(pack)})
+    charts = {**pack_charts(layout, loaded.spec), **comparison_charts(pack), **sweep_charts(pack["sweep"])}
+    files = write_pack(layout.root, pack, charts)
     claimed = [f for f in pack["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={
@@ -96,7 +104,7 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> Materi
 
 PACK_DEPS = [
     prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
-    cost_per_decision, accuracy_summary, accuracy_by_label,
+    cost_per_decision, accuracy_summary, accuracy_by_label, sweep_summary,
 ]
 
 

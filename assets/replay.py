@@ -37,6 +37,7 @@ from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.shards import Shard, common_start_ns, process_id, shard_plan, shard_settings, shards_for, with_shard_column
+from pipeline.replay.sweep import production_level, with_load_level
 from pipeline.session_plan import session_summary
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -130,6 +131,7 @@ def merge_replay_shards(context: OpExecutionContext, shards: list[dict], spec: S
     layout, replay = storage.partition_layout(context), spec.load().spec.workload.replay
     shards = sorted(shards, key=lambda s: s["shard"].index)
     timings = pa.concat_tables([with_shard_column(journal_to_table(Path(s["journal"])), s["shard"]) for s in shards])
+    timings = with_load_level(timings, production_level(replay))  # the spec's own load
     stats = {key: sum(s["stats"][key] for s in shards) for key in ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")}
     stats["wall_s"] = max(s["stats"]["wall_s"] for s in shards)
     summary = {"mode": replay.mode, "planned": stats["planned"], "candidates": {shards[0]["candidate"]: stats}, **stats}

@@ -144,3 +144,38 @@ def claims_accounted_for(pack: dict) -> Outcome:
         if (figure := found.get((candidate, metric))) is None or (figure["measured"] is None and not figure.get("reason"))
     ]
     return Outcome(bool(candidates) and not missing, {"claims": len(pack["claim"]["figures"]), "unaccounted": ", ".join(missing) or "none"})
+
+
+def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome:
+    """Per candidate: every level up to the highest SLA-meeting one met the SLA, and the first
+    missing level (if any) lies above it and did not meet it."""
+    problems = []
+    for row in summary:
+        mine = [level for level in levels if level["candidate"] == row["candidate"]]
+        chosen, first_miss = row["max_sla_load_level"], row["first_missing_load_level"]
+        if chosen is not None and not all(level["meets_sla"] for level in mine if level["load_level"] <= chosen):
+            problems.append(f"{row['candidate']}: a level at or below {chosen} missed the SLA")
+        if first_miss is not None:
+            missed = [level for level in mine if level["load_level"] == first_miss]
+            if not missed or missed[0]["meets_sla"] or (chosen is not None and first_miss <= chosen):
+                problems.append(f"{row['candidate']}: first missing level {first_miss} inconsistent")
+    return Outcome(not problems, {"candidates": len(summary), "problems": "; ".join(problems) or "none"})
+
+
+def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: bool) -> Outcome:
+    """One row per candidate and measured level, the production level among them, proportions
+    within [0, 1] (no rows at all when no sweep ran)."""
+    if not sweeping:
+        return Outcome(not levels, {"rows": len(levels)})
+    keys = [(row["candidate"], row["load_level"]) for row in levels]
+    problems = []
+    if len(keys) != len(set(keys)):
+        problems.append("a candidate × level appears twice")
+    for candidate in candidates:
+        if not any(row["candidate"] == candidate and row["production"] for row in levels):
+            problems.append(f"{candidate}: no production level")
+    for row in levels:
+        for name in ("sla_attainment", "error_rate"):
+            if row[name] is not None and not 0 <= row[name] <= 1:
+                problems.append(f"{row['candidate']} at {row['load_level_label']}: {name} {row[name]}")
+    return Outcome(not problems, {"rows": len(levels), "problems": "; ".join(problems) or "none"})

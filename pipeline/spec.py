@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pipeline import figures
+from pipeline.sweep_spec import Sweep, check_sweep_mode
 
 
 class SpecError(ValueError):
@@ -239,6 +240,12 @@ class Replay(_Strict):
         description="auto: when the log carries session ids, each session's turns go in order, each after the "
         "previous reply + the logged think time, with the conversation so far; off: every request on its own",
     )
+    sweep: Sweep | None = Field(default=None, description="load levels replayed after the spec's own (pipeline/sweep_spec.py)")
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_turns_the_modes_knob(cls, value: Sweep | None, info: ValidationInfo) -> Sweep | None:
+        return check_sweep_mode(value, info.data["mode"]) if "mode" in info.data else value
 
     @model_validator(mode="after")
     def _mode_needs(self) -> Replay:

@@ -6,7 +6,9 @@ What is checked:
 2. the lineage: every figure's SQL and input files carry the sha256 the figure recorded;
 3. the spec copy (`spec.yaml`) has the pack's `spec_sha256`;
 4. every figure: the analysis is re-run from `data/raw_timings.parquet` (and the accuracy
-   results) with the pack's queries, and measured value, interval and n must match.
+   results) with the pack's queries, and measured value, interval and n must match;
+5. a load sweep: every level's figures and the summary are re-computed from the raw timings
+   and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline import analysis, checks
+from pipeline import analysis, checks, sweep_analysis
 from pipeline.hashing import sha256_file
 from pipeline.pack import figures as pack_figures
 from pipeline.pack.render import JSON_NAME, _is_private
@@ -31,6 +33,7 @@ RELATIVE_TOLERANCE = 1e-9
 class Verification:
     files_checked: int = 0
     figures_recomputed: int = 0
+    sweep_rows_recomputed: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -83,12 +86,14 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         if (data / "accuracy_results.parquet").is_file():
             accuracy = analysis.accuracy_summary(data / "accuracy_results.parquet", spec)
         tables = analysis.analyse_all(data / "raw_timings.parquet", spec, accuracy)
+        sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result)
     no_lineage: dict = {}
     recomputed = (
         pack_figures.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
         + pack_figures.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage)
         + pack_figures.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
         + (pack_figures.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
+        + pack_figures.sweep_figures(spec, sweep_summary, no_lineage)
     )
     fresh = {(f["candidate"], f["metric"]): f for f in recomputed}
     for figure in pack["figures"]:
@@ -101,6 +106,29 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         for name in COMPARED:
             if not _same(figure[name], again[name]):
                 result.problems.append(f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}")
+
+
+def _recompute_sweep(section: dict | None, data: Path, spec, accuracy, result: Verification) -> list[dict]:
+    """Re-compute the sweep's tables and compare them, row by row and value by value, with the
+    pack's `sweep` section; returns the re-computed summary (for the sweep's cost figure)."""
+    if not section:
+        return []
+    levels = sweep_analysis.sweep_levels(data / "raw_timings.parquet", data / "sweep_timings.parquet", spec, accuracy)
+    summary = sweep_analysis.sweep_summary(levels, spec).to_pylist()
+    for name, key, fresh in (("levels", ("candidate", "load_level"), levels.to_pylist()), ("summary", ("candidate",), summary)):
+        again = {tuple(row[k] for k in key): row for row in fresh}
+        packed = {tuple(row[k] for k in key): row for row in section[name]}
+        if set(again) != set(packed):
+            result.problems.append(f"sweep {name}: rows {sorted(packed)} in the pack, {sorted(again)} re-computed")
+            continue
+        for identity, row in packed.items():
+            result.sweep_rows_recomputed += 1
+            for column, value in row.items():
+                if not _same(value, again[identity].get(column)):
+                    result.problems.append(
+                        f"sweep {name} {'/'.join(map(str, identity))}: {column} in the pack {value!r}, re-computed {again[identity].get(column)!r}"
+                    )
+    return summary
 
 
 def _same(a, b) -> bool:

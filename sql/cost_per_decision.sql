@@ -4,8 +4,8 @@
 -- Hardware pricing: $/hour × replicas × window hours. Token pricing: every attempt is billed,
 -- retries included: the prompt once per attempt (1 + retry_count), the output as received
 -- (client counts where the server reported none: output_tokens_any).
--- When a load sweep wrote load levels, each level is costed on its own and the highest level
--- whose SLA attainment reaches $min_attainment gives cost_per_decision_at_max_sla_load_usd.
+-- Each load level (raw timings carry one: the replay's own) is costed on its own window; a load
+-- sweep's cost per decision at the highest load still meeting the SLA is in sql/sweep_summary.sql.
 -- staged: steady_requests; views: prices (candidate, usd_per_hour, replicas,
 -- usd_per_million_input_tokens, usd_per_million_output_tokens), accuracy_by_candidate
 -- (candidate, accuracy; no row when the task is not scored)
@@ -42,15 +42,6 @@ costed_levels AS (
     JOIN prices USING (candidate)
     LEFT JOIN accuracy_by_candidate USING (candidate)
 ),
-max_sla_load AS (
-    SELECT
-        candidate,
-        max(load_level) AS max_sla_load_level,
-        arg_max(cost_usd / nullif(useful_decisions, 0), load_level) AS cost_per_decision_at_max_sla_load_usd
-    FROM costed_levels
-    WHERE load_level IS NOT NULL AND sla_attainment >= $min_attainment
-    GROUP BY candidate
-),
 per_candidate AS (
     SELECT
         candidate,
@@ -72,9 +63,6 @@ per_candidate AS (
 SELECT
     per_candidate.*,
     cost_usd / nullif(useful_decisions, 0) AS cost_per_decision_usd,
-    cost_usd / nullif(output_tokens_ok, 0) * 1e6 AS cost_per_million_output_tokens_usd,
-    max_sla_load.max_sla_load_level,
-    max_sla_load.cost_per_decision_at_max_sla_load_usd
+    cost_usd / nullif(output_tokens_ok, 0) * 1e6 AS cost_per_million_output_tokens_usd
 FROM per_candidate
-LEFT JOIN max_sla_load USING (candidate)
 ORDER BY cost_per_decision_usd NULLS LAST, candidate

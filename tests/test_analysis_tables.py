@@ -150,18 +150,3 @@ def test_cost_per_decision_counts_only_correct_decisions_when_scored(tmp_path: P
     # 10 of 10 met the SLA: Wilson [0.722, 1]; with accuracy [0.7, 0.9] → useful in [5.05, 9]
     assert row["cost_per_decision_usd_ci_low"] == pytest.approx(cost / 9)
     assert row["cost_per_decision_usd_ci_high"] == pytest.approx(cost / (10 * 0.7224672 * 0.7), rel=1e-5)
-
-
-def test_a_sweep_reports_cost_at_the_highest_load_still_meeting_the_sla(tmp_path: Path):
-    rows, levels = [], []
-    for level, ttft_ms in ((1.0, 10), (2.0, 20), (4.0, 900)):  # level 4 breaks the 100 ms TTFT bound
-        for i in range(10):
-            rows.append(timing(f"l{level}-{i}", int(level * 100 * S) + i * S, ttft_ms * MS, 500 * MS))
-            levels.append(level)
-    path = write(tmp_path, rows, {"load_level": levels})
-    row = analysis.cost_per_decision(path, spec(sla={"ttft_ms": 100}, price={"usd_per_hour": 3.6})).to_pylist()[0]
-    assert row["load_levels"] == 3
-    assert row["max_sla_load_level"] == 2.0
-    assert row["cost_per_decision_at_max_sla_load_usd"] == pytest.approx(3.6 * 9.5 / 3600 / 10)
-    single = analysis.cost_per_decision(write(tmp_path, rows[:10]), spec(price={"usd_per_hour": 3.6})).to_pylist()[0]
-    assert single["max_sla_load_level"] is None and single["cost_per_decision_at_max_sla_load_usd"] is None

@@ -146,3 +146,25 @@ def test_verify_rehashes_and_recomputes_every_figure(pack_dir, tmp_path):
         handle.write(b"\0")
     result = CliRunner().invoke(app, ["verify", str(tampered)])
     assert result.exit_code == 1 and "data/raw_timings.parquet: sha256 differs from the manifest" in result.output
+
+
+def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_dir, tmp_path):
+    sweep = pack["sweep"]  # the demo spec sweeps its own traffic at 2× and 4× after the 1× replay
+    assert sweep["mode"] == "trace" and sweep["production_load_level"] == 1.0
+    levels = pq.read_table(pack_dir / "data" / "sweep_timings.parquet", columns=["load_level", "load_level_label"])
+    assert set(levels.column("load_level_label").to_pylist()) <= {"2×", "4×"}
+    assert {row["load_level_label"] for row in sweep["levels"]} >= {"1×"}
+    assert [row["production"] for row in sweep["levels"]].count(True) == 1
+    (summary,) = sweep["summary"]
+    figure = next(f for f in pack["figures"] if f["metric"] == "cost_per_decision_at_max_sla_load_usd")
+    assert figure["measured"] == summary["cost_per_decision_at_max_sla_load_usd"]
+    assert figure["lineage"]["sql"] == "sql/sweep_summary.sql"
+    assert {ref["path"] for ref in figure["lineage"]["inputs"]} == {"data/raw_timings.parquet", "data/sweep_timings.parquet"}
+
+    edited = tmp_path / "edited-sweep"
+    shutil.copytree(pack_dir, edited)
+    document = json.loads((edited / "evidence_pack.json").read_text())
+    document["sweep"]["levels"][-1]["goodput_requests_per_s"] = 1e6  # a flattering edit of a sweep level
+    (edited / "evidence_pack.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(app, ["verify", str(edited)])
+    assert result.exit_code == 1 and "goodput_requests_per_s in the pack 1000000.0" in result.output

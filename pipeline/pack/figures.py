@@ -96,7 +96,7 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
 
 def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
     """Cost per decision has an interval from the useful share; cost per million tokens has none,
-    so a claim on it stays inconclusive. The sweep figure appears only when a sweep ran."""
+    so a claim on it stays inconclusive. (The sweep's cost figure: `sweep_figures`.)"""
     out = []
     for row in rows:
         n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
@@ -112,8 +112,32 @@ def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
                 row["cost_per_million_output_tokens_usd"], None, None, n, lineage,
             )
         )
-        if row.get(SWEEP_COST_FIGURE) is not None or SWEEP_COST_FIGURE in spec.claim.figures:
-            out.append(figure(spec, row["candidate"], SWEEP_COST_FIGURE, row.get(SWEEP_COST_FIGURE), None, None, n, lineage))
+    return out
+
+
+def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[dict]:
+    """Cost per useful decision at the highest load still meeting the SLA (sweep_summary), with
+    the interval of that level's cost; when it is claimed but no sweep ran, or no level met
+    the SLA, the figure says why it has no value."""
+    out = []
+    by_candidate = {row["candidate"]: row for row in summary_rows}
+    for candidate in [c.name for c in spec.candidates]:
+        row = by_candidate.get(candidate)
+        if row is None and SWEEP_COST_FIGURE not in spec.claim.figures:
+            continue
+        row = row or {}
+        item = figure(
+            spec, candidate, SWEEP_COST_FIGURE, row.get(SWEEP_COST_FIGURE), row.get(f"{SWEEP_COST_FIGURE}_ci_low"),
+            row.get(f"{SWEEP_COST_FIGURE}_ci_high"), row.get("requests_in_window_at_max_sla_load") or 0, lineage,
+        )
+        if row.get("max_sla_load_level") is not None:
+            item["load_level"] = row["max_sla_load_level"]
+            item["load_level_label"] = row["max_sla_load_level_label"]
+        elif not row:
+            item["reason"] = "no load sweep ran (workload.replay.sweep)"
+        else:
+            item["reason"] = "no load level met the SLA"
+        out.append(item)
     return out
 
 

@@ -16,6 +16,7 @@ from pipeline.pack.render import JSON_NAME
 PARTITION_TABLES = (
     "raw_timings", "latency_percentiles", "throughput", "throughput_buckets", "error_breakdown",
     "cost_per_decision", "accuracy_results", "accuracy_summary", "accuracy_by_label",
+    "sweep_timings", "sweep_levels", "sweep_summary",
 )
 LATEST_NAME = "latest.json"
 REPLAY_TOTALS = ("sent", "errors", "unsent", "retries", "peak_in_flight", "wall_s")
@@ -61,6 +62,8 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
         tables = [pq.read_table(v.layout.table(name)) for v in versions if v.layout.table(name).is_file()]
         if tables:
             write_parquet(pa.concat_tables(tables, promote_options="default"), shared.table(name))
+        else:
+            shared.table(name).unlink(missing_ok=True)
     fingerprints = [d for v in versions for d in json.loads(v.layout.json("endpoint_fingerprint").read_text())]
     write_text(json.dumps(fingerprints, indent=2), shared.json("endpoint_fingerprint"))
     summaries = [json.loads(v.layout.json("replay_summary").read_text()) for v in versions]
@@ -69,6 +72,12 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
     for key in REPLAY_TOTALS:
         merged[key] = sum(stats.get(key, 0) for stats in merged["candidates"].values())
     write_text(json.dumps(merged, indent=2), shared.json("replay_summary"))
+    sweeps = [json.loads(v.layout.json("sweep_replay").read_text()) for v in versions if v.layout.json("sweep_replay").is_file()]
+    if sweeps:
+        sweep = {**sweeps[0], "candidates": {name: entry for s in sweeps for name, entry in s["candidates"].items()}}
+        write_text(json.dumps(sweep, indent=2), shared.json("sweep_replay"))
+    else:
+        shared.json("sweep_replay").unlink(missing_ok=True)
     return merged
 
 

@@ -11,6 +11,7 @@ from pipeline.hashing import file_ref
 from pipeline.layout import PackLayout
 from pipeline.pack import comparison
 from pipeline.pack import figures as pack_figures
+from pipeline.pack import sweep as pack_sweep
 from pipeline.spec import LoadedSpec
 
 # the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
@@ -72,6 +73,10 @@ def build_pack(
     error_rows: list[dict] = (),
     accuracy_results_rows: int | None = None,
     calibration: dict | None = None,
+    sweep_level_rows: list[dict] = (),
+    sweep_summary_rows: list[dict] = (),
+    sweep_replay: dict | None = None,
+    sweep_timings_rows: int = 0,
 ) -> dict:
     raw_ref = file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
@@ -91,6 +96,13 @@ def build_pack(
         results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
         figures += pack_figures.accuracy_figures(loaded.spec, accuracy_rows, pack_figures.lineage([accuracy_sql], [results_ref]))
         inputs.append(results_ref)
+    sweep_lineage = None
+    if pack_sweep.sweep_ran(loaded.spec):
+        sweep_lineage, sweep_inputs = pack_sweep.sweep_lineage(layout, raw_timings_rows, sweep_timings_rows)
+        inputs.append(sweep_inputs[-1])
+    figures += pack_figures.sweep_figures(
+        loaded.spec, list(sweep_summary_rows), sweep_lineage or pack_figures.lineage([staged, cost_sql], [raw_ref])
+    )
     divergence = _claim_divergence(layout)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)
     return {
@@ -119,6 +131,7 @@ def build_pack(
             {"candidate": row["candidate"], "peak": row.get("peak_concurrency"), "mean": row.get("mean_concurrency")}
             for row in throughput_rows
         ],
+        "sweep": pack_sweep.sweep_section(loaded.spec, list(sweep_level_rows), list(sweep_summary_rows), sweep_replay, sweep_lineage),
         "versions": {name: _version(name) for name in PACKAGES},
     }
 

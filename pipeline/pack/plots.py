@@ -109,3 +109,37 @@ def intervals(rows: list[tuple[str, float | None, float | None, float | None]], 
     axes.set_ylim(-0.6, len(rows) - 0.4)
     axes.set_xlabel(xlabel)
     return _svg(figure)
+
+
+def sweep(
+    series: dict[str, dict[str, list]], marked: dict[str, float], labels: dict[float, str], xlabel: str,
+    ttft_bound: dict[str, float] | None = None,
+) -> str | None:
+    """A load sweep, per candidate: requests/s (solid) and goodput (dashed) on the left, p99 TTFT
+    on the right with the SLA's bound; a star marks each candidate's highest SLA-meeting level."""
+    if not any(entry["x"] for entry in series.values()):
+        return None
+    figure, (rates, ttft) = plt.subplots(1, 2, figsize=(9.0, 3.4))
+    for index, (name, entry) in enumerate(series.items()):
+        colour = f"C{index}"
+        rates.plot(entry["x"], entry["requests_per_s"], "o-", color=colour, linewidth=1.2, label=f"{name} requests/s")
+        rates.plot(entry["x"], entry["goodput"], "s--", color=colour, linewidth=1.0, label=f"{name} goodput")
+        ttft.plot(entry["x"], entry["ttft_p99"], "o-", color=colour, linewidth=1.2, label=name)
+        if name in marked:
+            at = entry["x"].index(marked[name])
+            rates.plot([marked[name]], [entry["goodput"][at]], "*", color=colour, markersize=14)
+            if entry["ttft_p99"][at] is not None:
+                ttft.plot([marked[name]], [entry["ttft_p99"][at]], "*", color=colour, markersize=14)
+    for label, y in (ttft_bound or {}).items():
+        ttft.axhline(y, linestyle="--", linewidth=1, color="grey")
+        ttft.annotate(label, (min(labels), y), fontsize=7, color="dimgrey", va="bottom")
+    ticks = sorted(labels)
+    for axes, ylabel in ((rates, "requests per second"), (ttft, "TTFT p99 (ms)")):
+        axes.set_xticks(ticks, [labels[t] for t in ticks])
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.set_ylim(bottom=0)
+        axes.legend(fontsize=7)
+    rates.set_title("throughput and goodput (★ highest load meeting the SLA)", fontsize=8)
+    ttft.set_title("p99 TTFT against the SLA bound", fontsize=8)
+    return _svg(figure)

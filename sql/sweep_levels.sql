@@ -1,0 +1,73 @@
+-- sweep_levels: one row per candidate and load level of a load sweep: throughput, goodput, SLA
+-- attainment, error rate, TTFT/TPOT/E2E percentiles and cost per useful decision at that level.
+-- Each level was analysed on its own (its own steady-state window) by the same queries as the
+-- pack's headline figures (pipeline/sweep_analysis.py binds their outputs, tagged with the
+-- level): nothing mixes two levels. A level meets the SLA when its SLA attainment reaches
+-- $min_attainment and its error rate stays within $max_error_rate; it clearly misses it when
+-- the attainment's interval lies wholly below the target or the error rate's wholly above it.
+-- views: level_throughput, level_latency, level_cost (each with load_level, load_level_label,
+-- production)
+WITH latency AS (
+    SELECT
+        candidate,
+        load_level,
+        max(n) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p50') AS latency_n,
+        max(value) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p50') AS ttft_ms_p50,
+        max(value) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p95') AS ttft_ms_p95,
+        max(value) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p99') AS ttft_ms_p99,
+        max(ci_low) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p99') AS ttft_ms_p99_ci_low,
+        max(ci_high) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p99') AS ttft_ms_p99_ci_high,
+        max(value) FILTER (WHERE metric = 'tpot_ms' AND percentile = 'p50') AS tpot_ms_p50,
+        max(value) FILTER (WHERE metric = 'tpot_ms' AND percentile = 'p99') AS tpot_ms_p99,
+        max(value) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p50') AS e2e_ms_p50,
+        max(value) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p95') AS e2e_ms_p95,
+        max(value) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p99') AS e2e_ms_p99,
+        max(ci_low) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p99') AS e2e_ms_p99_ci_low,
+        max(ci_high) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p99') AS e2e_ms_p99_ci_high
+    FROM level_latency
+    WHERE scope = 'all'
+    GROUP BY candidate, load_level
+),
+joined AS (
+    SELECT
+        t.candidate,
+        t.load_level,
+        t.load_level_label,
+        t.production,
+        t.requests_planned,
+        t.requests_failed,
+        t.requests_in_window,
+        t.requests_good,
+        t.window_s,
+        t.requests_per_s,
+        t.output_tokens_per_s,
+        t.total_tokens_per_s,
+        t.goodput_requests_per_s,
+        t.goodput_requests_per_s_ci_low,
+        t.goodput_requests_per_s_ci_high,
+        t.sla_attainment,
+        t.sla_attainment_ci_low,
+        t.sla_attainment_ci_high,
+        t.error_rate,
+        t.error_rate_ci_low,
+        t.error_rate_ci_high,
+        t.peak_concurrency,
+        t.schedule_lag_ms_p99,
+        latency.* EXCLUDE (candidate, load_level),
+        c.cost_usd,
+        c.useful_decisions,
+        c.cost_per_decision_usd,
+        c.cost_per_decision_usd_ci_low,
+        c.cost_per_decision_usd_ci_high,
+        c.cost_per_million_output_tokens_usd
+    FROM level_throughput AS t
+    LEFT JOIN latency USING (candidate, load_level)
+    LEFT JOIN level_cost AS c USING (candidate, load_level)
+)
+SELECT
+    *,
+    coalesce(sla_attainment >= $min_attainment AND error_rate <= $max_error_rate, false) AS meets_sla,
+    coalesce(sla_attainment_ci_high < $min_attainment, false)
+        OR coalesce(error_rate_ci_low > $max_error_rate, false) AS clearly_misses_sla
+FROM joined
+ORDER BY candidate, load_level

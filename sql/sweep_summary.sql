@@ -1,0 +1,48 @@
+-- sweep_summary: per candidate, the highest load level still meeting the SLA and what it buys.
+-- The highest SLA-meeting load is the highest level below the first level that misses the SLA
+-- (every lower level met it too: a capacity is claimed only where all lighter loads hold), with
+-- its goodput and its cost per useful decision (cost_per_decision_at_max_sla_load_usd), and the
+-- headroom: that level over the production level (the spec's own load).
+-- view: sweep_levels (sql/sweep_levels.sql)
+WITH first_miss AS (
+    SELECT
+        candidate,
+        count(*) AS load_levels,
+        min(load_level) FILTER (WHERE NOT meets_sla) AS first_missing_load_level,
+        any_value(load_level) FILTER (WHERE production) AS production_load_level
+    FROM sweep_levels
+    GROUP BY candidate
+),
+meeting AS (
+    SELECT sweep_levels.*
+    FROM sweep_levels
+    JOIN first_miss USING (candidate)
+    WHERE meets_sla AND (first_missing_load_level IS NULL OR load_level < first_missing_load_level)
+),
+highest AS (
+    SELECT candidate, arg_max(meeting, load_level) AS level
+    FROM meeting
+    GROUP BY candidate
+)
+SELECT
+    first_miss.candidate,
+    first_miss.load_levels,
+    first_miss.production_load_level,
+    highest.level.load_level AS max_sla_load_level,
+    highest.level.load_level_label AS max_sla_load_level_label,
+    highest.level.load_level / nullif(first_miss.production_load_level, 0) AS headroom_factor,
+    highest.level.requests_per_s AS requests_per_s_at_max_sla_load,
+    highest.level.goodput_requests_per_s AS goodput_requests_per_s_at_max_sla_load,
+    highest.level.sla_attainment AS sla_attainment_at_max_sla_load,
+    highest.level.ttft_ms_p99 AS ttft_ms_p99_at_max_sla_load,
+    highest.level.requests_in_window AS requests_in_window_at_max_sla_load,
+    highest.level.cost_per_decision_usd AS cost_per_decision_at_max_sla_load_usd,
+    highest.level.cost_per_decision_usd_ci_low AS cost_per_decision_at_max_sla_load_usd_ci_low,
+    highest.level.cost_per_decision_usd_ci_high AS cost_per_decision_at_max_sla_load_usd_ci_high,
+    first_miss.first_missing_load_level,
+    missing.load_level_label AS first_missing_load_level_label
+FROM first_miss
+LEFT JOIN highest USING (candidate)
+LEFT JOIN sweep_levels AS missing
+    ON missing.candidate = first_miss.candidate AND missing.load_level = first_miss.first_missing_load_level
+ORDER BY first_miss.candidate
