@@ -18,7 +18,7 @@ from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
 from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
-from pipeline import checks
+from pipeline import checks, expectations
 from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
@@ -100,7 +100,10 @@ def evidence_pack_lineage_hashes_match(storage: PackStorage) -> AssetCheckResult
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset_check(asset=evidence_pack, description="Every claimed figure has a measured figure or a stated reason, for every candidate.")
-def evidence_pack_claims_accounted_for(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.claims_accounted_for(json.loads((storage.layout().root / JSON_NAME).read_text()))
+@asset_check(asset=evidence_pack, description="great-expectations: every claimed figure has, for every candidate, a measured figure (with a verdict) or a stated reason.")
+def evidence_pack_claims_accounted_for(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    pack = json.loads((storage.layout().root / JSON_NAME).read_text())
+    candidates = [c.name for c in spec.load().spec.candidates]
+    params = {"claims": len(pack["claim"]["figures"]), "candidates": len(candidates)}
+    outcome = expectations.validate(expectations.claims_suite, expectations.claims_frame(pack, candidates), params, name="evidence_pack_claims")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
