@@ -121,3 +121,13 @@ def test_representativeness_suite():
 def test_endpoint_health_suite(max_error_rate, lag_bound, expected):
     result = outcome(ex.endpoint_health_suite, timings(), {"max_error_rate": max_error_rate, "max_schedule_lag_ms_p99": lag_bound})
     assert failed(result) == expected and result.passed == (not expected)
+
+
+def test_failure_detail_names_a_missing_column_and_summarises_long_value_sets():
+    missing = outcome(ex.production_sample_suite, pd.DataFrame({"other": [1.0]}), {"max_requests": 3, "window_s": 60.0})
+    assert not missing.passed
+    assert all("window_offset_s" in item["exception"] for item in missing.metadata["failed"])
+    planned = [f"r{i}" for i in range(50)]
+    extra = outcome(ex.raw_timings_complete_suite, pd.DataFrame({"candidate": ["x"], "request_id": ["zz"]}), {"planned": planned, "candidates": ["x"]})
+    in_set = next(item for item in extra.metadata["failed"] if item["expectation"] == "expect_column_values_to_be_in_set")
+    assert in_set["kwargs"]["value_set"][-1] == "… 40 more" and in_set["unexpected_examples"] == ["zz"]

@@ -58,12 +58,22 @@ def _failure(item) -> dict:
         "unexpected_count": item.result.get("unexpected_count"),
         "observed_value": item.result.get("observed_value"),
     }
-    if item.exception_info and item.exception_info.get("raised_exception"):
-        detail["exception"] = str(item.exception_info.get("exception_message"))
+    message = _exception_message(item.exception_info)
+    if message:
+        detail["exception"] = message  # e.g. a column the table lacks
     unexpected = item.result.get("partial_unexpected_list")
     if unexpected:
         detail["unexpected_examples"] = [_plain(value) for value in unexpected[:UNEXPECTED_SHOWN]]
     return detail
+
+
+def _exception_message(info) -> str | None:
+    """GE gives one exception record, or one per metric it could not compute."""
+    if not isinstance(info, dict):
+        return None
+    records = [info] if "exception_message" in info else [v for v in info.values() if isinstance(v, dict)]
+    messages = [str(r["exception_message"]) for r in records if r.get("exception_message")]
+    return "; ".join(dict.fromkeys(messages)) or None
 
 
 def _short(value):
@@ -78,6 +88,8 @@ def _plain(value):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):
+        value = value.item()  # a numpy scalar
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return str(value)
