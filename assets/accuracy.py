@@ -10,8 +10,8 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetExecution
 from assets.metadata import materialise_table, table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings
-from pipeline import analysis, analysis_checks
-from pipeline.accuracy import empty_results, empty_slice, load_slice, score_replies
+from pipeline import analysis, expectations
+from pipeline.accuracy import empty_results, empty_slice, label_set, load_slice, score_replies
 from pipeline.accuracy_replay import replay_slice
 from pipeline.layout import write_parquet
 from resources import EndpointResource, PackStorage, SpecResource
@@ -30,10 +30,12 @@ def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: 
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=labelled_slice, blocking=True, description="A configured slice has items, unique ids and a label on each.")
+@asset_check(asset=labelled_slice, blocking=True, description="great-expectations: a configured slice has items, unique ids, a label on each, within the spec's labels.")
 def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    table = pq.read_table(storage.layout().table("labelled_slice"))
-    outcome = analysis_checks.slice_well_formed(table, spec.load().spec.accuracy is not None)
+    frame = pq.read_table(storage.layout().table("labelled_slice")).to_pandas()
+    config = spec.load().spec.accuracy
+    params = {"configured": config is not None, "labels": config.labels if config else None}
+    outcome = expectations.validate(expectations.labelled_slice_suite, frame, params, name="labelled_slice")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -61,14 +63,23 @@ def accuracy_results(
     return MaterializeResult(metadata=table_metadata(table, path, context.run_id))
 
 
-@asset_check(asset=accuracy_results, blocking=True, description="Every candidate answered every slice item exactly once.")
+@asset_check(
+    asset=accuracy_results,
+    blocking=True,
+    description="great-expectations: one row per slice item and candidate, each scored or marked unscorable; labels (and choice predictions) within the label set.",
+)
 def accuracy_results_one_per_item(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    layout = storage.partition_layout(context)
-    outcome = analysis_checks.one_result_per_item(
-        pq.read_table(layout.table("labelled_slice")),
-        pq.read_table(layout.table("accuracy_results")),
-        [partition_candidate(context, spec.load().spec).name],
-    )
+    layout, loaded = storage.partition_layout(context), spec.load().spec
+    slice_table = pq.read_table(layout.table("labelled_slice"))
+    config = loaded.accuracy
+    params = {
+        "items": slice_table.column("item_id").to_pylist(),
+        "candidates": [partition_candidate(context, loaded).name] if config else [],
+        "labels": label_set(config, slice_table.column("label").to_pylist()) if config else [],
+        "closed_predictions": config is not None and config.scorer == "choice",
+    }
+    frame = expectations.accuracy_results_frame(pq.read_table(layout.table("accuracy_results")))
+    outcome = expectations.validate(expectations.accuracy_results_suite, frame, params, name="accuracy_results")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -82,9 +93,11 @@ def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage
     return materialise_table(context, "accuracy_summary", analysis.accuracy_summary, "accuracy_results", spec, storage)
 
 
-@asset_check(asset=accuracy_summary, blocking=True, description="0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
+@asset_check(asset=accuracy_summary, blocking=True, description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
 def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = analysis_checks.proportions_in_bounds(pq.read_table(storage.partition_layout(context).table("accuracy_summary")), "accuracy")
+    frame = pq.read_table(storage.partition_layout(context).table("accuracy_summary")).to_pandas()
+    params = {"column": "accuracy", "n": "scored"}
+    outcome = expectations.validate(expectations.proportion_suite, frame, params, name="accuracy_summary")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -98,8 +111,9 @@ def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storag
     return materialise_table(context, "accuracy_by_label", analysis.accuracy_by_label, "accuracy_results", spec, storage)
 
 
-@asset_check(asset=accuracy_by_label, description="Each label's accuracy lies inside its Wilson interval.")
+@asset_check(asset=accuracy_by_label, description="great-expectations: each label's accuracy lies inside its Wilson interval.")
 def accuracy_by_label_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    table = pq.read_table(storage.partition_layout(context).table("accuracy_by_label"))
-    outcome = analysis_checks.proportions_in_bounds(table, "label_accuracy")
+    frame = pq.read_table(storage.partition_layout(context).table("accuracy_by_label")).to_pandas()
+    params = {"column": "label_accuracy", "n": "label_items"}
+    outcome = expectations.validate(expectations.proportion_suite, frame, params, name="accuracy_by_label")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -9,7 +9,7 @@ from assets.accuracy import accuracy_summary
 from assets.metadata import materialise_table
 from assets.partitions import REVALIDATION_PARTITIONS
 from assets.replay import raw_timings
-from pipeline import analysis, analysis_checks, checks
+from pipeline import analysis, expectations
 from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
@@ -25,9 +25,10 @@ def latency_percentiles(context: AssetExecutionContext, spec: SpecResource, stor
     return materialise_table(context, "latency_percentiles", analysis.latency_percentiles, "raw_timings", spec, storage)
 
 
-@asset_check(asset=latency_percentiles, blocking=True, description="p50 ≤ p90 ≤ p95 ≤ p99 and each value inside its interval.")
+@asset_check(asset=latency_percentiles, blocking=True, description="great-expectations: p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 per series, each value inside its interval, no NaN where n > 0.")
 def latency_percentiles_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.percentiles_ordered(pq.read_table(storage.partition_layout(context).table("latency_percentiles")))
+    frame = expectations.latency_percentiles_frame(pq.read_table(storage.partition_layout(context).table("latency_percentiles")))
+    outcome = expectations.validate(expectations.latency_percentiles_suite, frame, name="latency_percentiles")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -41,9 +42,10 @@ def throughput(context: AssetExecutionContext, spec: SpecResource, storage: Pack
     return materialise_table(context, "throughput", analysis.throughput, "raw_timings", spec, storage)
 
 
-@asset_check(asset=throughput, blocking=True, description="No NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.")
+@asset_check(asset=throughput, blocking=True, description="great-expectations: no NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.")
 def throughput_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.throughput_consistent(pq.read_table(storage.partition_layout(context).table("throughput")))
+    frame = expectations.throughput_frame(pq.read_table(storage.partition_layout(context).table("throughput")))
+    outcome = expectations.validate(expectations.throughput_suite, frame, name="throughput")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -57,13 +59,14 @@ def throughput_buckets(context: AssetExecutionContext, spec: SpecResource, stora
     return materialise_table(context, "throughput_buckets", analysis.throughput_buckets, "raw_timings", spec, storage)
 
 
-@asset_check(asset=throughput_buckets, blocking=True, description="Every request that ended is counted in exactly one bucket.")
+@asset_check(asset=throughput_buckets, blocking=True, description="great-expectations: every request that ended is counted in exactly one bucket of its candidate.")
 def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = storage.partition_layout(context)
     timings = pq.read_table(layout.table("raw_timings"), columns=["candidate", "t_end_ns", "t_sent_ns"])
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
     counts = {row["candidate"]: row["count"] for row in ended.group_by("candidate").aggregate([("candidate", "count")]).rename_columns(["candidate", "count"]).to_pylist()}
-    outcome = analysis_checks.buckets_add_up(pq.read_table(layout.table("throughput_buckets")), counts)
+    frame = expectations.throughput_buckets_frame(pq.read_table(layout.table("throughput_buckets")), counts)
+    outcome = expectations.validate(expectations.throughput_buckets_suite, frame, {"candidates": sorted(counts)}, name="throughput_buckets")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -77,9 +80,10 @@ def error_breakdown(context: AssetExecutionContext, spec: SpecResource, storage:
     return materialise_table(context, "error_breakdown", analysis.error_breakdown, "raw_timings", spec, storage)
 
 
-@asset_check(asset=error_breakdown, blocking=True, description="Outcome rates of each candidate sum to one.")
+@asset_check(asset=error_breakdown, blocking=True, description="great-expectations: each candidate's outcome rates sum to one, counts to its planned requests; rates inside their Wilson intervals.")
 def error_breakdown_sums_to_one(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = analysis_checks.error_rates_sum_to_one(pq.read_table(storage.partition_layout(context).table("error_breakdown")))
+    frame = expectations.error_breakdown_frame(pq.read_table(storage.partition_layout(context).table("error_breakdown")))
+    outcome = expectations.validate(expectations.error_breakdown_suite, frame, name="error_breakdown")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -98,7 +102,8 @@ def cost_per_decision(context: AssetExecutionContext, spec: SpecResource, storag
     return materialise_table(context, "cost_per_decision", compute, "raw_timings", spec, storage)
 
 
-@asset_check(asset=cost_per_decision, blocking=True, description="Cost is present and non-negative for every candidate.")
+@asset_check(asset=cost_per_decision, blocking=True, description="great-expectations: cost present and non-negative for every candidate; cost per decision inside its interval.")
 def cost_per_decision_non_negative(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.cost_non_negative(pq.read_table(storage.partition_layout(context).table("cost_per_decision")))
+    frame = pq.read_table(storage.partition_layout(context).table("cost_per_decision")).to_pandas()
+    outcome = expectations.validate(expectations.cost_per_decision_suite, frame, name="cost_per_decision")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -1,8 +1,8 @@
 """production_logs → production_sample → prompt_profile, with their checks."""
 
 import json
-import math
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
@@ -83,26 +83,32 @@ def production_sample(context: AssetExecutionContext, spec: SpecResource, storag
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=production_sample, blocking=True, description="Non-empty, every request inside the sampled window.")
-def production_sample_within_window(storage: PackStorage) -> AssetCheckResult:
+@asset_check(asset=production_sample, blocking=True, description="great-expectations: 1 ≤ size ≤ max_requests, every request inside the sampled window.")
+def production_sample_within_window(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     layout = storage.layout()
-    sample = pq.read_table(layout.table("production_sample"))
-    window_s = json.loads(layout.json("production_sample").read_text())["window_s"]
-    outcome = checks.sample_within_window(sample, window_s if window_s is not None else math.inf)
+    frame = pq.read_table(layout.table("production_sample"), columns=["window_offset_s"]).to_pandas()
+    params = {
+        "max_requests": spec.load().spec.workload.sample.max_requests,
+        "window_s": json.loads(layout.json("production_sample").read_text())["window_s"],
+    }
+    outcome = expectations.validate(expectations.production_sample_suite, frame, params, name="production_sample")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
 @asset_check(
     asset=production_sample,
     blocking=True,
-    description="Sample vs whole log: two-sample KS on prompt and output lengths, χ² on tenant and route; warns or blocks per spec.",
+    description="great-expectations on the p-values of the sample vs the whole log (scipy: two-sample KS on prompt and output lengths, χ² on tenant and route); warns or blocks per spec.",
 )
 def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
     check = json.loads(storage.layout().json("production_sample").read_text())["representativeness"]
     severity = AssetCheckSeverity.ERROR if check["on_fail"] == "block" else AssetCheckSeverity.WARN
+    frame = pd.DataFrame(check["tests"], columns=["test", "column", "statistic", "p_value", "n_sample", "n_population"])
+    params = {"alpha_per_test": check["alpha_per_test"]}
+    outcome = expectations.validate(expectations.representativeness_suite, frame, params, name="representativeness")
     failed = [f"{t['test']} {t['column']}" for t in check["tests"] if not t["passed"]]
-    metadata = {"alpha": check["alpha"], "failed": ", ".join(failed) or "none", "tests": MetadataValue.json(check["tests"])}
-    return AssetCheckResult(passed=check["passed"], severity=severity, metadata=metadata)
+    metadata = {**outcome.metadata, "alpha": check["alpha"], "failed_tests": ", ".join(failed) or "none", "tests": MetadataValue.json(check["tests"])}
+    return AssetCheckResult(passed=outcome.passed, severity=severity, metadata=metadata)
 
 
 @asset(

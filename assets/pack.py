@@ -21,9 +21,9 @@ from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
 from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
-from assets.partitions import MODEL_VERSIONS, REVALIDATION_PARTITIONS, partition_of
+from assets.partitions import MODEL_VERSIONS, REVALIDATION_PARTITIONS, partition_candidate, partition_of
 from assets.sweep import sweep_summary
-from pipeline import checks
+from pipeline import checks, expectations
 from pipeline.layout import PackLayout
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
@@ -151,13 +151,15 @@ def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-def _claims_accounted_for(layout: PackLayout) -> AssetCheckResult:
-    outcome = checks.claims_accounted_for(json.loads((layout.root / JSON_NAME).read_text()))
+def _claims_accounted_for(layout: PackLayout, candidates: list[str]) -> AssetCheckResult:
+    pack = json.loads((layout.root / JSON_NAME).read_text())
+    params = {"claims": len(pack["claim"]["figures"]), "candidates": len(candidates)}
+    outcome = expectations.validate(expectations.claims_suite, expectations.claims_frame(pack, candidates), params, name="evidence_pack_claims")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
 LINEAGE_DESCRIPTION = "Every file a figure's lineage names is in the pack with the recorded sha256."
-CLAIMS_DESCRIPTION = "Every claimed figure has a measured figure or a stated reason, for every candidate."
+CLAIMS_DESCRIPTION = "great-expectations: every claimed figure has, for every candidate, a measured figure (with a verdict) or a stated reason."
 
 
 @asset_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
@@ -166,8 +168,8 @@ def evidence_pack_lineage_hashes_match(context: AssetCheckExecutionContext, stor
 
 
 @asset_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
-def evidence_pack_claims_accounted_for(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    return _claims_accounted_for(storage.partition_layout(context))
+def evidence_pack_claims_accounted_for(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    return _claims_accounted_for(storage.partition_layout(context), [partition_candidate(context, spec.load().spec).name])
 
 
 @asset_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)
@@ -176,5 +178,5 @@ def candidate_comparison_lineage_hashes_match(storage: PackStorage) -> AssetChec
 
 
 @asset_check(asset=candidate_comparison, description=CLAIMS_DESCRIPTION)
-def candidate_comparison_claims_accounted_for(storage: PackStorage) -> AssetCheckResult:
-    return _claims_accounted_for(storage.layout())
+def candidate_comparison_claims_accounted_for(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    return _claims_accounted_for(storage.layout(), [c.name for c in spec.load().spec.candidates])

@@ -30,7 +30,7 @@ from dagster import (
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
-from pipeline import checks, expectations
+from pipeline import expectations
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
@@ -58,13 +58,7 @@ def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: Pac
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=replay_plan, blocking=True, description="Unique ids, non-decreasing offsets, max_tokens ≥ 1.")
-def replay_plan_well_formed(storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.plan_well_formed(pq.read_table(storage.layout().table("replay_plan")))
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
-
-
-@asset_check(asset=replay_plan, blocking=True, description="great-expectations: ids unique, offsets non-decreasing, prompt + max_tokens within the model's context.")
+@asset_check(asset=replay_plan, blocking=True, description="great-expectations: ids present and unique, offsets non-decreasing, max_tokens ≥ 1, prompt + max_tokens within the model's context.")
 def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(storage.layout().table("replay_plan")).to_pandas()
     frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
@@ -154,23 +148,19 @@ def raw_timings(replay_plan, client_calibration):
     return merge_replay_shards(shards.map(replay_shard).collect())
 
 
-@asset_check(asset=raw_timings, blocking=True, description="Exactly one row per planned request and candidate.")
+@asset_check(asset=raw_timings, blocking=True, description="great-expectations: exactly one row per planned request and candidate.")
 def raw_timings_one_row_per_planned_request(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     layout = storage.partition_layout(context)
-    candidates = [partition_candidate(context, spec.load().spec).name]
-    outcome = checks.one_row_per_planned_request(
-        pq.read_table(layout.table("replay_plan")), pq.read_table(layout.table("raw_timings")), candidates
-    )
+    params = {
+        "planned": pq.read_table(layout.table("replay_plan"), columns=["request_id"]).column("request_id").to_pylist(),
+        "candidates": [partition_candidate(context, spec.load().spec).name],
+    }
+    frame = pq.read_table(layout.table("raw_timings"), columns=["candidate", "request_id"]).to_pandas()
+    outcome = expectations.validate(expectations.raw_timings_complete_suite, frame, params, name="raw_timings_complete")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
-@asset_check(asset=raw_timings, blocking=True, description="send ≤ first byte ≤ first token ≤ last token ≤ end; TTFT ≤ E2E; no negative duration.")
-def raw_timings_lifecycle_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.lifecycle_ordered(pq.read_table(storage.partition_layout(context).table("raw_timings")))
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
-
-
-@asset_check(asset=raw_timings, blocking=True, description="great-expectations: status typed, send ≤ first token, last token ≤ end, TTFT ≤ E2E, output ≤ max_tokens.")
+@asset_check(asset=raw_timings, blocking=True, description="great-expectations: status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, no negative duration, output ≤ max_tokens.")
 def raw_timings_expectations(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(storage.partition_layout(context).table("raw_timings")).to_pandas()
     outcome = expectations.validate(expectations.raw_timings_suite, frame, name="raw_timings")

@@ -21,7 +21,7 @@ from assets.accuracy import accuracy_results, accuracy_summary
 from assets.metadata import table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings, replay_plan
-from pipeline import checks, sweep_analysis
+from pipeline import checks, expectations, sweep_analysis
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import planned_requests
 from pipeline.replay.engine import ReplaySettings
@@ -81,17 +81,18 @@ def sweep_timings_one_row_per_level_request(context: AssetCheckExecutionContext,
         if level.production or mine.num_rows == 0:
             continue  # raw_timings holds the production level; a skipped level has no rows
         levels += 1
-        planned = pa.table({"request_id": [item.request_id for item in level_plan(plan, level, replay)]})
-        for candidate in sorted(set(mine.column("candidate").to_pylist())):
-            outcome = checks.one_row_per_planned_request(planned, mine, [candidate])
-            if not outcome.passed:
-                problems.append(f"{candidate} at {level.label}: {outcome.metadata['problems']}")
+        params = {"planned": [item.request_id for item in level_plan(plan, level, replay)], "candidates": sorted(set(mine.column("candidate").to_pylist()))}
+        frame = mine.select(["candidate", "request_id"]).to_pandas()
+        outcome = expectations.validate(expectations.raw_timings_complete_suite, frame, params, name=f"sweep_timings_{level.label}")
+        if not outcome.passed:
+            problems.append(f"{level.label}: {outcome.metadata}")
     return AssetCheckResult(passed=not problems, metadata={"levels": levels, "problems": "; ".join(problems) or "none"})
 
 
-@asset_check(asset=sweep_timings, blocking=True, description="send ≤ first byte ≤ first token ≤ last token ≤ end; TTFT ≤ E2E; no negative duration.")
+@asset_check(asset=sweep_timings, blocking=True, description="great-expectations (the raw-timings suite): status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, output ≤ max_tokens.")
 def sweep_timings_lifecycle_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    outcome = checks.lifecycle_ordered(pq.read_table(storage.partition_layout(context).table("sweep_timings")))
+    frame = pq.read_table(storage.partition_layout(context).table("sweep_timings")).to_pandas()
+    outcome = expectations.validate(expectations.raw_timings_suite, frame, name="sweep_timings")
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 

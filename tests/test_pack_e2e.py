@@ -90,7 +90,7 @@ def test_data_quality_lists_the_checks_that_ran(pack):
     # Blocking and error checks must pass for a pack to exist; warnings (client calibration,
     # endpoint health) depend on how loaded this machine is and are reported, not asserted.
     assert all(dq["passed"] for dq in checks.values() if dq["severity"] != "warn")
-    assert checks[("raw_timings", "raw_timings_lifecycle_ordered")]["severity"] == "blocking"
+    assert checks[("raw_timings", "raw_timings_expectations")]["severity"] == "blocking"
     assert checks[("raw_timings", "raw_timings_endpoint_health")]["severity"] == "warn"
 
 

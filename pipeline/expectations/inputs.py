@@ -1,0 +1,113 @@
+"""Suites for the inputs of the measurement: the canonical log, the sample, the replay plan,
+the raw timings and the endpoint's health during the replay."""
+
+from __future__ import annotations
+
+LOG_ORDER_MOSTLY = 0.99  # a log whose timestamps step back on more than 1 % of lines is suspect
+
+
+def canonical_log_suite(gx, params: dict) -> list:
+    """The canonical log in its own order (file, line): timestamps present and (mostly) monotonic,
+    token counts ≥ 1, ids present."""
+    e = gx.expectations
+    return [
+        *(e.ExpectColumnToExist(column=c) for c in ("request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_line")),
+        e.ExpectColumnValuesToNotBeNull(column="request_id"),
+        e.ExpectColumnValuesToNotBeNull(column="arrival_at"),
+        e.ExpectColumnValuesToBeIncreasing(column="arrival_at", strictly=False, mostly=LOG_ORDER_MOSTLY),
+        e.ExpectColumnValuesToBeBetween(column="prompt_tokens", min_value=1),
+        e.ExpectColumnValuesToBeBetween(column="output_tokens", min_value=1),
+        e.ExpectTableRowCountToBeBetween(min_value=1),
+    ]
+
+
+def production_sample_suite(gx, params: dict) -> list:
+    """Size within (0, max_requests]; every request inside the sampled window [0, window_s)
+    (a stratified draw has no window: offsets only non-negative)."""
+    e = gx.expectations
+    window_s = params.get("window_s")
+    return [
+        e.ExpectTableRowCountToBeBetween(min_value=1, max_value=params["max_requests"]),
+        e.ExpectColumnValuesToNotBeNull(column="window_offset_s"),
+        e.ExpectColumnValuesToBeBetween(column="window_offset_s", min_value=0, max_value=window_s, strict_max=window_s is not None),
+    ]
+
+
+def representativeness_suite(gx, params: dict) -> list:
+    """The sample against the whole log, one row per test (pipeline.sampling.representativeness:
+    KS on prompt and output lengths, χ² on tenant and route): every p-value present and at least
+    the Bonferroni level alpha / tests."""
+    e = gx.expectations
+    return [
+        e.ExpectColumnValuesToBeInSet(column="column", value_set=["prompt_tokens", "output_tokens", "tenant", "route"]),
+        e.ExpectColumnValuesToNotBeNull(column="p_value"),
+        e.ExpectColumnValuesToBeBetween(column="p_value", min_value=params["alpha_per_test"], max_value=1),
+        e.ExpectTableRowCountToBeBetween(min_value=2),
+    ]
+
+
+def replay_plan_suite(gx, params: dict) -> list:
+    """Ids present and unique, offsets non-decreasing, max_tokens ≥ 1, prompt + max_tokens
+    within the model's context."""
+    e = gx.expectations
+    expectations = [
+        e.ExpectColumnValuesToNotBeNull(column="request_id"),
+        e.ExpectColumnValuesToBeUnique(column="request_id"),
+        e.ExpectColumnValuesToBeIncreasing(column="scheduled_offset_s", strictly=False),
+        e.ExpectColumnValuesToBeBetween(column="max_tokens", min_value=1),
+        e.ExpectTableRowCountToBeBetween(min_value=1),
+    ]
+    if params.get("max_context_tokens"):
+        # prompt and requested output must fit the model's context window
+        expectations.append(
+            e.ExpectColumnValuesToBeBetween(column="context_tokens", max_value=params["max_context_tokens"])
+        )
+    return expectations
+
+
+LIFECYCLE = ("t_sent_ns", "t_first_byte_ns", "t_first_token_ns", "t_last_token_ns", "t_end_ns")
+
+
+def raw_timings_suite(gx, params: dict) -> list:
+    """One row per replayed request: status typed, an error names its type, the lifecycle in
+    order (send ≤ first byte ≤ first token ≤ last token ≤ end, every pair of the stamps a row
+    has), TTFT ≤ E2E, no negative duration, output tokens ≤ max_tokens."""
+    e = gx.expectations
+    pair = dict(or_equal=True, ignore_row_if="either_value_is_missing")
+    ordered = [
+        e.ExpectColumnPairValuesAToBeGreaterThanB(column_A=later, column_B=earlier, **pair)
+        for i, earlier in enumerate(LIFECYCLE)
+        for later in LIFECYCLE[i + 1 :]
+    ]
+    return [
+        e.ExpectColumnValuesToBeInSet(column="status", value_set=["ok", "error"]),
+        e.ExpectColumnValuesToNotBeNull(column="error_type", row_condition='status=="error"', condition_parser="pandas"),
+        *ordered,
+        e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="e2e_ms", column_B="ttft_ms", **pair),
+        e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="max_tokens", column_B="output_tokens", **pair),
+        *(e.ExpectColumnValuesToBeBetween(column=c, min_value=0) for c in ("ttft_ms", "tpot_ms", "e2e_ms")),
+    ]
+
+
+def raw_timings_complete_suite(gx, params: dict) -> list:
+    """Exactly one row per planned request and candidate: as many rows as planned × candidates,
+    each a planned id of a named candidate, no pair twice (so none is missing either)."""
+    e = gx.expectations
+    return [
+        e.ExpectTableRowCountToEqual(value=len(params["planned"]) * len(params["candidates"])),
+        e.ExpectColumnValuesToBeInSet(column="candidate", value_set=list(params["candidates"])),
+        e.ExpectColumnValuesToBeInSet(column="request_id", value_set=list(params["planned"])),
+        e.ExpectCompoundColumnsToBeUnique(column_list=["candidate", "request_id"]),
+    ]
+
+
+def endpoint_health_suite(gx, params: dict) -> list:
+    """Not about our numbers being wrong: about the endpoint and the client keeping up."""
+    e = gx.expectations
+    return [
+        e.ExpectColumnValuesToBeInSet(column="status", value_set=["ok"], mostly=1.0 - params["max_error_rate"]),
+        e.ExpectColumnQuantileValuesToBeBetween(
+            column="schedule_lag_ms",
+            quantile_ranges={"quantiles": [0.99], "value_ranges": [[None, params["max_schedule_lag_ms_p99"]]]},
+        ),
+    ]

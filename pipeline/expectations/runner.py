@@ -1,0 +1,95 @@
+"""Run one great-expectations (1.x) suite on an in-memory pandas batch.
+
+`import great_expectations` costs ~5 s, so it happens inside `validate`, only when a check runs.
+Each suite is a function of the `gx` module and the check's parameters returning expectations,
+so the suites read as data and the import stays lazy.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+FAILED_DETAIL_LIMIT = 10
+UNEXPECTED_SHOWN = 5
+KWARG_ITEMS_SHOWN = 10  # a long value set (every item id of a slice) is summarised, not copied
+
+
+@dataclass
+class SuiteOutcome:
+    passed: bool
+    metadata: dict = field(default_factory=dict)
+
+
+def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str = "suite") -> SuiteOutcome:
+    """Run one suite on a pandas frame; metadata holds the statistics and each failed expectation."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    import great_expectations as gx
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = gx.data_context.types.base.ProgressBarsConfig(globally=False)
+    batch = (
+        context.data_sources.add_pandas("frames")
+        .add_dataframe_asset(name)
+        .add_batch_definition_whole_dataframe("whole")
+        .get_batch(batch_parameters={"dataframe": frame})
+    )
+    suite_definition = gx.ExpectationSuite(name=name, expectations=suite(gx, params or {}))
+    result = batch.validate(suite_definition)
+    failed = [_failure(item) for item in result.results if not item.success]
+    statistics = result.statistics
+    return SuiteOutcome(
+        passed=bool(result.success),
+        metadata={
+            "suite": name,
+            "evaluated": statistics["evaluated_expectations"],
+            "successful": statistics["successful_expectations"],
+            "failed": failed[:FAILED_DETAIL_LIMIT],
+        },
+    )
+
+
+def _failure(item) -> dict:
+    detail = {
+        "expectation": item.expectation_config.type,
+        "kwargs": {k: _short(v) for k, v in item.expectation_config.kwargs.items() if k != "batch_id"},
+        "unexpected_count": item.result.get("unexpected_count"),
+        "observed_value": item.result.get("observed_value"),
+    }
+    message = _exception_message(item.exception_info)
+    if message:
+        detail["exception"] = message  # e.g. a column the table lacks
+    unexpected = item.result.get("partial_unexpected_list")
+    if unexpected:
+        detail["unexpected_examples"] = [_plain(value) for value in unexpected[:UNEXPECTED_SHOWN]]
+    return detail
+
+
+def _exception_message(info) -> str | None:
+    """GE gives one exception record, or one per metric it could not compute."""
+    if not isinstance(info, dict):
+        return None
+    records = [info] if "exception_message" in info else [v for v in info.values() if isinstance(v, dict)]
+    messages = [str(r["exception_message"]) for r in records if r.get("exception_message")]
+    return "; ".join(dict.fromkeys(messages)) or None
+
+
+def _short(value):
+    if isinstance(value, (list, tuple)) and len(value) > KWARG_ITEMS_SHOWN:
+        return [*value[:KWARG_ITEMS_SHOWN], f"… {len(value) - KWARG_ITEMS_SHOWN} more"]
+    return value
+
+
+def _plain(value):
+    """A JSON-safe form of one unexpected value (a scalar, or a row of a compound expectation)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):
+        value = value.item()  # a numpy scalar
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return str(value)
