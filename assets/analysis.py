@@ -20,7 +20,12 @@ GROUP = "analysis"
     description="TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, steady state.",
 )
 def latency_percentiles(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, "latency_percentiles", analysis.latency_percentiles, "raw_timings", spec, storage)
+    histogram = storage.layout().table("itl_histogram")  # written beside raw_timings by the replay
+
+    def compute(raw, loaded_spec):
+        return analysis.latency_percentiles(raw, loaded_spec, histogram)
+
+    return materialise_table(context, "latency_percentiles", compute, "raw_timings", spec, storage)
 
 
 @asset_check(asset=latency_percentiles, blocking=True, description="p50 ≤ p90 ≤ p95 ≤ p99 and each value inside its interval.")

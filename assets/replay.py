@@ -9,7 +9,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext,
 
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
-from pipeline import checks, expectations
+from pipeline import analysis, checks, expectations
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
@@ -95,8 +95,17 @@ def raw_timings(
     path = write_parquet(timings, layout.table("raw_timings"))
     write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
     meta = table_metadata(timings, path, context.run_id)
+    meta.update(write_itl_histogram(timings, loaded.spec, layout, context.run_id))
     meta.update(errors=summary["errors"], unsent=summary["unsent"], summary=MetadataValue.json(summary))
     return MaterializeResult(metadata=meta)
+
+
+def write_itl_histogram(timings: pa.Table, spec, layout, run_id: str) -> dict:
+    """Every gap counted per µs beside raw_timings, from the table still in memory: the analysis
+    reads this instead of decoding every gap list again (`loadproof verify` re-builds it)."""
+    histogram = with_run_id(analysis.itl_histogram(timings, spec), run_id)
+    path = write_parquet(histogram, layout.table("itl_histogram"))
+    return {"itl_histogram": MetadataValue.path(str(path)), "itl_histogram_rows": histogram.num_rows}
 
 
 @asset_check(asset=raw_timings, blocking=True, description="Exactly one row per planned request and candidate.")

@@ -325,7 +325,7 @@ class Analysis(_Strict):
     )
     itl_max_values: int = Field(
         default=10_000_000, ge=1000,
-        description="above this many inter-chunk gaps, ITL uses every gap of the requests sent in every k-th 5-second slice",
+        description="no longer used: ITL counts every gap, exact to 1 µs, from itl_histogram; accepted so older specs load",
     )
 
     @field_validator("prompt_token_buckets")
