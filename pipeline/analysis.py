@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from scipy.stats import norm
 
@@ -168,11 +167,11 @@ def throughput_buckets(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
 def _throughput(session: QuerySession) -> pa.Table:
     session.stage("throughput_buckets")
     table = session.run("throughput")
-    events = session.run("concurrency_events")
     peaks = []
     for candidate in table.column("candidate").to_pylist():
-        mine = events.filter(pc.equal(events.column("candidate"), candidate))
-        peaks.append(peak_concurrency(mine.column("t_sent_ns").to_numpy(), mine.column("t_end_ns").to_numpy()))
+        session.params["candidate"] = candidate
+        events = session.run("concurrency_events")
+        peaks.append(peak_concurrency(events.column("t_sent_ns").to_numpy(), events.column("t_end_ns").to_numpy()))
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     return with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
 
@@ -310,12 +309,13 @@ def analyse_all(
     `itl_histogram` it is built from the raw timings and returned too (`loadproof verify`)."""
     with _session(raw_timings, spec) as session:
         tables = {"throughput": _throughput(session)}
-        tables["throughput_buckets"] = session.run("throughput_buckets")
+        buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
+        tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])
         tables["error_breakdown"] = with_wilson(
             session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
         )
         tables["cost_per_decision"] = _cost(session, spec, accuracy_summary)
         tables["latency_percentiles"] = _latency(session, spec, itl_histogram)
         if not itl_histogram_usable(itl_histogram, spec):
-            tables["itl_histogram"] = _with_params(session.con.table("itl_histogram").to_arrow_table(), spec)
+            tables["itl_histogram"] = _with_params(session.staged("itl_histogram"), spec)
         return tables

@@ -55,6 +55,10 @@ class QuerySession:
             raise ValueError(f"sql/{name}.sql is defined as a view and may not use $parameters")
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {text}")
 
+    def staged(self, name: str) -> pa.Table:
+        """The rows of a query staged earlier in this session, without running it again."""
+        return self.con.table(name).to_arrow_table()
+
     def run(self, name: str) -> pa.Table:
         text, used = self._bound(name)
         return self.con.sql(text, params=used).to_arrow_table()

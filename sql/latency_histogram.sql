@@ -1,14 +1,16 @@
 -- latency_histogram: how many samples fall in each bin, per candidate, metric and scope (every
 -- prompt-length bucket, and 'all' for the whole window; scope_order is the bucket's lower edge,
 -- -1 for 'all'). Ranks are located in it before any value is sorted. TTFT, TPOT and E2E bin as
--- latency_samples does (floor(sqrt(value) · 32)); for ITL the bin is the gap in whole
+-- latency_samples does (floor(sqrt(value) · 512)); for ITL the bin is the gap in whole
 -- microseconds, read from itl_histogram's steady-state counts, so every value in an ITL bin is
 -- the same and no ITL value is ever sorted.
 -- staged: itl_histogram (or bound to data/itl_histogram.parquet); view: latency_samples
 WITH request_bins AS (
-    SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, metric, bin, count(*) AS values_in_bin
+    -- the upper edge follows from the lower one: grouped by fewer keys, 30 M values go faster
+    SELECT candidate, prompt_bucket_lower, any_value(prompt_bucket_upper) AS prompt_bucket_upper, metric, bin,
+           count(*) AS values_in_bin
     FROM latency_samples
-    GROUP BY candidate, prompt_bucket_lower, prompt_bucket_upper, metric, bin
+    GROUP BY candidate, prompt_bucket_lower, metric, bin
 ),
 gap_bins AS (
     SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, 'itl_ms' AS metric, gap_us AS bin, sum(gaps) AS values_in_bin

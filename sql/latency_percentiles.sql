@@ -40,16 +40,16 @@ in_needed_bins AS (
        AND needed_bins.bin = samples.bin
     WHERE needed_bins.scope_order = -1 OR needed_bins.scope_order = samples.prompt_bucket_lower
 ),
-ranked AS (
-    SELECT
-        *,
-        row_number() OVER (PARTITION BY candidate, metric, scope, bin ORDER BY value) AS rank_in_bin
+sorted_bins AS (
+    -- each needed bin's values in order (a sort per bin, cheaper than one window over them all)
+    SELECT candidate, metric, scope, bin, list_sort(list(value)) AS bin_values
     FROM in_needed_bins
+    GROUP BY candidate, metric, scope, bin
 ),
 order_statistics AS (
-    SELECT located.candidate, located.metric, located.scope, located.rank, ranked.value
+    SELECT located.candidate, located.metric, located.scope, located.rank, sorted_bins.bin_values[CAST(located.rank_in_bin AS BIGINT)] AS value
     FROM located
-    JOIN ranked USING (candidate, metric, scope, bin, rank_in_bin)
+    JOIN sorted_bins USING (candidate, metric, scope, bin)
     UNION ALL
     SELECT candidate, metric, scope, rank, bin / 1000.0 AS value
     FROM located

@@ -21,7 +21,7 @@ timings AS (
         ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms,
         coalesce(prompt_tokens, prompt_tokens_client) AS prompt_tokens_any,
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
-        content_chunks, t_sent_ns, t_end_ns
+        t_sent_ns, t_end_ns
     FROM raw_timings
 ),
 bucketed AS (
