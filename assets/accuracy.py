@@ -11,6 +11,7 @@ from assets.metadata import materialise_table, table_metadata, with_run_id
 from assets.replay import raw_timings
 from pipeline import analysis, analysis_checks
 from pipeline.accuracy import empty_results, empty_slice, load_slice, score_replies
+from pipeline.accuracy_mixed import labelled_replies
 from pipeline.accuracy_replay import replay_slice
 from pipeline.layout import write_parquet
 from resources import EndpointResource, PackStorage, SpecResource
@@ -38,8 +39,8 @@ def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> Asse
 
 @asset(
     group_name=GROUP,
-    deps=[labelled_slice, raw_timings],  # after the load replay: the two never overlap ("separate")
-    description="Every slice item sent to every candidate (non-streaming), its reply scored.",
+    deps=[labelled_slice, raw_timings],  # separate: after the load replay; mixed: scored from it
+    description="Every slice item sent to every candidate, its reply scored: on its own after the load (separate, non-streaming) or among the load's requests (mixed).",
 )
 def accuracy_results(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
@@ -48,7 +49,9 @@ def accuracy_results(
     config = loaded.spec.accuracy
     slice_table = pq.read_table(layout.table("labelled_slice"))
     table = empty_results()
-    if config is not None:
+    if config is not None and config.mode == "mixed":  # answered during the load replay
+        table = score_replies(config, slice_table, labelled_replies(layout.table("raw_timings"), slice_table))
+    elif config is not None:
         items = slice_table.to_pylist()
         replies = []
         for candidate in loaded.spec.candidates:

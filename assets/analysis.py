@@ -53,7 +53,9 @@ def throughput_buckets(context: AssetExecutionContext, spec: SpecResource, stora
 @asset_check(asset=throughput_buckets, blocking=True, description="Every request that ended is counted in exactly one bucket.")
 def throughput_buckets_add_up(storage: PackStorage) -> AssetCheckResult:
     layout = storage.layout()
-    timings = pq.read_table(layout.table("raw_timings"), columns=["candidate", "t_end_ns", "t_sent_ns"])
+    path = layout.table("raw_timings")
+    labelled = ["labelled_item_id"] if "labelled_item_id" in pq.read_schema(path).names else []
+    timings = analysis_checks.production_requests(pq.read_table(path, columns=["candidate", "t_end_ns", "t_sent_ns", *labelled]))
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
     counts = {row["candidate"]: row["count"] for row in ended.group_by("candidate").aggregate([("candidate", "count")]).rename_columns(["candidate", "count"]).to_pylist()}
     outcome = analysis_checks.buckets_add_up(pq.read_table(layout.table("throughput_buckets")), counts)

@@ -10,6 +10,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext,
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
 from pipeline import analysis, checks, expectations
+from pipeline.accuracy_mixed import mix_into_plan
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
@@ -20,17 +21,30 @@ from resources import EndpointResource, PackStorage, SpecResource
 GROUP = "replay"
 
 
-@asset(group_name=GROUP, deps=[production_sample], description="What to send and when: offsets computed up front from the sample.")
+@asset(
+    group_name=GROUP,
+    deps=[production_sample, "labelled_slice"],  # the slice's items join the plan when accuracy is mixed
+    description="What to send and when: offsets computed up front from the sample.",
+)
 def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = storage.layout()
     workload = spec.load().spec.workload
     replay = workload.replay
     plan = build_plan(pq.read_table(layout.table("production_sample")), replay, workload.prompts)
+    plan = with_mixed_accuracy(plan, spec.load().spec, layout)
     path = write_parquet(with_run_id(plan, context.run_id), layout.table("replay_plan"))
     meta = table_metadata(plan, path, context.run_id)
     meta["mode"] = replay.mode
     meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
     return MaterializeResult(metadata=meta)
+
+
+def with_mixed_accuracy(plan: pa.Table, loaded_spec, layout) -> pa.Table:
+    """With `accuracy.mode: mixed`, the labelled items placed among the planned requests."""
+    config = loaded_spec.accuracy
+    if config is None or config.mode != "mixed":
+        return plan
+    return mix_into_plan(plan, pq.read_table(layout.table("labelled_slice")), config, loaded_spec.workload.prompts)
 
 
 @asset_check(asset=replay_plan, blocking=True, description="Unique ids, non-decreasing offsets, max_tokens ≥ 1.")

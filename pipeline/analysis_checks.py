@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.checks import ORDER_TOLERANCE, Outcome
+
+
+def production_requests(timings: pa.Table) -> pa.Table:
+    """The raw timings the load figures count: every row but the labelled items mixed into the
+    load (accuracy mode `mixed`, scored in accuracy_results instead)."""
+    if "labelled_item_id" not in timings.schema.names:
+        return timings
+    return timings.filter(pc.is_null(timings.column("labelled_item_id")))
 
 
 def slice_well_formed(slice_table: pa.Table, configured: bool) -> Outcome:

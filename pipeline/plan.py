@@ -31,6 +31,9 @@ PLAN_SCHEMA = pa.schema(
         ("prompt_tokens_client", pa.int64()),
         ("prompt_tokens_error", pa.int64()),
         ("source_line", pa.int64()),
+        # accuracy mixed into the load (pipeline/accuracy_mixed.py): the labelled item sent; NULL
+        # for production requests
+        ("labelled_item_id", pa.string()),
     ]
 )
 
@@ -114,6 +117,7 @@ def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
             max_tokens=row["max_tokens"],
             prompt_tokens_client=row["prompt_tokens_client"],
             min_tokens=row.get("min_tokens"),
+            labelled_item_id=row.get("labelled_item_id"),
         )
         for row in plan.to_pylist()
     ]

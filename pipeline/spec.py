@@ -282,7 +282,15 @@ class AccuracySlice(_Strict):
     scorer: Literal["exact", "normalised", "regex", "choice"] = "choice"
     pattern: str | None = Field(default=None, description="regex scorer: its first group is the answer")
     labels: list[str] | None = Field(default=None, description="choice scorer: default, the slice's labels")
-    mode: Literal["separate"] = Field(default="separate", description="replayed on its own, after the load")
+    mode: Literal["separate", "mixed"] = Field(
+        default="separate",
+        description="separate: replayed on its own, after the load; mixed: each item sent once among the production "
+        "requests of the load replay, at a planned offset (pipeline/accuracy_mixed.py)",
+    )
+    placement: Literal["even", "random"] = Field(
+        default="even", description="mixed: offsets spread evenly over the plan, or seeded uniform random ones"
+    )
+    seed: int = Field(default=0, description="mixed, placement random: the seed of the offsets")
     max_items: int | None = Field(default=None, ge=1)
     max_tokens: int = Field(default=16, ge=1)
     concurrency: int = Field(default=8, ge=1)

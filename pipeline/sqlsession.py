@@ -17,8 +17,9 @@ import pyarrow as pa
 from pipeline.sqlrun import sql_file
 
 # Raw-timing columns the queries read that a replay may not write (`load_level`: only a load
-# sweep has levels): added as typed NULLs when missing (name -> SQL type).
-RAW_TIMINGS_OPTIONAL = {"load_level": "DOUBLE", "retry_count": "BIGINT"}
+# sweep has levels; `labelled_item_id`: only accuracy mixed into the load, and files written
+# before it): added as typed NULLs when missing (name -> SQL type).
+RAW_TIMINGS_OPTIONAL = {"load_level": "DOUBLE", "retry_count": "BIGINT", "labelled_item_id": "VARCHAR"}
 
 
 class QuerySession:

@@ -5,7 +5,7 @@
 -- order-statistic interval read off the cumulative counts is exact to 1 µs, and the analysis
 -- never decodes the 10^9 gap lists again. Written beside raw_timings when the replay builds it
 -- (from the table still in memory); `loadproof verify` re-builds it from the raw timings.
--- staged: steady_requests; view: raw_timings (load_level added as NULL when the replay wrote none)
+-- staged: steady_requests; view: raw_timings (load_level, labelled_item_id added as NULL when missing)
 WITH windows AS (
     -- one small integer per candidate and load level: the gaps are grouped by integers only
     SELECT
@@ -20,7 +20,7 @@ requests AS (
         coalesce(prompt_tokens, prompt_tokens_client, 0) AS prompt_tokens_any,
         itl_ms
     FROM raw_timings
-    WHERE status = 'ok' AND len(itl_ms) > 0
+    WHERE status = 'ok' AND len(itl_ms) > 0 AND labelled_item_id IS NULL  -- production requests only
 ),
 marked AS (
     -- the flag and the bucket are found per request (as steady_requests finds them), before

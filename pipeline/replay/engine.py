@@ -37,6 +37,7 @@ class PlannedRequest:
     max_tokens: int
     prompt_tokens_client: int
     min_tokens: int | None = None  # sent (with ignore_eos) only when the spec asks for it
+    labelled_item_id: str | None = None  # accuracy mixed into the load: sent at temperature 0, reply kept
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,8 @@ async def _replay(
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
             body = chat_body(target.model, item.messages, item.max_tokens, item.min_tokens)
+            if item.labelled_item_id is not None:
+                body["temperature"] = 0  # as the separate accuracy replay asks
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
             return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
 
@@ -155,6 +158,7 @@ async def _replay(
                 max_tokens=item.max_tokens,
                 outcome=outcome,
                 attempts=attempts,
+                labelled_item_id=item.labelled_item_id,
             )
             journal.append(record)
             stats.sent += 1
@@ -263,6 +267,7 @@ def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: 
         prompt_tokens_client=item.prompt_tokens_client,
         max_tokens=item.max_tokens,
         outcome=outcome,
+        labelled_item_id=item.labelled_item_id,
     )
     record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
     return record

@@ -49,6 +49,10 @@ RAW_TIMINGS_SCHEMA = pa.schema(
         ("chunk_offsets_ns", pa.list_(pa.int64())),
         # every attempt when retries are on: [{error_type, http_status, sent_offset_ns, duration_ns}]
         ("attempts_json", pa.string()),
+        # accuracy mixed into the load: the labelled item a request carried, and its reply text
+        # (kept for those requests only); NULL for every production request
+        ("labelled_item_id", pa.string()),
+        ("reply_text", pa.string()),
     ]
 )
 
@@ -71,6 +75,7 @@ class RequestOutcome:
     usage_issue: str | None = None
     finish_reason: str | None = None
     retry_after_s: float | None = None
+    reply_text: str | None = None  # the streamed content; recorded only for labelled requests
 
 
 def _ms(ns: int) -> float:
@@ -110,6 +115,7 @@ def build_record(
     max_tokens: int,
     outcome: RequestOutcome,
     attempts: list[dict] | None = None,
+    labelled_item_id: str | None = None,
 ) -> dict:
     chunks = outcome.chunk_times_ns
     ok = outcome.error_type is None
@@ -151,4 +157,6 @@ def build_record(
         "t_end_ns": outcome.t_end_ns,
         "chunk_offsets_ns": [t - outcome.t_sent_ns for t in chunks],
         "attempts_json": json.dumps(attempts) if attempts and len(attempts) > 1 else None,
+        "labelled_item_id": labelled_item_id,
+        "reply_text": outcome.reply_text if labelled_item_id is not None else None,
     }
