@@ -91,6 +91,7 @@ def itl_histogram(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     """Every inter-chunk gap counted per candidate, load level, steady-state flag, prompt-length
     bucket and whole microsecond; the spec's window and buckets recorded in its metadata."""
     with _session(raw_timings, spec) as session:
+        session.stage("steady_windows")
         return _with_params(session.run("itl_histogram"), spec)
 
 
@@ -135,6 +136,7 @@ def _bind_itl_histogram(session: QuerySession, spec: Spec, histogram: Path | pa.
     if itl_histogram_usable(histogram, spec):
         session.bind("itl_histogram", histogram)
     else:
+        session.stage("steady_windows")
         session.stage("itl_histogram")
 
 

@@ -5,13 +5,11 @@
 -- order-statistic interval read off the cumulative counts is exact to 1 µs, and the analysis
 -- never decodes the 10^9 gap lists again. Written beside raw_timings when the replay builds it
 -- (from the table still in memory); `loadproof verify` re-builds it from the raw timings.
--- staged: steady_requests; view: raw_timings (load_level, labelled_item_id added as NULL when missing)
+-- staged: steady_windows (window_id: one small integer per candidate and load level, so the
+-- gaps are grouped by integers only); view: raw_timings (load_level, labelled_item_id added as
+-- NULL when missing)
 WITH windows AS (
-    -- one small integer per candidate and load level: the gaps are grouped by integers only
-    SELECT
-        candidate, load_level, window_start_ns, window_end_ns,
-        CAST(row_number() OVER (ORDER BY candidate, load_level NULLS FIRST) AS BIGINT) AS window_id
-    FROM (SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns FROM steady_requests)
+    SELECT * FROM steady_windows
 ),
 requests AS (
     -- predicates and columns of raw_timings itself, so the Parquet scan reads only these

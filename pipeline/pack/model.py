@@ -16,7 +16,7 @@ from pipeline.pack import figures as pack_figures
 from pipeline.spec import LoadedSpec
 
 # the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
-LATENCY_STEPS = ("itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
+LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
