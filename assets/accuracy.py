@@ -12,6 +12,7 @@ from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings
 from pipeline import analysis, expectations
 from pipeline.accuracy import empty_results, empty_slice, label_set, load_slice, score_replies
+from pipeline.accuracy_mixed import labelled_replies
 from pipeline.accuracy_replay import replay_slice
 from pipeline.layout import write_parquet
 from resources import EndpointResource, PackStorage, SpecResource
@@ -42,8 +43,8 @@ def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> Asse
 @asset(
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
-    deps=[labelled_slice, raw_timings],  # after the load replay: the two never overlap ("separate")
-    description="Every slice item sent to the partition's candidate (non-streaming), its reply scored.",
+    deps=[labelled_slice, raw_timings],  # separate: after the load replay; mixed: scored from it
+    description="Every slice item sent to the partition's candidate, its reply scored: on its own after the load (separate, non-streaming) or among the load's requests (mixed).",
 )
 def accuracy_results(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
@@ -52,7 +53,9 @@ def accuracy_results(
     config = loaded.spec.accuracy
     slice_table = pq.read_table(layout.table("labelled_slice"))
     table = empty_results()
-    if config is not None:
+    if config is not None and config.mode == "mixed":  # answered during the load replay
+        table = score_replies(config, slice_table, labelled_replies(layout.table("raw_timings"), slice_table))
+    elif config is not None:
         items = slice_table.to_pylist()
         replies = []
         for candidate in [partition_candidate(context, loaded.spec)]:

@@ -10,6 +10,7 @@ from assets.metadata import materialise_table
 from assets.partitions import REVALIDATION_PARTITIONS
 from assets.replay import raw_timings
 from pipeline import analysis, expectations
+from pipeline.accuracy_mixed import production_requests
 from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
@@ -22,7 +23,12 @@ GROUP = "analysis"
     description="TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, steady state.",
 )
 def latency_percentiles(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, "latency_percentiles", analysis.latency_percentiles, "raw_timings", spec, storage)
+    histogram = storage.partition_layout(context).table("itl_histogram")  # written beside raw_timings by the replay
+
+    def compute(raw, loaded_spec):
+        return analysis.latency_percentiles(raw, loaded_spec, histogram)
+
+    return materialise_table(context, "latency_percentiles", compute, "raw_timings", spec, storage)
 
 
 @asset_check(asset=latency_percentiles, blocking=True, description="great-expectations: p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 per series, each value inside its interval, no NaN where n > 0.")
@@ -62,7 +68,9 @@ def throughput_buckets(context: AssetExecutionContext, spec: SpecResource, stora
 @asset_check(asset=throughput_buckets, blocking=True, description="great-expectations: every request that ended is counted in exactly one bucket of its candidate.")
 def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = storage.partition_layout(context)
-    timings = pq.read_table(layout.table("raw_timings"), columns=["candidate", "t_end_ns", "t_sent_ns"])
+    path = layout.table("raw_timings")
+    labelled = ["labelled_item_id"] if "labelled_item_id" in pq.read_schema(path).names else []
+    timings = production_requests(pq.read_table(path, columns=["candidate", "t_end_ns", "t_sent_ns", *labelled]))
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
     counts = {row["candidate"]: row["count"] for row in ended.group_by("candidate").aggregate([("candidate", "count")]).rename_columns(["candidate", "count"]).to_pylist()}
     frame = expectations.throughput_buckets_frame(pq.read_table(layout.table("throughput_buckets")), counts)

@@ -30,7 +30,8 @@ from dagster import (
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
-from pipeline import expectations
+from pipeline import analysis, expectations
+from pipeline.accuracy_mixed import mix_into_plan
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
@@ -44,18 +45,31 @@ from resources import EndpointResource, PackStorage, SpecResource
 GROUP = "replay"
 
 
-@asset(group_name=GROUP, deps=[production_sample], description="What to send and when: offsets computed up front from the sample.")
+@asset(
+    group_name=GROUP,
+    deps=[production_sample, "labelled_slice"],  # the slice's items join the plan when accuracy is mixed
+    description="What to send and when: offsets computed up front from the sample.",
+)
 def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = storage.layout()
     workload = spec.load().spec.workload
     replay = workload.replay
     plan = build_plan(pq.read_table(layout.table("production_sample")), replay, workload.prompts)
+    plan = with_mixed_accuracy(plan, spec.load().spec, layout)
     path = write_parquet(with_run_id(plan, context.run_id), layout.table("replay_plan"))
     meta = table_metadata(plan, path, context.run_id)
     meta["mode"] = replay.mode
     meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
     meta["sessions"] = MetadataValue.json(session_summary(plan))
     return MaterializeResult(metadata=meta)
+
+
+def with_mixed_accuracy(plan: pa.Table, loaded_spec, layout) -> pa.Table:
+    """With `accuracy.mode: mixed`, the labelled items placed among the planned requests."""
+    config = loaded_spec.accuracy
+    if config is None or config.mode != "mixed":
+        return plan
+    return mix_into_plan(plan, pq.read_table(layout.table("labelled_slice")), config, loaded_spec.workload.prompts)
 
 
 @asset_check(asset=replay_plan, blocking=True, description="great-expectations: ids present and unique, offsets non-decreasing, max_tokens ≥ 1, prompt + max_tokens within the model's context.")
@@ -133,8 +147,17 @@ def merge_replay_shards(context: OpExecutionContext, shards: list[dict], spec: S
     path = write_parquet(timings, layout.table("raw_timings"))
     write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
     meta = table_metadata(timings, path, context.run_id)
+    meta.update(write_itl_histogram(timings, spec.load().spec, layout, context.run_id))
     meta.update(errors=summary["errors"], unsent=summary["unsent"], shards=len(shards), summary=MetadataValue.json(summary))
     context.add_output_metadata(meta)
+
+
+def write_itl_histogram(timings: pa.Table, spec, layout, run_id: str) -> dict:
+    """Every gap counted per µs beside raw_timings, from the table still in memory: the analysis
+    reads this instead of decoding every gap list again (`loadproof verify` re-builds it)."""
+    histogram = with_run_id(analysis.itl_histogram(timings, spec), run_id)
+    path = write_parquet(histogram, layout.table("itl_histogram"))
+    return {"itl_histogram": MetadataValue.path(str(path)), "itl_histogram_rows": histogram.num_rows}
 
 
 @graph_asset(

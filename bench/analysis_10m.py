@@ -1,16 +1,26 @@
 """How long do 10 million raw-timing rows take to aggregate into every analysis table?
 
-    python bench/analysis_10m.py [--rows 10000000] [--itl-mean 100] [--data DIR] [--itl-max-values N]
+    python bench/analysis_10m.py [--rows 10000000] [--itl-mean 100] [--data DIR] [--per-table] [--verify]
 
-Generates synthetic raw timings once (bench/analysis_synthetic.py, in a subprocess, so the peak
-RSS printed here is the analysis's own), then times each table as its Dagster asset computes it
-(one DuckDB session per table, steady_requests staged in each), and all tables from one session
-(`pipeline.analysis.analyse_all`). Prints seconds per table, the totals and the peak RSS.
+1. Generates synthetic raw timings once (bench/analysis_synthetic.py, ~1.2e9 inter-chunk gaps).
+2. Builds their ITL histogram once (sql/itl_histogram.sql), as the replay does when it writes
+   raw_timings: there from the table still in memory, here from the Parquet file (so this time
+   includes decoding every gap list: an upper bound). Timed on its own, in a subprocess.
+3. Times every analysis table from one DuckDB session (`pipeline.analysis.analyse_all`, the
+   histogram bound), step by step: seconds per table, the total and the process's peak RSS.
+   `--per-table` also times each table in its own session, as its Dagster asset computes it.
+4. `--verify` times what `loadproof verify` does: every table re-computed from the raw timings
+   alone (the ITL histogram re-built from the gap lists), in a subprocess, and checks that its
+   ITL figures equal those read from the stored histogram.
+
+Generation and the histogram run in subprocesses, so the peak RSS printed for the analysis is
+its own. The load average (`os.getloadavg`) is printed before and after: the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -25,28 +35,88 @@ import pyarrow.parquet as pq
 import yaml
 
 from pipeline import REPO_ROOT, analysis
+from pipeline.layout import write_parquet
 from pipeline.spec import Spec
 
 BENCH = Path(__file__).resolve().parent
 
 
-def bench_spec(itl_max_values: int | None) -> Spec:
+def bench_spec() -> Spec:
     data = yaml.safe_load((REPO_ROOT / "examples" / "demo.yaml").read_text())
     data["candidates"][0]["name"], data["candidates"][1]["name"] = "alpha", "beta"
     data["workload"]["replay"].update(warmup_s=60, cooldown_s=60)
     data["sla"] = {"ttft_ms": 200, "e2e_ms": 3000}
-    if itl_max_values:
-        data["analysis"] = {"itl_max_values": itl_max_values}
     return Spec.model_validate(data)
+
+
+def peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def timed(label: str, compute) -> tuple[float, object]:
     started = time.perf_counter()
     result = compute()
     seconds = time.perf_counter() - started
-    rows = result.num_rows if isinstance(result, pa.Table) else sum(t.num_rows for t in result.values())
-    print(f"  {label:<22} {seconds:7.2f} s  ({rows:,} rows)", flush=True)
+    rows = result.num_rows if isinstance(result, pa.Table) else ""
+    print(f"  {label:<22} {seconds:7.2f} s  ({rows:,} rows)" if rows != "" else f"  {label:<22} {seconds:7.2f} s", flush=True)
     return seconds, result
+
+
+def itl_p99(latency: pa.Table) -> dict:
+    return {
+        row["candidate"]: [row["value"], row["ci_low"], row["ci_high"], row["n"]]
+        for row in latency.to_pylist()
+        if row["metric"] == "itl_ms" and row["scope"] == "all" and row["percentile"] == "p99"
+    }
+
+
+def build_histogram(raw: Path, out: Path) -> None:
+    started = time.perf_counter()
+    histogram = analysis.itl_histogram(raw, bench_spec())
+    write_parquet(histogram, out)
+    print(f"  itl_histogram built in {time.perf_counter() - started:.1f} s ({histogram.num_rows:,} rows, "
+          f"{out.stat().st_size / 1e6:.1f} MB), peak RSS {peak_rss_gb():.2f} GB", flush=True)
+
+
+def verify_path(raw: Path) -> None:
+    """Every table from the raw timings alone, as `loadproof verify` computes them."""
+    started = time.perf_counter()
+    tables = analysis.analyse_all(raw, bench_spec())
+    print(f"  re-computed from the raw timings alone in {time.perf_counter() - started:.1f} s, "
+          f"peak RSS {peak_rss_gb():.2f} GB", flush=True)
+    print("ITL_P99 " + json.dumps(itl_p99(tables["latency_percentiles"])), flush=True)
+
+
+def one_session(raw: Path, histogram: Path, spec: Spec) -> pa.Table:
+    print("all tables from one session (what analyse_all does), step by step:")
+    started = time.perf_counter()
+    with analysis._session(raw, spec) as session:
+        print(f"  {'steady_requests':<22} {time.perf_counter() - started:7.2f} s  (staged)", flush=True)
+        timed("throughput", lambda: analysis._throughput(session))
+        timed("throughput_buckets", lambda: session.staged("throughput_buckets"))
+        timed("error_breakdown", lambda: session.run("error_breakdown"))
+        timed("cost_per_decision", lambda: analysis._cost(session, spec, None))
+        _, latency = timed("latency_percentiles", lambda: analysis._latency(session, spec, histogram))
+    print(f"  {'all tables':<22} {time.perf_counter() - started:7.2f} s   peak RSS {peak_rss_gb():.2f} GB")
+    return latency
+
+
+def per_table(raw: Path, histogram: Path, spec: Spec) -> None:
+    print("one session per table (as the Dagster assets run, steady_requests staged in each):")
+    total = 0.0
+    for label, compute in (
+        ("throughput", lambda: analysis.throughput(raw, spec)),
+        ("throughput_buckets", lambda: analysis.throughput_buckets(raw, spec)),
+        ("error_breakdown", lambda: analysis.error_breakdown(raw, spec)),
+        ("cost_per_decision", lambda: analysis.cost_per_decision(raw, spec)),
+        ("latency_percentiles", lambda: analysis.latency_percentiles(raw, spec, histogram)),
+    ):
+        total += timed(label, compute)[0]
+    print(f"  {'total':<22} {total:7.2f} s")
 
 
 def main() -> None:
@@ -54,50 +124,50 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--itl-mean", type=float, default=100.0)
     parser.add_argument("--data", type=Path, default=Path("/tmp/loadproof_bench"))
-    parser.add_argument("--itl-max-values", type=int, default=None, help="override the spec's ITL bound")
     parser.add_argument("--per-table", action="store_true", help="also time each table in its own session")
+    parser.add_argument("--verify", action="store_true", help="also time the re-computation from the raw timings alone")
+    parser.add_argument("--build-histogram", nargs=2, type=Path, metavar=("RAW", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--verify-path", type=Path, metavar="RAW", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_histogram:
+        return build_histogram(*args.build_histogram)
+    if args.verify_path:
+        return verify_path(args.verify_path)
 
-    raw = args.data / f"raw_timings_{args.rows}_{int(args.itl_mean)}.parquet"
+    stem = f"{args.rows}_{int(args.itl_mean)}"
+    raw, histogram = args.data / f"raw_timings_{stem}.parquet", args.data / f"itl_histogram_{stem}.parquet"
     if not raw.exists():
         subprocess.run([sys.executable, str(BENCH / "analysis_synthetic.py"), str(raw), "--rows", str(args.rows),
                         "--itl-mean", str(args.itl_mean)], check=True)
+    spec = bench_spec()
+    if not analysis.itl_histogram_usable(histogram, spec):
+        print(f"ITL histogram (once, when raw_timings is written; here from the Parquet file, {load()}):")
+        subprocess.run([sys.executable, __file__, "--build-histogram", str(raw), str(histogram)], check=True)
     counts = pq.read_table(raw, columns=["content_chunks", "status"])
     ok = pc.equal(counts.column("status"), "ok")
     gaps = pc.sum(pc.subtract(pc.filter(counts.column("content_chunks"), ok), 1)).as_py()
-    spec = bench_spec(args.itl_max_values)
     print(f"{args.rows:,} raw-timing rows, {gaps:,} inter-chunk gaps, {raw.stat().st_size / 1e9:.2f} GB; "
-          f"DuckDB {duckdb.__version__} on {os.cpu_count()} cores (shared with other work); "
-          f"ITL bound {spec.analysis.itl_max_values:,} gaps")
+          f"itl_histogram {pq.read_metadata(histogram).num_rows:,} rows; DuckDB {duckdb.__version__} on "
+          f"{os.cpu_count()} cores (shared with other work); {load()}")
+    del counts, ok
 
     if args.per_table:
-        print("one session per table (as the Dagster assets run, steady_requests staged in each):")
-        total = 0.0
-        for label, compute in (
-            ("throughput", lambda: analysis.throughput(raw, spec)),
-            ("throughput_buckets", lambda: analysis.throughput_buckets(raw, spec)),
-            ("error_breakdown", lambda: analysis.error_breakdown(raw, spec)),
-            ("cost_per_decision", lambda: analysis.cost_per_decision(raw, spec)),
-            ("latency_percentiles", lambda: analysis.latency_percentiles(raw, spec)),
-        ):
-            total += timed(label, compute)[0]
-        print(f"  {'total':<22} {total:7.2f} s")
+        per_table(raw, histogram, spec)
+    latency = one_session(raw, histogram, spec)
+    from_histogram = itl_p99(latency)
+    for candidate, (value, low, high, n) in from_histogram.items():
+        print(f"    {candidate} itl_ms_p99 {value:.3f} ms [{low:.3f}, {high:.3f}], n {n:,} gaps (every gap, to 1 µs)")
 
-    print("all tables from one session (what analyse_all does), step by step:")
-    started = time.perf_counter()
-    with analysis._session(raw, spec) as session:
-        print(f"  {'steady_requests':<22} {time.perf_counter() - started:7.2f} s  (staged)")
-        timed("throughput", lambda: analysis._throughput(session))
-        timed("throughput_buckets", lambda: session.run("throughput_buckets"))
-        timed("error_breakdown", lambda: session.run("error_breakdown"))
-        timed("cost_per_decision", lambda: analysis._cost(session, spec, None))
-        _, latency = timed("latency_percentiles", lambda: analysis._latency(session, spec))
-    print(f"  {'all tables':<22} {time.perf_counter() - started:7.2f} s")
-    for row in latency.to_pylist():
-        if row["metric"] == "itl_ms" and row["scope"] == "all" and row["percentile"] == "p99":
-            print(f"    {row['candidate']} itl_ms_p99 {row['value']:.3f} ms, n {row['n']:,} gaps, 1 slice in {row['sample_every']}")
-    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-    print(f"peak RSS {peak_gb:.2f} GB")
+    if args.verify:
+        print(f"what `loadproof verify` does (histogram re-built from the gap lists; subprocess, {load()}):")
+        done = subprocess.run([sys.executable, __file__, "--verify-path", str(raw)], check=True, capture_output=True, text=True)
+        for line in done.stdout.splitlines():
+            if line.startswith("ITL_P99 "):
+                same = json.loads(line[len("ITL_P99 "):]) == {k: list(v) for k, v in from_histogram.items()}
+                print(f"  ITL p99 figures equal to those from the stored histogram: {same}")
+            else:
+                print(line)
+    print(f"done; {load()}")
 
 
 if __name__ == "__main__":

@@ -80,7 +80,9 @@ def chunk(rng: np.random.Generator, first: int, rows: int, candidate: str, rate:
         "t_end_ns": pa.array(end_ns),
         "chunk_offsets_ns": pa.nulls(rows, pa.list_(pa.int64())),
     }
-    return pa.Table.from_pydict(columns).cast(RAW_TIMINGS_SCHEMA)
+    for name in RAW_TIMINGS_SCHEMA.names:  # columns the analysis never reads (usage_issue, ...) stay null
+        columns.setdefault(name, pa.nulls(rows, RAW_TIMINGS_SCHEMA.field(name).type))
+    return pa.Table.from_pydict({name: columns[name] for name in RAW_TIMINGS_SCHEMA.names}).cast(RAW_TIMINGS_SCHEMA)
 
 
 def generate(out: Path, rows: int, rate: float, itl_mean: float, seed: int = 0) -> None:

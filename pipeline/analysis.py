@@ -4,15 +4,20 @@ Every table starts from `steady_requests` (the raw timings marked with the stead
 prompt-length bucket and SLA bounds). Percentile ranks are exact binomial order statistics
 (`pipeline.stats.order_statistic_ranks`) computed here between two queries; proportions get
 Wilson intervals from `pipeline.stats.wilson_interval`.
+
+ITL is read from `itl_histogram` (sql/itl_histogram.sql): every gap counted per whole
+microsecond, written beside raw_timings by the replay, so the 10^9 gap lists of a long run are
+decoded once, not by every analysis. Without a usable histogram (none given, or one built with
+another window or other buckets) it is built here from the raw timings, with the same SQL.
 """
 
 from __future__ import annotations
 
-import math
+import json
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from scipy.stats import norm
 
 from pipeline.figures import PERCENTILES
@@ -20,7 +25,8 @@ from pipeline.spec import Spec
 from pipeline.sqlsession import QuerySession
 from pipeline.stats import order_statistic_ranks, peak_concurrency, wilson_interval
 
-ITL_SLICE_S = 5.0  # above the ITL bound, gaps come from every k-th slice of this many seconds
+# the analysis parameters an ITL histogram was built with, kept in its Parquet schema metadata
+ITL_HISTOGRAM_PARAMS_KEY = b"loadproof.itl_histogram.params"
 
 RANKS_SCHEMA = pa.schema(
     [
@@ -69,12 +75,42 @@ def _session(raw_timings: Path | pa.Table, spec: Spec) -> QuerySession:
 # --- latency ---------------------------------------------------------------------------------
 
 
-def itl_sample_every(total_gaps: int, max_values: int) -> int:
-    """1 (every request) while the gaps fit the bound; else k: every k-th time slice is kept."""
-    return max(1, math.ceil(total_gaps / max_values))
+def itl_histogram_params(spec: Spec) -> dict:
+    """What an ITL histogram depends on besides the raw timings: the window and the buckets."""
+    params = analysis_params(spec)
+    return {key: params[key] for key in ("warmup_s", "cooldown_s", "bucket_edges")}
 
 
-def ranks_table(counts: pa.Table, confidence: float, sample_every: int) -> pa.Table:
+def _with_params(table: pa.Table, spec: Spec) -> pa.Table:
+    metadata = dict(table.schema.metadata or {})
+    metadata[ITL_HISTOGRAM_PARAMS_KEY] = json.dumps(itl_histogram_params(spec), sort_keys=True).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def itl_histogram(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    """Every inter-chunk gap counted per candidate, load level, steady-state flag, prompt-length
+    bucket and whole microsecond; the spec's window and buckets recorded in its metadata."""
+    with _session(raw_timings, spec) as session:
+        session.stage("steady_windows")
+        return _with_params(session.run("itl_histogram"), spec)
+
+
+def itl_histogram_usable(histogram: Path | pa.Table | None, spec: Spec) -> bool:
+    """A histogram can stand in for the gap lists when it exists and was built with this spec's
+    window and buckets (else the figures would silently use another window)."""
+    if histogram is None:
+        return False
+    if isinstance(histogram, pa.Table):
+        metadata = histogram.schema.metadata
+    elif Path(histogram).is_file():
+        metadata = pq.read_schema(histogram).metadata
+    else:
+        return False
+    recorded = (metadata or {}).get(ITL_HISTOGRAM_PARAMS_KEY)
+    return recorded is not None and json.loads(recorded) == itl_histogram_params(spec)
+
+
+def ranks_table(counts: pa.Table, confidence: float) -> pa.Table:
     """One row per candidate, metric, scope and percentile: the exact order-statistic ranks."""
     rows = []
     for count in counts.to_pylist():
@@ -89,28 +125,37 @@ def ranks_table(counts: pa.Table, confidence: float, sample_every: int) -> pa.Ta
                     "low_rank": ranks.low,
                     "high_rank": ranks.high,
                     "confidence": confidence,
-                    "sample_every": sample_every if count["metric"] == "itl_ms" else 1,
+                    "sample_every": 1,  # every value counts (ITL too, to 1 µs); kept for older readers
                 }
             )
     return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
 
 
-def _latency(session: QuerySession, spec: Spec) -> pa.Table:
-    gaps = session.run("itl_volume").column("gaps")[0].as_py()
-    every = itl_sample_every(gaps, spec.analysis.itl_max_values)
-    session.params.update(itl_sample_every=every, itl_slice_s=ITL_SLICE_S)
+def _bind_itl_histogram(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None) -> None:
+    """The given histogram when usable, else one built from the raw timings in this session."""
+    if itl_histogram_usable(histogram, spec):
+        session.bind("itl_histogram", histogram)
+    else:
+        session.stage("steady_windows")
+        session.stage("itl_histogram")
+
+
+def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None = None) -> pa.Table:
+    _bind_itl_histogram(session, spec, histogram)
     session.define_view("latency_samples")  # cheap to derive twice from the staged requests
-    session.stage("itl_samples")  # bounded by itl_max_values, so it is held once, not read twice
     session.stage("latency_histogram")
     counts = session.run("latency_counts")
-    session.bind("ranks", ranks_table(counts, spec.analysis.confidence, every))
+    session.bind("ranks", ranks_table(counts, spec.analysis.confidence))
     return session.run("latency_percentiles")
 
 
-def latency_percentiles(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
-    """TTFT, TPOT, ITL, E2E at p50…p99.9 per candidate and scope, with n and exact intervals."""
+def latency_percentiles(
+    raw_timings: Path | pa.Table, spec: Spec, itl_histogram: Path | pa.Table | None = None
+) -> pa.Table:
+    """TTFT, TPOT, ITL, E2E at p50…p99.9 per candidate and scope, with n and exact intervals
+    (ITL exact to 1 µs, from `itl_histogram` when usable, else built from the raw timings)."""
     with _session(raw_timings, spec) as session:
-        return _latency(session, spec)
+        return _latency(session, spec, itl_histogram)
 
 
 # --- throughput, SLA, errors -------------------------------------------------------------------
@@ -124,11 +169,11 @@ def throughput_buckets(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
 def _throughput(session: QuerySession) -> pa.Table:
     session.stage("throughput_buckets")
     table = session.run("throughput")
-    events = session.run("concurrency_events")
     peaks = []
     for candidate in table.column("candidate").to_pylist():
-        mine = events.filter(pc.equal(events.column("candidate"), candidate))
-        peaks.append(peak_concurrency(mine.column("t_sent_ns").to_numpy(), mine.column("t_end_ns").to_numpy()))
+        session.params["candidate"] = candidate
+        events = session.run("concurrency_events")
+        peaks.append(peak_concurrency(events.column("t_sent_ns").to_numpy(), events.column("t_end_ns").to_numpy()))
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     return with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
 
@@ -256,14 +301,23 @@ def accuracy_by_label(accuracy_results: Path | pa.Table, spec: Spec) -> pa.Table
 # --- everything at once (benchmarks, `loadproof verify`) ---------------------------------------
 
 
-def analyse_all(raw_timings: Path | pa.Table, spec: Spec, accuracy_summary: pa.Table | None = None) -> dict[str, pa.Table]:
-    """Every table from one session: the shared steps are staged once."""
+def analyse_all(
+    raw_timings: Path | pa.Table,
+    spec: Spec,
+    accuracy_summary: pa.Table | None = None,
+    itl_histogram: Path | pa.Table | None = None,
+) -> dict[str, pa.Table]:
+    """Every table from one session: the shared steps are staged once. Without a usable
+    `itl_histogram` it is built from the raw timings and returned too (`loadproof verify`)."""
     with _session(raw_timings, spec) as session:
         tables = {"throughput": _throughput(session)}
-        tables["throughput_buckets"] = session.run("throughput_buckets")
+        buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
+        tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])
         tables["error_breakdown"] = with_wilson(
             session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
         )
         tables["cost_per_decision"] = _cost(session, spec, accuracy_summary)
-        tables["latency_percentiles"] = _latency(session, spec)
+        tables["latency_percentiles"] = _latency(session, spec, itl_histogram)
+        if not itl_histogram_usable(itl_histogram, spec):
+            tables["itl_histogram"] = _with_params(session.staged("itl_histogram"), spec)
         return tables

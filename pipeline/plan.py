@@ -37,6 +37,9 @@ PLAN_SCHEMA = pa.schema(
         ("follows_request_id", pa.string()),  # sent after this request's reply + think_time_s
         ("think_time_s", pa.float64()),  # what the replay waits (trace: logged × time_scale)
         ("think_time_logged_s", pa.float64()),
+        # accuracy mixed into the load (pipeline/accuracy_mixed.py): the labelled item sent; NULL
+        # for production requests
+        ("labelled_item_id", pa.string()),
     ]
 )
 
@@ -153,6 +156,7 @@ def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
             session_turn=row.get("session_turn"),
             follows_request_id=row.get("follows_request_id"),
             think_time_s=row.get("think_time_s"),
+            labelled_item_id=row.get("labelled_item_id"),
         )
         for row in plan.to_pylist()
     ]

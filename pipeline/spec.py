@@ -302,7 +302,15 @@ class AccuracySlice(_Strict):
     scorer: Literal["exact", "normalised", "regex", "choice"] = "choice"
     pattern: str | None = Field(default=None, description="regex scorer: its first group is the answer")
     labels: list[str] | None = Field(default=None, description="choice scorer: default, the slice's labels")
-    mode: Literal["separate"] = Field(default="separate", description="replayed on its own, after the load")
+    mode: Literal["separate", "mixed"] = Field(
+        default="separate",
+        description="separate: replayed on its own, after the load; mixed: each item sent once among the production "
+        "requests of the load replay, at a planned offset (pipeline/accuracy_mixed.py)",
+    )
+    placement: Literal["even", "random"] = Field(
+        default="even", description="mixed: offsets spread evenly over the plan, or seeded uniform random ones"
+    )
+    seed: int = Field(default=0, description="mixed, placement random: the seed of the offsets")
     max_items: int | None = Field(default=None, ge=1)
     max_tokens: int = Field(default=16, ge=1)
     concurrency: int = Field(default=8, ge=1)
@@ -345,7 +353,7 @@ class Analysis(_Strict):
     )
     itl_max_values: int = Field(
         default=10_000_000, ge=1000,
-        description="above this many inter-chunk gaps, ITL uses every gap of the requests sent in every k-th 5-second slice",
+        description="no longer used: ITL counts every gap, exact to 1 µs, from itl_histogram; accepted so older specs load",
     )
 
     @field_validator("prompt_token_buckets")

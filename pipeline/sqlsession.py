@@ -17,8 +17,9 @@ import pyarrow as pa
 from pipeline.sqlrun import sql_file
 
 # Raw-timing columns the queries read that a replay may not write (`load_level`: only a load
-# sweep has levels): added as typed NULLs when missing (name -> SQL type).
-RAW_TIMINGS_OPTIONAL = {"load_level": "DOUBLE", "retry_count": "BIGINT"}
+# sweep has levels; `labelled_item_id`: only accuracy mixed into the load, and files written
+# before it): added as typed NULLs when missing (name -> SQL type).
+RAW_TIMINGS_OPTIONAL = {"load_level": "DOUBLE", "retry_count": "BIGINT", "labelled_item_id": "VARCHAR"}
 
 
 class QuerySession:
@@ -54,6 +55,10 @@ class QuerySession:
         if used or "$" in text.replace("$$", ""):
             raise ValueError(f"sql/{name}.sql is defined as a view and may not use $parameters")
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {text}")
+
+    def staged(self, name: str) -> pa.Table:
+        """The rows of a query staged earlier in this session, without running it again."""
+        return self.con.table(name).to_arrow_table()
 
     def run(self, name: str) -> pa.Table:
         text, used = self._bound(name)

@@ -6,7 +6,9 @@ What is checked:
 2. the lineage: every figure's SQL and input files carry the sha256 the figure recorded;
 3. the spec copy (`spec.yaml`) has the pack's `spec_sha256`;
 4. every figure: the analysis is re-run from `data/raw_timings.parquet` (and the accuracy
-   results) with the pack's queries, and measured value, interval and n must match;
+   results) with the pack's queries, and measured value, interval and n must match; ITL too:
+   its microsecond histogram is re-built from the gap lists, and must equal the pack's
+   `data/itl_histogram.parquet` that the latency figures were read from;
 5. a load sweep: every level's figures and the summary are re-computed from the raw timings
    and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section.
 """
@@ -18,6 +20,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from pipeline import analysis, checks, sweep_analysis
 from pipeline.hashing import sha256_file
 from pipeline.pack import figures as pack_figures
@@ -26,6 +31,7 @@ from pipeline.spec import load_spec
 from pipeline.sqlrun import queries_from
 
 COMPARED = ("measured", "ci_low", "ci_high", "n")
+ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
 RELATIVE_TOLERANCE = 1e-9
 
 
@@ -85,8 +91,11 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         accuracy = None
         if (data / "accuracy_results.parquet").is_file():
             accuracy = analysis.accuracy_summary(data / "accuracy_results.parquet", spec)
-        tables = analysis.analyse_all(data / "raw_timings.parquet", spec, accuracy)
+        tables = analysis.analyse_all(data / "raw_timings.parquet", spec, accuracy)  # no histogram: re-built
         sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result)
+    stored_histogram = data / "itl_histogram.parquet"
+    if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
+        result.problems.append("data/itl_histogram.parquet: differs from the histogram re-built from the raw timings")
     no_lineage: dict = {}
     recomputed = (
         pack_figures.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
@@ -129,6 +138,16 @@ def _recompute_sweep(section: dict | None, data: Path, spec, accuracy, result: V
                         f"sweep {name} {'/'.join(map(str, identity))}: {column} in the pack {value!r}, re-computed {again[identity].get(column)!r}"
                     )
     return summary
+
+
+def _same_histogram(stored: pa.Table, rebuilt: pa.Table) -> bool:
+    columns = [*ITL_HISTOGRAM_KEY, "prompt_bucket_upper", "gaps"]
+    if any(name not in stored.schema.names for name in columns):
+        return False
+    order = [(name, "ascending") for name in ITL_HISTOGRAM_KEY]
+    return stored.select(columns).sort_by(order).replace_schema_metadata(None).equals(
+        rebuilt.select(columns).sort_by(order).replace_schema_metadata(None)
+    )
 
 
 def _same(a, b) -> bool:

@@ -4,8 +4,9 @@
 -- high = the order statistics bracketing the quantile, exact binomial, NULL where the run is too
 -- short to bound it) come from pipeline.stats.order_statistic_ranks. Each rank is located in
 -- the histogram, then only the values of the bins holding a wanted rank are sorted: exact order
--- statistics without sorting every value.
--- staged: itl_samples; view: latency_samples, latency_histogram; view: ranks
+-- statistics without sorting every value. An ITL bin is one whole microsecond (itl_histogram),
+-- so an ITL order statistic is its bin in ms: exact to 1 µs, nothing sorted.
+-- staged: latency_histogram; view: latency_samples; view: ranks
 WITH wanted AS (
     SELECT DISTINCT candidate, metric, scope, rank
     FROM ranks UNPIVOT (rank FOR kind IN (point_rank, low_rank, high_rank))
@@ -28,32 +29,31 @@ located AS (
        AND wanted.rank <= cumulative.before_bin + cumulative.values_in_bin
 ),
 needed_bins AS (
-    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located
-),
-samples AS (
-    SELECT candidate, prompt_bucket_lower, metric, bin, value FROM latency_samples
-    UNION ALL
-    SELECT candidate, prompt_bucket_lower, metric, bin, value FROM itl_samples
+    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located WHERE metric <> 'itl_ms'
 ),
 in_needed_bins AS (
     SELECT needed_bins.candidate, needed_bins.metric, needed_bins.scope, needed_bins.bin, samples.value
-    FROM samples
+    FROM latency_samples AS samples
     JOIN needed_bins
         ON needed_bins.candidate = samples.candidate
        AND needed_bins.metric = samples.metric
        AND needed_bins.bin = samples.bin
     WHERE needed_bins.scope_order = -1 OR needed_bins.scope_order = samples.prompt_bucket_lower
 ),
-ranked AS (
-    SELECT
-        *,
-        row_number() OVER (PARTITION BY candidate, metric, scope, bin ORDER BY value) AS rank_in_bin
+sorted_bins AS (
+    -- each needed bin's values in order (a sort per bin, cheaper than one window over them all)
+    SELECT candidate, metric, scope, bin, list_sort(list(value)) AS bin_values
     FROM in_needed_bins
+    GROUP BY candidate, metric, scope, bin
 ),
 order_statistics AS (
-    SELECT located.candidate, located.metric, located.scope, located.rank, ranked.value
+    SELECT located.candidate, located.metric, located.scope, located.rank, sorted_bins.bin_values[CAST(located.rank_in_bin AS BIGINT)] AS value
     FROM located
-    JOIN ranked USING (candidate, metric, scope, bin, rank_in_bin)
+    JOIN sorted_bins USING (candidate, metric, scope, bin)
+    UNION ALL
+    SELECT candidate, metric, scope, rank, bin / 1000.0 AS value
+    FROM located
+    WHERE metric = 'itl_ms'
 )
 SELECT
     ranks.candidate,

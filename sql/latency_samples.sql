@@ -1,8 +1,10 @@
 -- latency_samples (a view over the staged requests, read twice and never held): one row per
 -- TTFT, TPOT and E2E value of a successful request in the steady-state window, with its
--- prompt-length bucket and its histogram bin. The bin is floor(sqrt(value) · 32): sqrt is
--- correctly rounded and 32 a power of two, so the bin never decreases as the value grows and a
--- rank can be looked up inside one bin (itl_samples bins the same way).
+-- prompt-length bucket and its histogram bin. The bin is floor(sqrt(value) · 512): sqrt is
+-- correctly rounded and 512 a power of two, so the bin never decreases as the value grows and a
+-- rank can be looked up inside one bin. 512 (0.4 % of the value wide at 1 ms, 0.04 % at 100 ms)
+-- keeps the histogram small and the bins that hold a wanted rank short to sort even for a
+-- narrow distribution (TPOT of 10 M requests: ~1 M values to sort, against 8 M at 32).
 -- staged: steady_requests
 WITH steady AS (
     SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, ttft_ms, tpot_ms, e2e_ms
@@ -19,5 +21,5 @@ SELECT
     prompt_bucket_upper,
     metric,
     value,
-    CAST(floor(sqrt(greatest(value, 0)) * 32.0) AS BIGINT) AS bin
+    CAST(floor(sqrt(greatest(value, 0)) * 512.0) AS BIGINT) AS bin
 FROM long

@@ -1,15 +1,20 @@
 -- steady_requests: one row per raw timing (its scalar columns only) marked with the
 -- steady-state window of its candidate (and load level, when a sweep wrote one), its
 -- prompt-length bucket and whether it met each SLA bound. Staged before the analysis queries.
--- view: raw_timings (load_level and retry_count added as NULL when the replay wrote none)
-WITH window_bounds AS (
+-- Production requests only: a labelled item mixed into the load (labelled_item_id set) is load
+-- the endpoint served, but is scored in accuracy_results, not counted in these figures.
+-- view: raw_timings (load_level, retry_count and labelled_item_id added as NULL when missing)
+WITH production AS (
+    SELECT * FROM raw_timings WHERE labelled_item_id IS NULL
+),
+window_bounds AS (
     SELECT
         candidate,
         load_level,
         min(t_sent_ns) AS replay_start_ns,
         min(t_sent_ns) + CAST($warmup_s * 1e9 AS BIGINT) AS window_start_ns,
         max(t_end_ns) - CAST($cooldown_s * 1e9 AS BIGINT) AS window_end_ns
-    FROM raw_timings
+    FROM production
     WHERE t_sent_ns IS NOT NULL
     GROUP BY candidate, load_level
 ),
@@ -21,8 +26,8 @@ timings AS (
         ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms,
         coalesce(prompt_tokens, prompt_tokens_client) AS prompt_tokens_any,
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
-        content_chunks, t_sent_ns, t_end_ns
-    FROM raw_timings
+        t_sent_ns, t_end_ns
+    FROM production
 ),
 bucketed AS (
     SELECT

@@ -1,4 +1,4 @@
-"""The analysis tables beyond the basics: exact order statistics per scope, the ITL bound, 1-second
+"""The analysis tables beyond the basics: exact order statistics per scope, 1-second
 buckets, concurrency, SLA attainment, errors by type, cost with retries, accuracy and sweeps."""
 
 import random
@@ -61,24 +61,6 @@ def test_order_statistics_match_a_full_sort_in_every_scope(tmp_path: Path):
         assert row["ci_high"] == (values[ranks.high - 1] if ranks.high else None)
         checked += 1
     assert checked == 4 * 5  # four scopes × five percentiles
-
-
-def test_itl_uses_whole_time_slices_above_the_bound(tmp_path: Path):
-    # 60 requests sent 1 s apart, 99 gaps each: 5,940 gaps in the window [0 s, 59.5 s]
-    rows = [timing(f"q{i}", i * S, 10 * MS, 500 * MS, tokens=100) for i in range(60)]
-    path = write(tmp_path, rows)
-    exact = analysis.latency_percentiles(path, spec()).to_pylist()
-    itl_all = next(r for r in exact if r["metric"] == "itl_ms" and r["scope"] == "all")
-    assert (itl_all["n"], itl_all["sample_every"]) == (60 * 99, 1)
-
-    bounded = analysis.latency_percentiles(path, spec(analysis_section={"itl_max_values": 1000})).to_pylist()
-    itl = next(r for r in bounded if r["metric"] == "itl_ms" and r["scope"] == "all")
-    # k = ceil(5940 / 1000) = 6: of the 5-second slices 0..11, slices 0 and 6 (sent at 0..4 s and
-    # 30..34 s) are kept: 10 requests
-    assert itl["sample_every"] == 6
-    assert itl["n"] == 10 * 99
-    ttft = next(r for r in bounded if r["metric"] == "ttft_ms" and r["scope"] == "all")
-    assert (ttft["n"], ttft["sample_every"]) == (60, 1)  # only ITL is bounded
 
 
 def test_one_second_buckets_and_steady_flags(tmp_path: Path):

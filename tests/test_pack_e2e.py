@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import jsonschema
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterInstance
@@ -168,3 +169,23 @@ def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_d
     (edited / "evidence_pack.json").write_text(json.dumps(document))
     result = CliRunner().invoke(app, ["verify", str(edited)])
     assert result.exit_code == 1 and "goodput_requests_per_s in the pack 1000000.0" in result.output
+def test_verify_rebuilds_the_itl_histogram_from_the_gap_lists(pack_dir, tmp_path):
+    # a forged histogram (every gap halved) with every hash in the pack updated to match it:
+    # only re-building it from the raw timings' gap lists shows the forgery
+    forged = tmp_path / "forged"
+    shutil.copytree(pack_dir, forged)
+    path = forged / "data" / "itl_histogram.parquet"
+    table = pq.read_table(path)
+    index = table.schema.get_field_index("gap_us")
+    pq.write_table(table.set_column(index, "gap_us", pc.divide(table.column("gap_us"), 2)), path)
+    digest = sha256_file(path)
+    document = json.loads((forged / "evidence_pack.json").read_text())
+    refs = document["manifest"] + [ref for f in document["figures"] for ref in f["lineage"]["inputs"]]
+    for ref in refs:
+        if ref["path"] == "data/itl_histogram.parquet":
+            ref["sha256"] = digest
+    (forged / "evidence_pack.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(app, ["verify", str(forged)])
+    assert result.exit_code == 1
+    assert "data/itl_histogram.parquet: differs from the histogram re-built from the raw timings" in result.output
+    assert "sha256" not in result.output  # the hashes were made to match: only the re-build caught it

@@ -16,7 +16,7 @@ from pipeline.pack.render import JSON_NAME
 PARTITION_TABLES = (
     "raw_timings", "latency_percentiles", "throughput", "throughput_buckets", "error_breakdown",
     "cost_per_decision", "accuracy_results", "accuracy_summary", "accuracy_by_label",
-    "sweep_timings", "sweep_levels", "sweep_summary",
+    "sweep_timings", "sweep_levels", "sweep_summary", "itl_histogram",
 )
 LATEST_NAME = "latest.json"
 REPLAY_TOTALS = ("sent", "errors", "unsent", "retries", "peak_in_flight", "wall_s")

@@ -6,6 +6,8 @@ import json
 from datetime import datetime, timezone
 from importlib import metadata
 
+import pyarrow.parquet as pq
+
 from pipeline.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.hashing import file_ref
 from pipeline.layout import PackLayout
@@ -15,7 +17,7 @@ from pipeline.pack import sweep as pack_sweep
 from pipeline.spec import LoadedSpec
 
 # the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
-LATENCY_STEPS = ("itl_volume", "latency_samples", "itl_samples", "latency_histogram", "latency_counts")
+LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
@@ -49,6 +51,14 @@ def _pair(first: float | None, second: float | None) -> str | None:
 
 def _shares(profile: dict, keys: tuple[str, ...]) -> str:
     return " / ".join("—" if profile.get(f"share_{k}") is None else f"{profile[f'share_{k}']:.0%}" for k in keys)
+
+
+def _itl_histogram_ref(layout: PackLayout) -> list[dict]:
+    """The ITL histogram the latency figures read (written beside raw_timings), when there is one."""
+    path = layout.table("itl_histogram")
+    if not path.is_file():
+        return []
+    return [file_ref(path, layout.root, pq.read_metadata(path).num_rows)]
 
 
 def _claim_divergence(layout: PackLayout) -> dict:
@@ -85,8 +95,9 @@ def build_pack(
     )
     latency_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(LATENCY_STEPS))]
     throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
+    latency_inputs = [raw_ref] + _itl_histogram_ref(layout)
     figures = (
-        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, *latency_steps, latency_sql], [raw_ref]))
+        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, *latency_steps, latency_sql], latency_inputs))
         + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, *throughput_steps, throughput_sql], [raw_ref]))
         + pack_figures.cost_figures(loaded.spec, cost_rows, pack_figures.lineage([staged, cost_sql], [raw_ref]))
     )

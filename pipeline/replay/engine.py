@@ -44,6 +44,7 @@ class PlannedRequest:
     follows_request_id: str | None = None
     think_time_s: float | None = None
     history_turns: int | None = None  # set when sent: earlier exchanges carried
+    labelled_item_id: str | None = None  # accuracy mixed into the load: sent at temperature 0, reply kept
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,8 @@ async def _replay(
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
             body = chat_body(target.model, item.messages, item.max_tokens, item.min_tokens)
+            if item.labelled_item_id is not None:
+                body["temperature"] = 0  # as the separate accuracy replay asks
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
             return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
 
@@ -169,6 +172,7 @@ async def _replay(
                 max_tokens=item.max_tokens,
                 outcome=outcome,
                 attempts=attempts,
+                labelled_item_id=item.labelled_item_id,
             )
             sessions.add_record_columns(record, item)
             journal.append(record)
@@ -285,6 +289,7 @@ def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: 
         prompt_tokens_client=item.prompt_tokens_client,
         max_tokens=item.max_tokens,
         outcome=outcome,
+        labelled_item_id=item.labelled_item_id,
     )
     record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
     sessions.add_record_columns(record, item)

@@ -55,6 +55,10 @@ RAW_TIMINGS_SCHEMA = pa.schema(
         ("follows_request_id", pa.string()),  # sent after this request's end + think_time_s
         ("think_time_s", pa.float64()),
         ("session_history_turns", pa.int64()),  # earlier exchanges carried in the messages sent
+        # accuracy mixed into the load: the labelled item a request carried, and its reply text
+        # (kept for those requests only); NULL for every production request
+        ("labelled_item_id", pa.string()),
+        ("reply_text", pa.string()),
     ]
 )
 
@@ -77,7 +81,7 @@ class RequestOutcome:
     usage_issue: str | None = None
     finish_reason: str | None = None
     retry_after_s: float | None = None
-    reply_text: str | None = None  # the content received (a session's next turn carries it); not recorded
+    reply_text: str | None = None  # the content received: a session's next turn carries it; recorded for labelled requests only
 
 
 def _ms(ns: int) -> float:
@@ -117,6 +121,7 @@ def build_record(
     max_tokens: int,
     outcome: RequestOutcome,
     attempts: list[dict] | None = None,
+    labelled_item_id: str | None = None,
 ) -> dict:
     chunks = outcome.chunk_times_ns
     ok = outcome.error_type is None
@@ -158,4 +163,6 @@ def build_record(
         "t_end_ns": outcome.t_end_ns,
         "chunk_offsets_ns": [t - outcome.t_sent_ns for t in chunks],
         "attempts_json": json.dumps(attempts) if attempts and len(attempts) > 1 else None,
+        "labelled_item_id": labelled_item_id,
+        "reply_text": outcome.reply_text if labelled_item_id is not None else None,
     }

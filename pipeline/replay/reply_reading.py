@@ -131,7 +131,7 @@ class StreamReader:
 def finish(outcome: RequestOutcome, body: dict, text_parts: list[str]) -> RequestOutcome:
     """End time, the client's own token count and, for a reply that ended well, its usage flag."""
     outcome.t_end_ns = time.perf_counter_ns()
-    outcome.reply_text = "".join(text_parts)
+    outcome.reply_text = "".join(text_parts)  # the engine records it for labelled requests only
     outcome.output_tokens_client = count_tokens(outcome.reply_text)
     if outcome.error_type is None:
         usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
