@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pipeline.accuracy import load_slice
 from pipeline.accuracy_mixed import labelled_offsets, labelled_positions, mix_into_plan
-from pipeline.checks import plan_well_formed
+from pipeline import expectations
 from pipeline.cli import app
 from pipeline.plan import PLAN_SCHEMA, planned_requests
 from pipeline.reference import ReferenceServer
@@ -46,7 +46,10 @@ def test_even_placement_by_hand():
     cfg = config()
     plan = mix_into_plan(production_plan([float(i) for i in range(10)]), load_slice(cfg, DEMO_SLICE), cfg)
     rows = plan.to_pylist()
-    assert plan.num_rows == 13 and plan_well_formed(plan).passed
+    frame = plan.to_pandas()
+    frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
+    assert plan.num_rows == 13
+    assert expectations.validate(expectations.replay_plan_suite, frame, {"max_context_tokens": None}, name="replay_plan").passed
     labelled = [(i, r["scheduled_offset_s"], r["request_id"]) for i, r in enumerate(rows) if r["labelled_item_id"]]
     items = load_slice(cfg, DEMO_SLICE).column("item_id").to_pylist()
     # 1.5 s goes after q0, q1 (index 2); 4.5 s after q0..q4 and the first item (index 6); 7.5 s at 10
