@@ -8,6 +8,7 @@ import shutil
 import pyarrow.parquet as pq
 from dagster import (
     AssetCheckExecutionContext,
+    AssetKey,
     AssetCheckResult,
     AssetExecutionContext,
     DagsterEventType,
@@ -37,7 +38,22 @@ from resources import PackStorage, SpecResource
 
 def data_quality(context) -> list[dict]:
     """Every asset check evaluated so far in this run: what was checked and whether it passed."""
-    records = context.instance.get_records_for_run(context.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
+    return _check_results(context, context.run_id)
+
+
+def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
+    """The checks of the shared inputs (log to plan) from the run that last planned, when this
+    partition's run did not materialise them itself (a later candidate of the same CLI run)."""
+    event = context.instance.get_latest_materialization_event(AssetKey("replay_plan"))
+    if event is None or event.run_id == context.run_id:
+        return []
+    assets_here = {row["asset"] for row in evaluated}
+    shared = [row for row in _check_results(context, event.run_id) if row["asset"] in SHARED_ASSETS and row["asset"] not in assets_here]
+    return [{**row, "run_id": event.run_id} for row in shared]
+
+
+def _check_results(context, run_id: str) -> list[dict]:
+    records = context.instance.get_records_for_run(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
     results = []
     for record in records:
         evaluation = record.event_log_entry.dagster_event.event_specific_data
@@ -102,6 +118,7 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> Materi
     )
 
 
+SHARED_ASSETS = {"production_logs", "production_sample", "prompt_profile", "replay_plan", "client_calibration", "labelled_slice"}
 PACK_DEPS = [
     prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
     cost_per_decision, accuracy_summary, accuracy_by_label, sweep_summary,
@@ -123,7 +140,8 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     measured = {k.keys_by_dimension["model_version"] for k in keys if k.keys_by_dimension["candidate"] == candidate}
     before = history.previous_version(context.instance.get_dynamic_partitions(MODEL_VERSIONS.name), measured, version)
     pack["history"] = history.compare(pack, history.load_previous_pack(shared.candidate_dir(candidate), before), before)
-    pack["data_quality"] = data_quality(context)
+    evaluated = data_quality(context)
+    pack["data_quality"] = shared_inputs_quality(context, evaluated) + evaluated
     pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
     result = write(context, loaded, layout, pack)
     gather.record_latest(shared, candidate, version, context.run_id)

@@ -45,3 +45,13 @@ def test_two_candidates_share_the_plan_and_are_ranked(tmp_path, write_spec, monk
     markdown = (out / "evidence_pack.md").read_text()
     assert "## Candidates side by side" in markdown and "### Ranking by cost per useful decision" in markdown
     assert "## Accuracy on the buyer's labelled slice" in markdown
+
+    # each candidate's own pack lists the shared inputs' checks: the second candidate's run did
+    # not re-plan, so it names the run that did; the side-by-side pack lists them once
+    (first_run, second_run) = (p["run_id"] for p in pack["partitions"])
+    budget = json.loads(next((out / "candidates" / "budget-8b").glob("*/evidence_pack.json")).read_text())
+    borrowed = [row for row in budget["data_quality"] if row["asset"] == "replay_plan"]
+    assert borrowed and {row["run_id"] for row in borrowed} == {first_run}
+    assert budget["run_id"] == second_run
+    plan_checks = [row for row in pack["data_quality"] if row["asset"] == "replay_plan"]
+    assert len(plan_checks) == len(borrowed) and all(row["partition"].startswith("fastserve-8b|") for row in plan_checks)

@@ -82,9 +82,11 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
 
 
 def partition_quality(versions: list[MeasuredVersion]) -> list[dict]:
-    """Every check result recorded in each partition's pack, labelled with its partition."""
+    """Every check result recorded in each partition's pack, labelled with its partition (the
+    shared inputs' checks once: a pack that borrowed them from another run marks them `run_id`)."""
     rows = []
     for v in versions:
         pack = json.loads((v.layout.root / JSON_NAME).read_text(encoding="utf-8"))
-        rows += [{**row, "partition": f"{v.candidate}|{v.model_version}"} for row in pack.get("data_quality", [])]
+        own = [row for row in pack.get("data_quality", []) if "run_id" not in row]
+        rows += [{**row, "partition": f"{v.candidate}|{v.model_version}"} for row in own]
     return rows
