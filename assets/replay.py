@@ -37,7 +37,7 @@ from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.shards import Shard, common_start_ns, process_id, shard_plan, shard_settings, shards_for, with_shard_column
+from pipeline.replay.shards import Shard, StartBarrier, process_id, shard_plan, shard_settings, shards_for, with_shard_column
 from pipeline.replay.sweep import production_level, with_load_level
 from pipeline.session_plan import session_summary
 from resources import EndpointResource, PackStorage, SpecResource
@@ -125,13 +125,13 @@ def replay_shard(
     candidate = partition_candidate(context, loaded.spec)
     settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
     plan = shard_plan(planned_requests(pq.read_table(layout.table("replay_plan"))), shard)
-    start_ns, clock = common_start_ns(shard, replay.shard_ready_timeout_s) if shard.count > 1 else (None, "monotonic")
+    barrier = StartBarrier(shard, replay.shard_ready_timeout_s) if shard.count > 1 else None
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
     context.log.info(f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of {shard.count}, pid {process_id()})")
     with Journal(layout.journal(context.run_id, name)) as journal:
-        stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at_ns=start_ns)
+        stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at=barrier)
     context.log.info(f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in {stats.wall_s:.1f} s")
-    return {"candidate": candidate.name, "shard": shard, "journal": str(journal.path), "stats": asdict(stats), "pid": process_id(), "clock": clock}
+    return {"candidate": candidate.name, "shard": shard, "journal": str(journal.path), "stats": asdict(stats), "pid": process_id(), "clock": barrier.clock if barrier else "monotonic"}
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")

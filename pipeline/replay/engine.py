@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
@@ -105,15 +106,17 @@ def run_replay(
     settings: ReplaySettings,
     run_id: str,
     journal: Journal,
-    start_at_ns: int | None = None,
+    start_at: Callable[[], int] | None = None,
 ) -> ReplayStats:
-    """Replay the plan; offset 0 is `start_at_ns` (a perf_counter_ns instant shared by the shards
-    of one plan) or, by default, START_LEAD_NS after setup."""
+    """Replay the plan; offset 0 is, by default, START_LEAD_NS after setup. The shards of one
+    plan pass `start_at` instead: called (in a worker thread) once this process's event loop and
+    HTTP client are set up, it blocks until every shard is, and returns the shared perf_counter_ns
+    start instant."""
     gc.collect()
     gc.freeze()  # the plan and everything built so far: out of the collector's sight, no long pauses
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            return runner.run(_replay(plan, target, settings, run_id, journal, start_at_ns))
+            return runner.run(_replay(plan, target, settings, run_id, journal, start_at))
     finally:
         gc.unfreeze()
 
@@ -128,7 +131,12 @@ def _loop_factory():
 
 
 async def _replay(
-    plan: list[PlannedRequest], target: Target, settings: ReplaySettings, run_id: str, journal: Journal, start_at_ns: int | None
+    plan: list[PlannedRequest],
+    target: Target,
+    settings: ReplaySettings,
+    run_id: str,
+    journal: Journal,
+    start_at: Callable[[], int] | None,
 ) -> ReplayStats:
     stats = ReplayStats(planned=len(plan))
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
@@ -182,6 +190,9 @@ async def _replay(
             progress.advance()
             return outcome
 
+        start_at_ns = await asyncio.to_thread(start_at) if start_at is not None else None
+        if start_at_ns is not None:  # the time bound counts from the common start, not the wait
+            deadline_ns = start_at_ns + int(settings.max_duration_s * 1e9)
         chains = sessions.SessionChains(plan, deadline_ns)  # the plan itself when it has no sessions
         with progress:
             if settings.mode == "concurrency":

@@ -93,6 +93,18 @@ def common_start_ns(shard: Shard, timeout_s: float) -> tuple[int, str]:
     return time.perf_counter_ns() + (start_unix_ns - time.time_ns()), "wall"
 
 
+class StartBarrier:
+    """`run_replay`'s `start_at` for one shard: waits for the others once this process is set
+    up, returns the common start and remembers which clock agreed it."""
+
+    def __init__(self, shard: Shard, timeout_s: float):
+        self.shard, self.timeout_s, self.clock = shard, timeout_s, None
+
+    def __call__(self) -> int:
+        start_ns, self.clock = common_start_ns(self.shard, self.timeout_s)
+        return start_ns
+
+
 def with_shard_column(table: pa.Table, shard: Shard) -> pa.Table:
     return table.append_column("shard", pa.array([shard.index] * table.num_rows, pa.int64()))
 
