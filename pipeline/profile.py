@@ -14,7 +14,10 @@ from pathlib import Path
 from pipeline.logs import duck
 from pipeline.spec import ProfileSettings
 
-QUERIES = ("prompt_profile", "prompt_length_histogram", "arrival_rate", "arrival_dispersion", "logged_concurrency", "prefix_reuse")
+QUERIES = (
+    "prompt_profile", "prompt_length_histogram", "arrival_rate", "arrival_dispersion", "logged_concurrency", "prefix_reuse",
+    "session_profile",
+)
 
 
 def profile_requests(
@@ -31,6 +34,7 @@ def profile_requests(
         dispersion = _rows(duck.run(con, "arrival_dispersion", {"bins_s": widths}))
         concurrency = _rows(duck.run(con, "logged_concurrency"))[0]
         reuse = _rows(duck.run(con, "prefix_reuse"))[0]
+        sessions = _rows(duck.run(con, "session_profile"))[0]
     at_rate_bin = next((row for row in dispersion if row["bin_s"] == settings.rate_bin_s), {})
     profile = {
         **summary,
@@ -38,6 +42,7 @@ def profile_requests(
         "prefix_requests_with_blocks": reuse["requests_with_blocks"],
         "prefix_block_reuse_share": reuse["block_reuse_share"],
         "prefix_share_requests_hit": reuse["share_requests_prefix_hit"],
+        **sessions,
         "peak_to_mean_ratio": at_rate_bin.get("peak_to_mean"),
         "rate_bin_s": settings.rate_bin_s,
         "histograms": histograms,

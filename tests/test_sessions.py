@@ -216,3 +216,22 @@ def test_spec_sessions_setting_is_validated_with_file_and_line(write_spec):
     assert f"{path}:{line}: workload.replay.sessions: Input should be 'auto' or 'off'" in str(caught.value)
     data["workload"]["replay"]["sessions"] = "off"
     assert load_spec(write_spec(data, "off.yaml")).spec.workload.replay.sessions == "off"
+
+
+# --- profile ----------------------------------------------------------------------------------
+
+
+def test_profile_counts_sessions_turns_and_think_times(tmp_path: Path):
+    from pipeline.logs.ingest import ingest
+    from pipeline.profile import profile_requests
+    from pipeline.spec import LogSource
+
+    rows = tmp_path / "canonical.parquet"
+    ingest(LogSource(path=str(write_session_log(tmp_path)), format="openai_jsonl"), tmp_path, rows, tmp_path / "q.parquet")
+    profile = profile_requests(rows)
+    assert (profile["sessions"], profile["multi_turn_sessions"]) == (3, 3)
+    assert profile["share_requests_in_sessions"] == pytest.approx(9 / 13)
+    assert (profile["session_turns_p50"], profile["session_turns_max"]) == (3, 3)
+    thinks = sorted(EXPECTED_THINK_S.values())  # 1.0, 1.8, 2.0, 2.3, 2.5, 3.1
+    assert profile["session_think_time_s_p50"] == pytest.approx((thinks[2] + thinks[3]) / 2)
+    assert profile["session_think_time_s_p90"] == pytest.approx(thinks[4] + 0.5 * (thinks[5] - thinks[4]))

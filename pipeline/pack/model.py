@@ -36,6 +36,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
         {"axis": "concurrency in production (Little's law / peak, logged latencies)", "claimed": claimed.concurrency, "production": _pair(profile.get("concurrency_littles_law"), profile.get("concurrency_peak_logged"))},
         {"axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean", "claimed": None, "production": _pair(next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"), profile.get("peak_to_mean_ratio"))},
         {"axis": "long-context / structured-output / multi-turn share", "claimed": None, "production": _shares(profile, ("long_context", "structured_output", "multi_turn"))},
+        {"axis": "multi-turn sessions: share of requests / turns per session p50 / think time p50 (s)", "claimed": None, "production": _sessions(profile)},
         {"axis": "prefix reuse (share of prompt blocks sent before)", "claimed": None, "production": profile.get("prefix_block_reuse_share")},
         {"axis": "precision", "claimed": claimed.precision, "production": loaded.spec.workload.production.precision},
         {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
@@ -59,6 +60,13 @@ def _itl_histogram_ref(layout: PackLayout) -> list[dict]:
     if not path.is_file():
         return []
     return [file_ref(path, layout.root, pq.read_metadata(path).num_rows)]
+
+
+def _sessions(profile: dict) -> str | None:
+    if not profile.get("sessions"):
+        return None
+    share, turns, think = (profile.get(k) for k in ("share_requests_in_sessions", "session_turns_p50", "session_think_time_s_p50"))
+    return " / ".join("—" if v is None else f"{v:.3g}" for v in (share, turns, think))
 
 
 def _claim_divergence(layout: PackLayout) -> dict:
