@@ -74,7 +74,8 @@ def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with 
     for problem in result.problems:
         typer.echo(f"FAIL {problem}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
-    console.print(f"{pack}: {verdict}: {result.files_checked} files hashed, {result.figures_recomputed} figures re-computed from the raw timings")
+    sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
+    console.print(f"{pack}: {verdict}: {result.files_checked} files hashed, {result.figures_recomputed} figures re-computed{sweep} from the raw timings", soft_wrap=True)
     raise typer.Exit(0 if result.ok else 1)
 
 
