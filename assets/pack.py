@@ -47,8 +47,10 @@ def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
     event = context.instance.get_latest_materialization_event(AssetKey("replay_plan"))
     if event is None or event.run_id == context.run_id:
         return []
+    graph = context.job_def.asset_layer.asset_graph
+    unpartitioned = {key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).partitions_def is None}
     assets_here = {row["asset"] for row in evaluated}
-    shared = [row for row in _check_results(context, event.run_id) if row["asset"] in SHARED_ASSETS and row["asset"] not in assets_here]
+    shared = [row for row in _check_results(context, event.run_id) if row["asset"] in unpartitioned - assets_here]
     return [{**row, "run_id": event.run_id} for row in shared]
 
 
@@ -118,7 +120,6 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> Materi
     )
 
 
-SHARED_ASSETS = {"production_logs", "production_sample", "prompt_profile", "replay_plan", "client_calibration", "labelled_slice"}
 PACK_DEPS = [
     prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
     cost_per_decision, accuracy_summary, accuracy_by_label, sweep_summary,

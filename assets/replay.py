@@ -1,6 +1,7 @@
 """replay_plan → raw_timings: the replay against every candidate, with its checks."""
 
 import json
+import os
 import shutil
 from dataclasses import asdict
 from pathlib import Path
@@ -37,7 +38,7 @@ from pipeline.layout import write_parquet, write_text
 from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.shards import Shard, StartBarrier, process_id, shard_plan, shard_settings, shards_for, with_shard_column
+from pipeline.replay.shards import Shard, StartBarrier, shard_plan, shard_settings, shards_for, with_shard_column
 from pipeline.replay.sweep import production_level, with_load_level
 from pipeline.session_plan import session_summary
 from resources import EndpointResource, PackStorage, SpecResource
@@ -127,11 +128,11 @@ def replay_shard(
     plan = shard_plan(planned_requests(pq.read_table(layout.table("replay_plan"))), shard)
     barrier = StartBarrier(shard, replay.shard_ready_timeout_s) if shard.count > 1 else None
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
-    context.log.info(f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of {shard.count}, pid {process_id()})")
+    context.log.info(f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of {shard.count}, pid {os.getpid()})")
     with Journal(layout.journal(context.run_id, name)) as journal:
         stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at=barrier)
     context.log.info(f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in {stats.wall_s:.1f} s")
-    return {"candidate": candidate.name, "shard": shard, "journal": str(journal.path), "stats": asdict(stats), "pid": process_id(), "clock": barrier.clock if barrier else "monotonic"}
+    return {"candidate": candidate.name, "shard": shard, "journal": str(journal.path), "stats": asdict(stats), "pid": os.getpid(), "clock": barrier.clock if barrier else "monotonic"}
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")

@@ -12,7 +12,6 @@ then only as good as the hosts' clock sync (recorded as `clock`).
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -107,7 +106,3 @@ class StartBarrier:
 
 def with_shard_column(table: pa.Table, shard: Shard) -> pa.Table:
     return table.append_column("shard", pa.array([shard.index] * table.num_rows, pa.int64()))
-
-
-def process_id() -> int:
-    return os.getpid()
