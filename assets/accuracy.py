@@ -5,16 +5,24 @@ the same for every spec.
 """
 
 import pyarrow.parquet as pq
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetExecutionContext, MaterializeResult, asset, asset_check
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetExecutionContext,
+    MaterializeResult,
+    asset,
+    asset_check,
+)
 
 from assets.metadata import materialise_table, table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings
-from pipeline import analysis, expectations
-from pipeline.accuracy import empty_results, empty_slice, label_set, load_slice, score_replies
-from pipeline.accuracy_mixed import labelled_replies
-from pipeline.accuracy_replay import replay_slice
-from pipeline.layout import write_parquet
+from pipeline.accuracy.client import replay_slice
+from pipeline.accuracy.labelled_slice import empty_results, empty_slice, label_set, load_slice, score_replies
+from pipeline.accuracy.replies import labelled_replies
+from pipeline.analysis import tables
+from pipeline.pack.layout import write_parquet
+from pipeline.quality import expectations
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "accuracy"
@@ -93,7 +101,7 @@ def accuracy_results_one_per_item(context: AssetCheckExecutionContext, spec: Spe
     description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.",
 )
 def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, "accuracy_summary", analysis.accuracy_summary, "accuracy_results", spec, storage)
+    return materialise_table(context, "accuracy_summary", tables.accuracy_summary, "accuracy_results", spec, storage)
 
 
 @asset_check(asset=accuracy_summary, blocking=True, description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
@@ -111,7 +119,7 @@ def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: Pac
     description="Per-label accuracy and the confusion matrix (long form).",
 )
 def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, "accuracy_by_label", analysis.accuracy_by_label, "accuracy_results", spec, storage)
+    return materialise_table(context, "accuracy_by_label", tables.accuracy_by_label, "accuracy_results", spec, storage)
 
 
 @asset_check(asset=accuracy_by_label, description="great-expectations: each label's accuracy lies inside its Wilson interval.")

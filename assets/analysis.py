@@ -19,9 +19,10 @@ from assets.accuracy import accuracy_summary
 from assets.metadata import table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS
 from assets.replay import raw_timings
-from pipeline import analysis, expectations
-from pipeline.accuracy_mixed import production_requests
-from pipeline.layout import write_parquet
+from pipeline.accuracy.replies import production_requests
+from pipeline.analysis.tables import analyse_all
+from pipeline.pack.layout import write_parquet
+from pipeline.quality import expectations
 from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
@@ -43,7 +44,7 @@ latency_percentiles, throughput, throughput_buckets, error_breakdown, cost_per_d
 def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage):
     loaded, layout = spec.load(), storage.partition_layout(context)
     accuracy = pq.read_table(layout.table("accuracy_summary"))
-    tables = analysis.analyse_all(
+    tables = analyse_all(
         layout.table("raw_timings"), loaded.spec, accuracy if accuracy.num_rows else None, layout.table("itl_histogram")
     )
     for name in TABLES:

@@ -18,7 +18,7 @@ from dagster import (
 )
 
 from assets.partitions import CANDIDATES, MODEL_VERSIONS, partition_key, register
-from pipeline.fingerprint import fingerprint, unseen, version_key
+from pipeline.replay.fingerprint import fingerprint, unseen, version_key
 from resources import EndpointResource, SpecResource
 
 REVALIDATION_JOB = "revalidation"

@@ -13,9 +13,9 @@ from dagster import (
 )
 
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_of
-from pipeline.fingerprint import fingerprint, version_key
-from pipeline.layout import write_text
-from pipeline.partition_keys import partition_safe
+from pipeline.pack.layout import write_text
+from pipeline.pack.partition_keys import partition_safe
+from pipeline.replay.fingerprint import fingerprint, version_key
 from resources import EndpointResource, PackStorage, SpecResource
 
 

@@ -5,15 +5,23 @@ import json
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
 
 from assets.metadata import PREVIEW_ROWS, markdown_preview, table_metadata, with_run_id
-from pipeline import checks, expectations
-from pipeline.layout import write_parquet, write_text
-from pipeline.logs import ingest
-from pipeline.profile import profile_requests
-from pipeline.profile_divergence import claim_divergence
-from pipeline.sampling import draw_sample, representativeness
+from pipeline.pack.layout import write_parquet, write_text
+from pipeline.quality import expectations, rules
+from pipeline.workload.divergence import claim_divergence
+from pipeline.workload.logs import ingest
+from pipeline.workload.profile import profile_requests
+from pipeline.workload.sampling import draw_sample, representativeness
 from resources import PackStorage, SpecResource
 
 GROUP = "workload"
@@ -46,7 +54,7 @@ def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> Ass
     layout = storage.layout()
     accepted = pq.read_metadata(layout.table("production_logs")).num_rows
     rejected = pq.read_metadata(layout.table("quarantine")).num_rows
-    outcome = checks.reject_rate_within_budget(accepted, rejected, spec.load().spec.workload.max_reject_rate)
+    outcome = rules.reject_rate_within_budget(accepted, rejected, spec.load().spec.workload.max_reject_rate)
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 
@@ -139,5 +147,5 @@ def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: 
 @asset_check(asset=prompt_profile, description="Length quantiles ordered (p50 ≤ p90 ≤ p99 ≤ max), arrival rate positive.")
 def prompt_profile_quantiles_ordered(storage: PackStorage) -> AssetCheckResult:
     profile = json.loads(storage.layout().json("prompt_profile").read_text())
-    outcome = checks.quantiles_ordered(profile)
+    outcome = rules.quantiles_ordered(profile)
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import MaterializeResult, MetadataValue, TableColumn, TableSchema
 
-from pipeline.layout import write_parquet
+from pipeline.pack.layout import write_parquet
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 60

@@ -8,9 +8,9 @@ import shutil
 import pyarrow.parquet as pq
 from dagster import (
     AssetCheckExecutionContext,
-    AssetKey,
     AssetCheckResult,
     AssetExecutionContext,
+    AssetKey,
     DagsterEventType,
     MaterializeResult,
     MetadataValue,
@@ -24,14 +24,14 @@ from assets.fingerprint import endpoint_fingerprint
 from assets.ingest import prompt_profile
 from assets.partitions import MODEL_VERSIONS, REVALIDATION_PARTITIONS, partition_candidate, partition_of
 from assets.sweep import sweep_summary
-from pipeline import checks, expectations
-from pipeline.layout import PackLayout
+from pipeline.duck.session import run_query
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
+from pipeline.pack.layout import PackLayout
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
 from pipeline.pack.sweep import read_sweep_tables, sweep_charts
-from pipeline.sqlrun import run_query
+from pipeline.quality import expectations, rules
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
 
@@ -166,7 +166,7 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
 
 
 def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:
-    outcome = checks.lineage_hashes_match(json.loads((layout.root / JSON_NAME).read_text()), layout.root)
+    outcome = rules.lineage_hashes_match(json.loads((layout.root / JSON_NAME).read_text()), layout.root)
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
 
 

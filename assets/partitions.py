@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dagster import DagsterInstance, DynamicPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition
 
-from pipeline.partition_keys import partition_safe
-from pipeline.spec import Candidate, Spec
+from pipeline.pack.partition_keys import partition_safe
+from pipeline.spec import Spec
+from pipeline.spec.candidates import Candidate
 
 CANDIDATES = DynamicPartitionsDefinition(name="candidates")
 MODEL_VERSIONS = DynamicPartitionsDefinition(name="model_versions")

@@ -10,37 +10,38 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from dagster import (
     AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
     AssetIn,
     DynamicOut,
     DynamicOutput,
     In,
+    MaterializeResult,
+    MetadataValue,
     Nothing,
     OpExecutionContext,
     Out,
-    graph_asset,
-    op,
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetExecutionContext,
-    MaterializeResult,
-    MetadataValue,
     asset,
     asset_check,
+    graph_asset,
+    op,
 )
 
 from assets.ingest import production_sample
 from assets.metadata import table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
-from pipeline import analysis, expectations
-from pipeline.accuracy_mixed import mix_into_plan
-from pipeline.calibration import CLIENT_LIMITED_LAG_MS, calibrate
-from pipeline.layout import write_parquet, write_text
-from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
+from pipeline.analysis import tables
+from pipeline.pack.layout import write_parquet, write_text
+from pipeline.plan.accuracy import mix_into_plan
+from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
+from pipeline.plan.sessions import session_summary
+from pipeline.quality import expectations
+from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.shards import Shard, StartBarrier, shard_plan, shard_settings, shards_for, with_shard_column
 from pipeline.replay.sweep import production_level, with_load_level
-from pipeline.session_plan import session_summary
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -156,7 +157,7 @@ def merge_replay_shards(context: OpExecutionContext, shards: list[dict], spec: S
 def write_itl_histogram(timings: pa.Table, spec, layout, run_id: str) -> dict:
     """Every gap counted per µs beside raw_timings, from the table still in memory: the analysis
     reads this instead of decoding every gap list again (`loadproof verify` re-builds it)."""
-    histogram = with_run_id(analysis.itl_histogram(timings, spec), run_id)
+    histogram = with_run_id(tables.itl_histogram(timings, spec), run_id)
     path = write_parquet(histogram, layout.table("itl_histogram"))
     return {"itl_histogram": MetadataValue.path(str(path)), "itl_histogram_rows": histogram.num_rows}
 

@@ -21,9 +21,10 @@ from assets.accuracy import accuracy_results, accuracy_summary
 from assets.metadata import table_metadata, with_run_id
 from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings, replay_plan
-from pipeline import checks, expectations, sweep_analysis
-from pipeline.layout import write_parquet, write_text
-from pipeline.plan import planned_requests
+from pipeline.analysis import sweep as sweep_analysis
+from pipeline.pack.layout import write_parquet, write_text
+from pipeline.plan.replay_plan import planned_requests
+from pipeline.quality import expectations, rules
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.sweep import SWEEP_TIMINGS_SCHEMA, level_plan, load_levels, run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
@@ -120,7 +121,7 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
 @asset_check(asset=sweep_levels, blocking=True, description="One row per candidate × measured level, the production level among them, proportions in [0, 1].")
 def sweep_levels_complete(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     loaded = spec.load().spec
-    outcome = checks.sweep_levels_complete(
+    outcome = rules.sweep_levels_complete(
         pq.read_table(storage.partition_layout(context).table("sweep_levels")).to_pylist(),
         [partition_candidate(context, loaded).name],
         sweep_analysis.sweep_ran(loaded),
@@ -152,7 +153,7 @@ def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: P
 @asset_check(asset=sweep_summary, blocking=True, description="The chosen level and every lighter level met the SLA; the first missing level is above it.")
 def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = storage.partition_layout(context)
-    outcome = checks.sweep_summary_consistent(
+    outcome = rules.sweep_summary_consistent(
         pq.read_table(layout.table("sweep_levels")).to_pylist(), pq.read_table(layout.table("sweep_summary")).to_pylist()
     )
     return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)

@@ -34,8 +34,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from pipeline import REPO_ROOT, analysis
-from pipeline.layout import write_parquet
+from pipeline import REPO_ROOT
+from pipeline.analysis import tables as analysis_tables
+from pipeline.pack.layout import write_parquet
 from pipeline.spec import Spec
 
 BENCH = Path(__file__).resolve().parent
@@ -76,7 +77,7 @@ def itl_p99(latency: pa.Table) -> dict:
 
 def build_histogram(raw: Path, out: Path) -> None:
     started = time.perf_counter()
-    histogram = analysis.itl_histogram(raw, bench_spec())
+    histogram = analysis_tables.itl_histogram(raw, bench_spec())
     write_parquet(histogram, out)
     print(f"  itl_histogram built in {time.perf_counter() - started:.1f} s ({histogram.num_rows:,} rows, "
           f"{out.stat().st_size / 1e6:.1f} MB), peak RSS {peak_rss_gb():.2f} GB", flush=True)
@@ -85,7 +86,7 @@ def build_histogram(raw: Path, out: Path) -> None:
 def verify_path(raw: Path) -> None:
     """Every table from the raw timings alone, as `loadproof verify` computes them."""
     started = time.perf_counter()
-    tables = analysis.analyse_all(raw, bench_spec())
+    tables = analysis_tables.analyse_all(raw, bench_spec())
     print(f"  re-computed from the raw timings alone in {time.perf_counter() - started:.1f} s, "
           f"peak RSS {peak_rss_gb():.2f} GB", flush=True)
     print("ITL_P99 " + json.dumps(itl_p99(tables["latency_percentiles"])), flush=True)
@@ -94,13 +95,13 @@ def verify_path(raw: Path) -> None:
 def one_session(raw: Path, histogram: Path, spec: Spec) -> pa.Table:
     print("all tables from one session (what analyse_all does), step by step:")
     started = time.perf_counter()
-    with analysis._session(raw, spec) as session:
+    with analysis_tables._session(raw, spec) as session:
         print(f"  {'steady_requests':<22} {time.perf_counter() - started:7.2f} s  (staged)", flush=True)
-        timed("throughput", lambda: analysis._throughput(session))
+        timed("throughput", lambda: analysis_tables._throughput(session))
         timed("throughput_buckets", lambda: session.staged("throughput_buckets"))
         timed("error_breakdown", lambda: session.run("error_breakdown"))
-        timed("cost_per_decision", lambda: analysis._cost(session, spec, None))
-        _, latency = timed("latency_percentiles", lambda: analysis._latency(session, spec, histogram))
+        timed("cost_per_decision", lambda: analysis_tables._cost(session, spec, None))
+        _, latency = timed("latency_percentiles", lambda: analysis_tables._latency(session, spec, histogram))
     print(f"  {'all tables':<22} {time.perf_counter() - started:7.2f} s   peak RSS {peak_rss_gb():.2f} GB")
     return latency
 
@@ -109,11 +110,11 @@ def per_table(raw: Path, histogram: Path, spec: Spec) -> None:
     print("one session per table (as the Dagster assets run, steady_requests staged in each):")
     total = 0.0
     for label, compute in (
-        ("throughput", lambda: analysis.throughput(raw, spec)),
-        ("throughput_buckets", lambda: analysis.throughput_buckets(raw, spec)),
-        ("error_breakdown", lambda: analysis.error_breakdown(raw, spec)),
-        ("cost_per_decision", lambda: analysis.cost_per_decision(raw, spec)),
-        ("latency_percentiles", lambda: analysis.latency_percentiles(raw, spec, histogram)),
+        ("throughput", lambda: analysis_tables.throughput(raw, spec)),
+        ("throughput_buckets", lambda: analysis_tables.throughput_buckets(raw, spec)),
+        ("error_breakdown", lambda: analysis_tables.error_breakdown(raw, spec)),
+        ("cost_per_decision", lambda: analysis_tables.cost_per_decision(raw, spec)),
+        ("latency_percentiles", lambda: analysis_tables.latency_percentiles(raw, spec, histogram)),
     ):
         total += timed(label, compute)[0]
     print(f"  {'total':<22} {total:7.2f} s")
@@ -140,7 +141,7 @@ def main() -> None:
         subprocess.run([sys.executable, str(BENCH / "analysis_synthetic.py"), str(raw), "--rows", str(args.rows),
                         "--itl-mean", str(args.itl_mean)], check=True)
     spec = bench_spec()
-    if not analysis.itl_histogram_usable(histogram, spec):
+    if not analysis_tables.itl_histogram_usable(histogram, spec):
         print(f"ITL histogram (once, when raw_timings is written; here from the Parquet file, {load()}):")
         subprocess.run([sys.executable, __file__, "--build-histogram", str(raw), str(histogram)], check=True)
     counts = pq.read_table(raw, columns=["content_chunks", "status"])

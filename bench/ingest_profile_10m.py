@@ -27,18 +27,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline.logs import duck  # noqa: E402
-from pipeline.logs.ingest import ingest  # noqa: E402
-from pipeline.spec import LogSource  # noqa: E402
+from pipeline.duck import connect as duck  # noqa: E402
+from pipeline.duck.catalog import QueryCatalog  # noqa: E402
+from pipeline.spec.workload import LogSource  # noqa: E402
+from pipeline.workload.logs.ingest import ingest  # noqa: E402
 
 SEED = 20231116
+BENCH_QUERIES = QueryCatalog((REPO / "bench" / "sql",))  # the synthetic-log generators: bench-only SQL
 
 
 def generate(path: Path, rows: int, log_format: str) -> float:
-    """Write the synthetic log with sql/bench_synthetic_<format>.sql; returns seconds."""
+    """Write the synthetic log with bench/sql/bench_synthetic_<format>.sql; returns seconds."""
     started = time.perf_counter()
     with duck.connection() as con:
-        relation = duck.run(con, f"bench_synthetic_{log_format}", {"rows": rows, "seed": SEED / 1e8})
+        relation = duck.run(con, f"bench_synthetic_{log_format}", {"rows": rows, "seed": SEED / 1e8}, BENCH_QUERIES)
         if log_format == "azure_csv":
             relation.write_csv(str(path), header=True, quotechar="")
         else:
@@ -67,7 +69,7 @@ def main() -> None:
         child.join()
         print(f"generated {args.rows:,} rows ({log.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - started:.1f} s (child process)")
 
-        from pipeline.profile import profile_requests  # imported late: not part of the generator's RSS
+        from pipeline.workload.profile import profile_requests  # imported late: not part of the generator's RSS
 
         source = LogSource(path=str(log), format=args.format)
         rows, quarantine = work / "production_logs.parquet", work / "quarantine.parquet"
@@ -86,8 +88,8 @@ def main() -> None:
             f"at {profile['dispersion'][0]['bin_s']:g} s, in {profile_s:.1f} s"
         )
         print(f"TOTAL ingest + profile: {ingest_s + profile_s:.1f} s; peak RSS {peak_rss_mib():,.0f} MiB; DuckDB memory_limit {args.memory_limit}")
-        from pipeline.sampling import draw_sample
-        from pipeline.spec import Sample
+        from pipeline.spec.workload import Sample
+        from pipeline.workload.sampling import draw_sample
 
         started = time.perf_counter()
         sample, window = draw_sample(rows, Sample(window_s=60, max_requests=1_000_000), memory_limit=args.memory_limit)

@@ -68,7 +68,7 @@ def run(spec: Path = typer.Argument(..., help="re-validation spec (YAML)"), out:
 @app.command()
 def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)")) -> None:
     """Re-check every hash of a pack and re-compute every figure from its raw timings."""
-    from pipeline.verify import verify_pack
+    from pipeline.pack.verify import verify_pack
 
     result = verify_pack(pack)
     for problem in result.problems:
@@ -106,9 +106,9 @@ def _load_or_exit(spec: Path):
 
 
 def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
-    from pipeline.definitions import execute
-
     import httpx
+
+    from pipeline.definitions import execute
 
     started = time.perf_counter()
     try:

@@ -27,7 +27,7 @@ from assets import ASSET_MODULES
 from assets.automation import REVALIDATION_JOB, new_model_version, revalidation_job, weekly_revalidation
 from assets.partitions import register
 from pipeline import REPO_ROOT
-from pipeline.fingerprint import fingerprint, version_key
+from pipeline.replay.fingerprint import fingerprint, version_key
 from pipeline.spec import load_spec
 from resources import EndpointResource, PackStorage, SpecResource
 

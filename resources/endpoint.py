@@ -3,7 +3,7 @@ import os
 from dagster import ConfigurableResource
 
 from pipeline.replay.engine import Target
-from pipeline.spec import Candidate
+from pipeline.spec.candidates import Candidate
 
 
 class EndpointResource(ConfigurableResource):

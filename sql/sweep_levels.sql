@@ -1,7 +1,7 @@
 -- sweep_levels: one row per candidate and load level of a load sweep: throughput, goodput, SLA
 -- attainment, error rate, TTFT/TPOT/E2E percentiles and cost per useful decision at that level.
 -- Each level was analysed on its own (its own steady-state window) by the same queries as the
--- pack's headline figures (pipeline/sweep_analysis.py binds their outputs, tagged with the
+-- pack's headline figures (pipeline/analysis/sweep.py binds their outputs, tagged with the
 -- level): nothing mixes two levels. A level meets the SLA when its SLA attainment reaches
 -- $min_attainment and its error rate stays within $max_error_rate; it clearly misses it when
 -- the attainment's interval lies wholly below the target or the error rate's wholly above it.

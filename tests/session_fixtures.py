@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.logs.ingest import ingest
-from pipeline.plan import build_plan
-from pipeline.sampling import draw_sample
-from pipeline.spec import LogSource, Replay, Sample
+from pipeline.plan.replay_plan import build_plan
+from pipeline.spec.workload import LogSource, Replay, Sample
+from pipeline.workload.logs.ingest import ingest
+from pipeline.workload.sampling import draw_sample
 
 T0 = datetime(2026, 11, 2, 14, 0, tzinfo=timezone.utc)
 SYSTEM = {"role": "system", "content": "You are the support assistant of a retail bank."}

@@ -7,14 +7,15 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline import analysis
-from pipeline.accuracy import SliceError, load_slice, score_replies
-from pipeline.accuracy_replay import replay_slice
+from pipeline.accuracy.client import replay_slice
+from pipeline.accuracy.labelled_slice import SliceError, load_slice, score_replies
+from pipeline.accuracy.scorers import AMBIGUOUS, NO_ANSWER, choice_scorer, exact, normalise, normalised, regex_scorer
+from pipeline.analysis import tables
 from pipeline.reference import ReferenceServer
 from pipeline.reference.oracle import Oracle, OracleConfig
 from pipeline.replay.engine import Target
-from pipeline.scorers import AMBIGUOUS, NO_ANSWER, choice_scorer, exact, normalise, normalised, regex_scorer
-from pipeline.spec import AccuracySlice, Spec
+from pipeline.spec import Spec
+from pipeline.spec.accuracy import AccuracySlice
 from tests.conftest import DEMO_SLICE, demo_spec_dict
 
 LABELS = ["card_arrival", "exchange_rate", "card_payment_wrong_exchange_rate"]
@@ -114,7 +115,7 @@ def test_accuracy_summary_wilson_delta_and_confusion():
     data = demo_spec_dict()
     data["claim"]["figures"]["accuracy"] = 0.9
     spec = Spec.model_validate(data)
-    summary = analysis.accuracy_summary(results, spec).to_pylist()[0]
+    summary = tables.accuracy_summary(results, spec).to_pylist()[0]
     assert (summary["scored"], summary["correct"], summary["errors"]) == (20, 14, 4)
     assert summary["accuracy"] == pytest.approx(0.7)
     assert summary["accuracy_delta"] == pytest.approx(-0.2)
@@ -122,13 +123,13 @@ def test_accuracy_summary_wilson_delta_and_confusion():
     assert summary["accuracy_ci_low"] == pytest.approx(0.4810, abs=1e-4)
     assert summary["accuracy_ci_high"] == pytest.approx(0.8545, abs=1e-4)
     assert summary["accuracy_delta_ci_high"] == pytest.approx(0.8545 - 0.9, abs=1e-4)
-    by_label = {(r["label"], r["predicted"]): r for r in analysis.accuracy_by_label(results, spec).to_pylist()}
+    by_label = {(r["label"], r["predicted"]): r for r in tables.accuracy_by_label(results, spec).to_pylist()}
     assert by_label[("x", "y")]["items"] == 2 and by_label[("x", "x")]["label_accuracy"] == pytest.approx(0.8)
     assert by_label[("y", "(error)")]["items"] == 4 and by_label[("y", "y")]["label_accuracy"] == pytest.approx(0.6)
 
 
 def test_a_profile_oracle_section_resolves_its_answer_key_next_to_the_profile(tmp_path: Path):
-    from pipeline.reference.profile import load_profile
+    from pipeline.reference.serving_profile import load_profile
 
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "key.csv").write_text("text,label\nWhere is my card?,card_arrival\n")
@@ -145,7 +146,7 @@ def test_a_profile_oracle_section_resolves_its_answer_key_next_to_the_profile(tm
 def test_the_oracle_is_a_writer_wrapping_another_for_chat_and_text_completions():
     from pipeline.reference.generation import GenerationRequest, default_writer
     from pipeline.reference.oracle import oracle_writer
-    from pipeline.reference.profile import load_profile
+    from pipeline.reference.serving_profile import load_profile
 
     profile = load_profile("zero")
     write = oracle_writer(OracleConfig(answer_key=str(DEMO_SLICE), accuracy=1.0), default_writer)

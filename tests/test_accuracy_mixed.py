@@ -10,15 +10,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.accuracy import load_slice
-from pipeline.accuracy_mixed import labelled_offsets, labelled_positions, mix_into_plan
-from pipeline import expectations
+from pipeline.accuracy.labelled_slice import load_slice
 from pipeline.cli import app
-from pipeline.plan import PLAN_SCHEMA, planned_requests
+from pipeline.plan.accuracy import labelled_offsets, labelled_positions, mix_into_plan
+from pipeline.plan.replay_plan import PLAN_SCHEMA, planned_requests
+from pipeline.quality import expectations
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.spec import AccuracySlice
+from pipeline.spec.accuracy import AccuracySlice
 from tests.conftest import DEMO_SLICE, demo_spec_dict
 from tests.test_definitions import small_spec
 

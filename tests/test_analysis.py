@@ -6,10 +6,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline import analysis
-from pipeline.layout import write_parquet
+from pipeline.analysis import tables
+from pipeline.duck.session import run_query
+from pipeline.pack.layout import write_parquet
 from pipeline.replay.records import RAW_TIMINGS_SCHEMA, RequestOutcome, build_record
-from pipeline.sqlrun import run_query
 from pipeline.spec import Spec
 from tests.conftest import demo_spec_dict
 
@@ -52,7 +52,7 @@ def ten_requests(tmp_path: Path) -> Path:
 
 
 def _latency(path: Path, metric: str, scope: str = "all") -> dict:
-    rows = analysis.latency_percentiles(path, spec()).to_pylist()
+    rows = tables.latency_percentiles(path, spec()).to_pylist()
     return {row["percentile"]: row for row in rows if row["metric"] == metric and row["scope"] == scope}
 
 
@@ -82,7 +82,7 @@ def test_throughput_goodput_and_error_rate(tmp_path: Path):
     rows = [timing(f"q{i}", i * S, (i + 1) * 10 * MS, 500 * MS) for i in range(10)]
     rows += [timing("bad1", 2 * S, 0, 5 * MS, error="http_5xx"), timing("bad2", 3 * S, 0, 5 * MS, error="http_5xx")]
     path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
-    row = analysis.throughput(path, spec(ttft_ms=50)).to_pylist()[0]
+    row = tables.throughput(path, spec(ttft_ms=50)).to_pylist()[0]
     assert row["window_s"] == pytest.approx(9.5)  # first send at 0 s, last end at 9.5 s
     assert row["output_tokens_per_s"] == pytest.approx(1000 / 9.5)
     assert row["total_tokens_per_s"] == pytest.approx(1100 / 9.5)
@@ -95,7 +95,7 @@ def test_throughput_goodput_and_error_rate(tmp_path: Path):
 def test_warmup_and_cooldown_are_excluded(ten_requests: Path):
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=2, cooldown_s=2)
-    row = analysis.throughput(ten_requests, Spec.model_validate(data)).to_pylist()[0]
+    row = tables.throughput(ten_requests, Spec.model_validate(data)).to_pylist()[0]
     # window [2 s, 7.5 s]: requests sent at 2..7 s end by 7.5 s → 6 requests
     assert row["window_s"] == pytest.approx(5.5)
     assert row["requests_in_window"] == 6
@@ -106,7 +106,7 @@ def test_hourly_cost_per_decision(ten_requests: Path):
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0)
     data["candidates"][0].update(name="c", price={"usd_per_hour": 3.6, "replicas": 2})
     data["sla"] = {"ttft_ms": 50}
-    row = analysis.cost_per_decision(ten_requests, Spec.model_validate(data)).to_pylist()[0]
+    row = tables.cost_per_decision(ten_requests, Spec.model_validate(data)).to_pylist()[0]
     cost = 3.6 * 2 * 9.5 / 3600
     assert row["pricing"] == "hourly"
     assert row["cost_usd"] == pytest.approx(cost)
@@ -121,7 +121,7 @@ def test_token_cost_counts_failed_attempts_too(tmp_path: Path):
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0)
     data["candidates"][0].update(name="c", price={"usd_per_million_input_tokens": 1.0, "usd_per_million_output_tokens": 2.0})
-    row = analysis.cost_per_decision(path, Spec.model_validate(data)).to_pylist()[0]
+    row = tables.cost_per_decision(path, Spec.model_validate(data)).to_pylist()[0]
     assert row["input_tokens_billed"] == 20  # the failed attempt's prompt was sent too
     assert row["cost_usd"] == pytest.approx((20 * 1.0 + 100 * 2.0) / 1e6)
 

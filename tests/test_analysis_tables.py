@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline import analysis
-from pipeline.layout import write_parquet
+from pipeline.analysis import tables
+from pipeline.analysis.stats import order_statistic_ranks
+from pipeline.pack.layout import write_parquet
 from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.spec import Spec
-from pipeline.stats import order_statistic_ranks
 from tests.conftest import demo_spec_dict
 from tests.test_analysis import MS, S, timing
 
@@ -45,7 +45,7 @@ def test_order_statistics_match_a_full_sort_in_every_scope(tmp_path: Path):
         row["prompt_tokens"] = rng.choice([10, 300, 5000])
         rows.append(row)
     path = write(tmp_path, rows)
-    table = analysis.latency_percentiles(path, spec()).to_pylist()
+    table = tables.latency_percentiles(path, spec()).to_pylist()
     by_scope = {"all": sorted(r["ttft_ms"] for r in rows)}
     for tokens, label in ((10, "0-255"), (300, "256-1023"), (5000, "4096+")):
         by_scope[label] = sorted(r["ttft_ms"] for r in rows if r["prompt_tokens"] == tokens)
@@ -68,7 +68,7 @@ def test_one_second_buckets_and_steady_flags(tmp_path: Path):
     rows = [timing(f"q{i}", i * S, 10 * MS, 500 * MS) for i in range(10)]
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=2, cooldown_s=2)
-    buckets = analysis.throughput_buckets(write(tmp_path, rows), Spec.model_validate(data)).to_pylist()
+    buckets = tables.throughput_buckets(write(tmp_path, rows), Spec.model_validate(data)).to_pylist()
     assert [b["second"] for b in buckets] == list(range(10))
     assert all(b["requests_ok"] == 1 and b["requests_sent"] == 1 and b["output_tokens"] == 100 for b in buckets)
     # window [2 s, 7.5 s]: whole seconds 2..6 lie inside it
@@ -82,7 +82,7 @@ def test_peak_and_mean_concurrency(tmp_path: Path):
         timing("c", 200 * MS, 10 * MS, 1000 * MS),
         timing("d", 1000 * MS, 10 * MS, 1000 * MS),  # sent the instant a ends: not overlapping a
     ]
-    row = analysis.throughput(write(tmp_path, rows), spec()).to_pylist()[0]
+    row = tables.throughput(write(tmp_path, rows), spec()).to_pylist()[0]
     assert row["peak_concurrency"] == 3
     assert row["window_s"] == pytest.approx(2.0)
     assert row["mean_concurrency"] == pytest.approx(4 * 1.0 / 2.0)  # 4 s busy over a 2 s window
@@ -91,7 +91,7 @@ def test_peak_and_mean_concurrency(tmp_path: Path):
 def test_sla_attainment_counts_errors_as_misses(tmp_path: Path):
     rows = [timing(f"q{i}", i * S, (i + 1) * 10 * MS, 500 * MS) for i in range(8)]
     rows += [timing("bad1", 2 * S, 0, 5 * MS, error="http_5xx"), timing("bad2", 3 * S, 0, 5 * MS, error="http_429")]
-    row = analysis.throughput(write(tmp_path, rows), spec(sla={"ttft_ms": 40, "e2e_ms": 1000})).to_pylist()[0]
+    row = tables.throughput(write(tmp_path, rows), spec(sla={"ttft_ms": 40, "e2e_ms": 1000})).to_pylist()[0]
     assert row["requests_in_window"] == 10
     assert row["requests_met_ttft"] == 4 and row["requests_met_e2e"] == 8 and row["requests_good"] == 4
     assert row["sla_attainment"] == pytest.approx(4 / 10)
@@ -102,7 +102,7 @@ def test_errors_by_type_with_every_planned_request_in_the_denominator(tmp_path: 
     rows = [timing(f"q{i}", i * S, 10 * MS, 500 * MS) for i in range(7)]
     rows += [timing("e1", S, 0, 5 * MS, error="http_5xx"), timing("e2", 2 * S, 0, 5 * MS, error="http_5xx")]
     rows += [timing("e3", 3 * S, 0, 5 * MS, error="total_timeout")]
-    table = {r["outcome"]: r for r in analysis.error_breakdown(write(tmp_path, rows), spec()).to_pylist()}
+    table = {r["outcome"]: r for r in tables.error_breakdown(write(tmp_path, rows), spec()).to_pylist()}
     assert {k: v["requests"] for k, v in table.items()} == {"ok": 7, "http_5xx": 2, "total_timeout": 1}
     assert table["http_5xx"]["rate"] == pytest.approx(2 / 10)
     assert table["http_5xx"]["requests_planned"] == 10
@@ -113,7 +113,7 @@ def test_token_cost_bills_the_prompt_once_per_attempt(tmp_path: Path):
     rows = [timing("ok", 0, 10 * MS, 500 * MS), timing("retried", 100 * MS, 10 * MS, 400 * MS)]
     rows[1]["retry_count"] = 2  # three attempts sent the 10-token prompt
     price = {"usd_per_million_input_tokens": 1.0, "usd_per_million_output_tokens": 2.0}
-    row = analysis.cost_per_decision(write(tmp_path, rows), spec(price=price)).to_pylist()[0]
+    row = tables.cost_per_decision(write(tmp_path, rows), spec(price=price)).to_pylist()[0]
     assert row["retries"] == 2
     assert row["input_tokens_billed"] == 10 + 3 * 10
     assert row["output_tokens_billed"] == 200
@@ -124,7 +124,7 @@ def test_token_cost_bills_the_prompt_once_per_attempt(tmp_path: Path):
 def test_cost_per_decision_counts_only_correct_decisions_when_scored(tmp_path: Path):
     rows = [timing(f"q{i}", i * S, 10 * MS, 500 * MS) for i in range(10)]
     accuracy = pa.table({"candidate": ["c"], "accuracy": [0.8], "accuracy_ci_low": [0.7], "accuracy_ci_high": [0.9]})
-    row = analysis.cost_per_decision(write(tmp_path, rows), spec(price={"usd_per_hour": 3.6}), accuracy).to_pylist()[0]
+    row = tables.cost_per_decision(write(tmp_path, rows), spec(price={"usd_per_hour": 3.6}), accuracy).to_pylist()[0]
     cost = 3.6 * 9.5 / 3600
     assert row["decisions_within_sla"] == 10 and row["accuracy"] == pytest.approx(0.8)
     assert row["useful_decisions"] == pytest.approx(8.0)

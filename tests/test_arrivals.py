@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pipeline.arrivals import scaled_trace, synthetic
+from pipeline.plan.arrivals import scaled_trace, synthetic
 
 
 def gaps(offsets):

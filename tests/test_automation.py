@@ -8,10 +8,10 @@ from dagster import DagsterInstance, SensorResult, SkipReason, build_schedule_co
 
 from assets.automation import new_model_version, weekly_revalidation
 from pipeline.definitions import defs
-from pipeline.fingerprint import fingerprint, unseen
 from pipeline.reference import ReferenceServer, load_profile
 from pipeline.reference.launch import free_port
 from pipeline.replay.engine import Target
+from pipeline.replay.fingerprint import fingerprint, unseen
 from resources import EndpointResource, SpecResource
 from tests.conftest import demo_spec_dict
 

@@ -4,14 +4,14 @@ suites are tested in test_expectations*.py)."""
 import json
 from pathlib import Path
 
-from pipeline import checks
-from pipeline.hashing import sha256_file
+from pipeline.pack.hashing import sha256_file
+from pipeline.quality import rules
 
 
 def test_reject_rate():
-    assert checks.reject_rate_within_budget(99, 1, 0.05).passed
-    assert not checks.reject_rate_within_budget(90, 10, 0.05).passed
-    assert not checks.reject_rate_within_budget(0, 0, 0.05).passed
+    assert rules.reject_rate_within_budget(99, 1, 0.05).passed
+    assert not rules.reject_rate_within_budget(90, 10, 0.05).passed
+    assert not rules.reject_rate_within_budget(0, 0, 0.05).passed
 
 
 def _profile(**overrides) -> dict:
@@ -20,9 +20,9 @@ def _profile(**overrides) -> dict:
 
 
 def test_quantiles_ordered():
-    assert checks.quantiles_ordered(_profile()).passed
-    assert not checks.quantiles_ordered(_profile(output_tokens_p90=5)).passed
-    assert not checks.quantiles_ordered(_profile(arrival_rate_per_s=0)).passed
+    assert rules.quantiles_ordered(_profile()).passed
+    assert not rules.quantiles_ordered(_profile(output_tokens_p90=5)).passed
+    assert not rules.quantiles_ordered(_profile(arrival_rate_per_s=0)).passed
 
 
 def test_lineage_hashes_match(tmp_path: Path):
@@ -33,6 +33,6 @@ def test_lineage_hashes_match(tmp_path: Path):
     sql.write_text("SELECT 1")
     lineage = {"sql": "q.sql", "sql_sha256": sha256_file(sql), "staged_sql": [], "inputs": [{"path": "data/raw.parquet", "sha256": sha256_file(raw), "rows": 1}]}
     pack = {"figures": [{"lineage": lineage}]}
-    assert checks.lineage_hashes_match(pack, tmp_path).passed
+    assert rules.lineage_hashes_match(pack, tmp_path).passed
     raw.write_bytes(b"tampered")
-    assert not checks.lineage_hashes_match(json.loads(json.dumps(pack)), tmp_path).passed
+    assert not rules.lineage_hashes_match(json.loads(json.dumps(pack)), tmp_path).passed

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from pipeline import expectations as ex
+from pipeline.quality import expectations as ex
 
 
 def outcome(suite, frame, params=None):

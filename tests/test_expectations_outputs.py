@@ -4,9 +4,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pipeline import expectations as ex
-from pipeline.accuracy import RESULTS_SCHEMA
-from pipeline.scorers import ERROR, NO_ANSWER
+from pipeline.accuracy.labelled_slice import RESULTS_SCHEMA
+from pipeline.accuracy.scorers import ERROR, NO_ANSWER
+from pipeline.quality import expectations as ex
 
 
 def outcome(suite, frame, params=None):

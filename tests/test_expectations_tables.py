@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pytest
 
-from pipeline import expectations as ex
+from pipeline.quality import expectations as ex
 
 QS = (0.5, 0.9, 0.95, 0.99, 0.999)
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.logs import ingest_log
-from pipeline.logs.ingest import IngestError
+from pipeline.workload.logs import ingest_log
+from pipeline.workload.logs.ingest import IngestError
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.logs import ingest_log
+from pipeline.workload.logs import ingest_log
 from tests.conftest import DEMO_LOG
 
 GOOD = {
@@ -80,7 +80,7 @@ def test_bundled_demo_log_has_its_two_broken_lines_quarantined():
 
 import gzip  # noqa: E402
 
-from pipeline.logs import IngestError  # noqa: E402
+from pipeline.workload.logs import IngestError  # noqa: E402
 from tests.shared_data import shared_data  # noqa: E402
 
 AZURE_DIR = shared_data("azure_llm_2023_conv")

@@ -15,12 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.layout import PackLayout
-from pipeline.logs import ingest_log
-from pipeline.logs.ingest import ingest
-from pipeline.profile import profile_requests
-from pipeline.sampling import draw_sample
-from pipeline.spec import ColumnMapping, LogSource, Sample, SpecError, load_spec
+from pipeline.pack.layout import PackLayout
+from pipeline.spec import SpecError, load_spec
+from pipeline.spec.workload import ColumnMapping, LogSource, Sample
+from pipeline.workload.logs import ingest_log
+from pipeline.workload.logs.ingest import ingest
+from pipeline.workload.profile import profile_requests
+from pipeline.workload.sampling import draw_sample
 from tests.conftest import demo_spec_dict
 
 PAYLOADS = [

@@ -11,11 +11,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipeline import analysis
-from pipeline.layout import write_parquet
+from pipeline.analysis import tables
+from pipeline.analysis.stats import order_statistic_ranks
+from pipeline.pack.layout import write_parquet
 from pipeline.replay.records import RAW_TIMINGS_SCHEMA, RequestOutcome, build_record
 from pipeline.spec import Spec
-from pipeline.stats import order_statistic_ranks
 from tests.conftest import demo_spec_dict
 
 S = 1_000_000_000
@@ -57,11 +57,11 @@ def itl_rows(table: pa.Table, scope: str = "all") -> dict:
 def test_five_gaps_by_hand(tmp_path: Path):
     # gaps 1.0004, 2.0006, 2.0, 3.0, 0.5, 4.0 ms → 1000, 2001, 2000, 3000, 500, 4000 µs
     path = write(tmp_path, [request("q", 0, [1_000_400, 2_000_600, 2_000_000, 3_000_000, 500_000, 4_000_000])])
-    histogram = analysis.itl_histogram(path, spec())
+    histogram = tables.itl_histogram(path, spec())
     assert {r["gap_us"]: r["gaps"] for r in histogram.to_pylist()} == {500: 1, 1000: 1, 2000: 1, 2001: 1, 3000: 1, 4000: 1}
     assert set(histogram.column("in_steady_window").to_pylist()) == {True}
     assert set(histogram.column("prompt_bucket_lower").to_pylist()) == {0}  # 10 prompt tokens: bucket 0-255
-    itl = itl_rows(analysis.latency_percentiles(path, spec()))
+    itl = itl_rows(tables.latency_percentiles(path, spec()))
     # sorted 0.5, 1.0, 2.0, 2.001, 3.0, 4.0 ms; p50 = the ceil(3) = 3rd = 2.0 ms. Binom(6, 0.5):
     # P(≤0) = 1/64 ≤ 0.025 → low rank 1; P(≤5) = 63/64 ≥ 0.975 → high rank 6: [0.5, 4.0] ms
     assert (itl["p50"]["n"], itl["p50"]["value"], itl["p50"]["ci_low"], itl["p50"]["ci_high"]) == (6, 2.0, 0.5, 4.0)
@@ -73,7 +73,7 @@ def test_five_gaps_by_hand(tmp_path: Path):
 def test_steady_flag_and_buckets_are_those_of_the_request(tmp_path: Path):
     # sent at 0..9 s, 3 gaps of 1 ms each; warm-up 2 s, cool-down 2 s: the window is [2 s, last end − 2 s]
     rows = [request(f"q{i}", i * S, [1_000 * US] * 3, prompt_tokens=300 if i % 2 else 10) for i in range(10)]
-    histogram = analysis.itl_histogram(write(tmp_path, rows), spec(warmup_s=2, cooldown_s=2)).to_pylist()
+    histogram = tables.itl_histogram(write(tmp_path, rows), spec(warmup_s=2, cooldown_s=2)).to_pylist()
     counts = {}
     for row in histogram:
         key = (row["in_steady_window"], row["prompt_bucket_lower"], row["prompt_bucket_upper"])
@@ -95,7 +95,7 @@ def test_percentiles_and_intervals_from_the_histogram_equal_a_full_sort(tmp_path
         gaps = [rng.choice([2_000 * US, 2_000 * US + 499, 2_000 * US + 501, int(rng.lognormvariate(15, 0.8))]) for _ in range(rng.randint(1, 40))]
         rows.append(request(f"q{i}", i * S // 20, gaps, prompt_tokens=rng.choice([10, 300, 5000])))
     path = write(tmp_path, rows)
-    table = analysis.latency_percentiles(path, spec(warmup_s=1, cooldown_s=1))
+    table = tables.latency_percentiles(path, spec(warmup_s=1, cooldown_s=1))
     timings = pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA)
     window_start = min(r["t_sent_ns"] for r in rows) + 1 * S
     window_end = max(r["t_end_ns"] for r in rows) - 1 * S
@@ -122,25 +122,25 @@ def test_percentiles_and_intervals_from_the_histogram_equal_a_full_sort(tmp_path
 def test_a_stored_histogram_is_read_only_when_built_for_this_window(tmp_path: Path):
     rows = [request(f"q{i}", i * S, [1_000 * US + i * US] * 4) for i in range(10)]
     path = write(tmp_path, rows)
-    fresh = itl_rows(analysis.latency_percentiles(path, spec()))
-    stored = write_parquet(analysis.itl_histogram(path, spec()), tmp_path / "itl_histogram.parquet")
-    assert analysis.itl_histogram_usable(stored, spec())
-    assert itl_rows(analysis.latency_percentiles(path, spec(), stored)) == fresh
+    fresh = itl_rows(tables.latency_percentiles(path, spec()))
+    stored = write_parquet(tables.itl_histogram(path, spec()), tmp_path / "itl_histogram.parquet")
+    assert tables.itl_histogram_usable(stored, spec())
+    assert itl_rows(tables.latency_percentiles(path, spec(), stored)) == fresh
     # proof that the stored one is what is read: every gap shifted by +1 ms shows in the figure
-    shifted = analysis.itl_histogram(path, spec())
+    shifted = tables.itl_histogram(path, spec())
     shifted = shifted.set_column(shifted.schema.get_field_index("gap_us"), "gap_us", pc.add(shifted.column("gap_us"), 1000))
-    assert itl_rows(analysis.latency_percentiles(path, spec(), shifted))["p50"]["value"] == fresh["p50"]["value"] + 1.0
+    assert itl_rows(tables.latency_percentiles(path, spec(), shifted))["p50"]["value"] == fresh["p50"]["value"] + 1.0
     # built for another warm-up, or missing: not used, the figures come from the raw timings
-    other = write_parquet(analysis.itl_histogram(path, spec(warmup_s=3)), tmp_path / "other.parquet")
-    assert not analysis.itl_histogram_usable(other, spec())
-    assert itl_rows(analysis.latency_percentiles(path, spec(), other)) == fresh
-    assert itl_rows(analysis.latency_percentiles(path, spec(), tmp_path / "missing.parquet")) == fresh
+    other = write_parquet(tables.itl_histogram(path, spec(warmup_s=3)), tmp_path / "other.parquet")
+    assert not tables.itl_histogram_usable(other, spec())
+    assert itl_rows(tables.latency_percentiles(path, spec(), other)) == fresh
+    assert itl_rows(tables.latency_percentiles(path, spec(), tmp_path / "missing.parquet")) == fresh
 
 
 def test_analyse_all_returns_the_histogram_it_built(tmp_path: Path):
     rows = [request(f"q{i}", i * S, [1_000 * US + i * US] * 4) for i in range(10)]
     path = write(tmp_path, rows)
-    built = analysis.analyse_all(path, spec())["itl_histogram"]
-    assert built.drop_columns([]).equals(analysis.itl_histogram(path, spec()))
+    built = tables.analyse_all(path, spec())["itl_histogram"]
+    assert built.drop_columns([]).equals(tables.itl_histogram(path, spec()))
     stored = write_parquet(built, tmp_path / "itl_histogram.parquet")
-    assert "itl_histogram" not in analysis.analyse_all(path, spec(), itl_histogram=stored)
+    assert "itl_histogram" not in tables.analyse_all(path, spec(), itl_histogram=stored)

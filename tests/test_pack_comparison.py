@@ -4,10 +4,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline import analysis
-from pipeline.layout import write_parquet
-from pipeline.pack import comparison
-from pipeline.pack import figures as pack_figures
+from pipeline.analysis import tables
+from pipeline.pack import claims, comparison
+from pipeline.pack.layout import write_parquet
 from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.spec import Spec
 from tests.conftest import demo_spec_dict
@@ -28,17 +27,17 @@ def spec_with(figures: dict) -> Spec:
 def latency_rows(tmp_path: Path, requests: int, spec: Spec) -> list[dict]:
     rows = [timing(f"q{i}", i * S // 20, (10 + i % 50) * MS, 500 * MS) for i in range(requests)]
     path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / f"raw{requests}.parquet")
-    return analysis.latency_percentiles(path, spec).to_pylist()
+    return tables.latency_percentiles(path, spec).to_pylist()
 
 
 def test_a_short_run_cannot_make_a_p99_claim_hold(tmp_path: Path):
     # every TTFT is at most 59 ms, far below the claimed 250 ms p99
     spec = spec_with({"ttft_ms_p99": 250.0, "ttft_ms_p50": 100.0})
-    short = {f["metric"]: f for f in pack_figures.latency_figures(spec, latency_rows(tmp_path, 100, spec), LINEAGE)}
+    short = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 100, spec), LINEAGE)}
     assert short["ttft_ms_p99"]["verdict"] == "inconclusive"
     assert short["ttft_ms_p99"]["early_stopping"] == {"confidence": 0.975, "min_samples_to_hold": 368, "long_enough": False}
     assert short["ttft_ms_p50"]["verdict"] == "holds"  # 100 samples are plenty for a median
-    long = {f["metric"]: f for f in pack_figures.latency_figures(spec, latency_rows(tmp_path, 400, spec), LINEAGE)}
+    long = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 400, spec), LINEAGE)}
     assert long["ttft_ms_p99"]["verdict"] == "holds"
     assert long["ttft_ms_p99"]["early_stopping"]["long_enough"] is True
 
@@ -47,7 +46,7 @@ def test_bucket_rows_do_not_become_headline_figures(tmp_path: Path):
     spec = spec_with({"ttft_ms_p99": 250.0})
     rows = latency_rows(tmp_path, 50, spec)
     rows += [{**row, "scope": "0-255"} for row in rows]
-    figures = pack_figures.latency_figures(spec, rows, LINEAGE)
+    figures = claims.latency_figures(spec, rows, LINEAGE)
     assert len(figures) == 4 * 5  # four metrics × five percentiles, scope 'all' only
 
 

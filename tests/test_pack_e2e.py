@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline import REPO_ROOT
 from pipeline.cli import app
-from pipeline.hashing import sha256_file
+from pipeline.pack.hashing import sha256_file
 from tests import chromium
 from tests.test_definitions import ASSETS, small_spec
 

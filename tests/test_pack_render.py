@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 
 from pipeline import REPO_ROOT
-from pipeline.pack import plots
+from pipeline.pack import svg
 from pipeline.pack.render import delta, num, render_html, render_markdown
 from tests import chromium
 
@@ -41,7 +41,7 @@ def pack(**overrides) -> dict:
 
 
 def test_html_escapes_every_spec_and_log_string():
-    html = render_html(pack(), {"ttft_cdf": plots.cdf({HOSTILE: [1.0, 2.0]}, HOSTILE)})
+    html = render_html(pack(), {"ttft_cdf": svg.cdf({HOSTILE: [1.0, 2.0]}, HOSTILE)})
     assert "<script" not in html
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
     assert html.count("<svg") == 1

@@ -8,7 +8,7 @@ from dagster import AssetKey, DagsterInstance
 from assets.partitions import REVALIDATION_PARTITIONS, partition_key
 from pipeline.definitions import execute
 from pipeline.pack import history
-from pipeline.partition_keys import partition_safe
+from pipeline.pack.partition_keys import partition_safe
 from pipeline.reference import ReferenceServer
 from pipeline.reference.launch import free_port
 from tests.test_automation import profile_file

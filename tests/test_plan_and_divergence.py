@@ -11,12 +11,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.plan import build_plan, planned_requests, prompt_fit_summary
-from pipeline.profile_divergence import GOOD_ENOUGH, RE_MEASURE, claim_divergence
+from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
+from pipeline.plan.synthetic_prompts import ApproxTokenizer, fit_messages
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.spec import Prompts, Replay, Spec
-from pipeline.synthetic_prompts import ApproxTokenizer, fit_messages
+from pipeline.spec import Spec
+from pipeline.spec.workload import Prompts, Replay
+from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE, claim_divergence
 from tests.canonical_fixtures import canonical_table
 from tests.conftest import demo_spec_dict
 

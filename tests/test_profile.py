@@ -10,9 +10,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.logs import ingest_log
-from pipeline.profile import profile_requests
-from pipeline.spec import ProfileSettings
+from pipeline.spec.workload import ProfileSettings
+from pipeline.workload.logs import ingest_log
+from pipeline.workload.profile import profile_requests
 from tests.canonical_fixtures import write_canonical
 from tests.shared_data import shared_data
 

@@ -10,7 +10,7 @@ from dagster import AssetCheckSeverity, build_asset_check_context
 
 from assets.analysis import latency_percentiles_ordered
 from assets.ingest import production_sample_representative
-from pipeline.layout import PackLayout, write_parquet, write_text
+from pipeline.pack.layout import PackLayout, write_parquet, write_text
 from resources import PackStorage
 
 

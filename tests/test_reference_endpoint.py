@@ -11,10 +11,10 @@ from httpx_sse import connect_sse
 
 from pipeline.reference import ReferenceServer, ServingProfile, build_app, load_profile
 from pipeline.reference.launch import check_loopback, serve
-from pipeline.reference.engine import EngineCore, Sequence
 from pipeline.reference.server import decode_step_ms, generate_pieces, prefill_ms
-from tests.reference_fixtures import client, server  # noqa: F401 (fixtures)
+from pipeline.reference.serving_model import EngineCore, Sequence
 from pipeline.tokens import count_message_tokens, count_tokens
+from tests.reference_fixtures import client, server  # noqa: F401 (fixtures)
 
 MODEL = "reference-model"
 MESSAGES = [{"role": "system", "content": "You are terse."},

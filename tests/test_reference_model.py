@@ -9,9 +9,13 @@ import pytest
 import yaml
 
 from pipeline.reference import ReferenceServer, ServingProfile, load_profile
-from pipeline.reference.engine import EngineCore, PromptTooLong, Sequence, step_duration_ns
+from pipeline.reference.serving_model import EngineCore, PromptTooLong, Sequence, step_duration_ns
 from pipeline.reference.simulation import (
-    Arrival, bursty_mixed_arrivals, percentile, poisson_arrivals, simulate,
+    Arrival,
+    bursty_mixed_arrivals,
+    percentile,
+    poisson_arrivals,
+    simulate,
 )
 from pipeline.reference.timeline import read_timeline
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay

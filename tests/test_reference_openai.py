@@ -10,8 +10,8 @@ import pytest
 from httpx_sse import connect_sse
 
 from pipeline.reference import ReferenceServer
-from tests.reference_fixtures import client, server  # noqa: F401 (fixtures)
 from pipeline.tokens import count_tokens
+from tests.reference_fixtures import client, server  # noqa: F401 (fixtures)
 
 MODEL = "reference-model"
 MESSAGES = [{"role": "user", "content": "Summarise my last three card payments."}]

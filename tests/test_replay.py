@@ -3,8 +3,6 @@
 import json
 from pathlib import Path
 
-import pytest
-
 from pipeline.reference.launch import free_port
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
@@ -120,7 +118,7 @@ def test_retries_are_off_by_default(tmp_path: Path):
 
 
 def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path):
-    from pipeline.calibration import busiest_stretch, calibrate
+    from pipeline.replay.calibration import busiest_stretch, calibrate
 
     requests = plan(5, spacing_s=1.0) + [PlannedRequest(f"burst{i}", 20.0 + i * 0.01, MESSAGES, 4, PROMPT_TOKENS) for i in range(30)]
     stretch = busiest_stretch(requests, span_s=2.0)

@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.logs import ingest_log
-from pipeline.sampling import draw_sample, representativeness
-from pipeline.spec import Sample
+from pipeline.spec.workload import Sample
+from pipeline.workload.logs import ingest_log
+from pipeline.workload.sampling import draw_sample, representativeness
 from tests.canonical_fixtures import T0, write_canonical
 from tests.shared_data import shared_data
 

@@ -9,15 +9,23 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.logs import ingest_log
-from pipeline.plan import planned_requests
+from pipeline.plan.replay_plan import planned_requests
+from pipeline.plan.sessions import own_messages, session_summary
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.session_plan import own_messages, session_summary
-from pipeline.spec import Replay, Sample, SpecError, load_spec
+from pipeline.spec import SpecError, load_spec
+from pipeline.spec.workload import Replay, Sample
 from pipeline.tokens import count_message_tokens
+from pipeline.workload.logs import ingest_log
 from tests.conftest import demo_spec_dict
-from tests.session_fixtures import EXPECTED_THINK_S, SESSIONS, SYSTEM, session_log_lines, session_plan, write_session_log
+from tests.session_fixtures import (
+    EXPECTED_THINK_S,
+    SESSIONS,
+    SYSTEM,
+    session_log_lines,
+    session_plan,
+    write_session_log,
+)
 
 TIME_SCALE = 0.02  # think times of 1-3 s become 20-60 ms
 
@@ -222,9 +230,9 @@ def test_spec_sessions_setting_is_validated_with_file_and_line(write_spec):
 
 
 def test_profile_counts_sessions_turns_and_think_times(tmp_path: Path):
-    from pipeline.logs.ingest import ingest
-    from pipeline.profile import profile_requests
-    from pipeline.spec import LogSource
+    from pipeline.spec.workload import LogSource
+    from pipeline.workload.logs.ingest import ingest
+    from pipeline.workload.profile import profile_requests
 
     rows = tmp_path / "canonical.parquet"
     ingest(LogSource(path=str(write_session_log(tmp_path)), format="openai_jsonl"), tmp_path, rows, tmp_path / "q.parquet")

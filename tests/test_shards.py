@@ -2,14 +2,18 @@
 
 import json
 import multiprocessing
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey
 
 from assets.partitions import register
-from pipeline.definitions import asset_keys_by_partitioning, build_definitions, execute_partition_multiprocess, instance_for
+from pipeline.definitions import (
+    asset_keys_by_partitioning,
+    build_definitions,
+    execute_partition_multiprocess,
+    instance_for,
+)
 from pipeline.replay.engine import PlannedRequest, ReplaySettings
 from pipeline.replay.shards import common_start_ns, shard_plan, shard_settings, shards_for
 from tests.test_definitions import small_spec

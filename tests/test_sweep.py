@@ -9,12 +9,13 @@ import pyarrow.compute as pc
 import pytest
 import yaml
 
-from pipeline import sweep_analysis
+from pipeline.analysis import sweep as sweep_analysis
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
-from pipeline.spec import Replay, Spec, SpecError, load_spec
+from pipeline.spec import Spec, SpecError, load_spec
+from pipeline.spec.workload import Replay
 from tests.conftest import demo_spec_dict
 
 # --- the spec ---------------------------------------------------------------------------------

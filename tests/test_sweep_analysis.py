@@ -6,8 +6,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline import analysis, sweep_analysis
-from pipeline.layout import write_parquet
+from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis import tables as analysis_tables
+from pipeline.pack.layout import write_parquet
 from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.replay.sweep import load_levels, with_load_level
 from pipeline.spec import Spec
@@ -92,7 +93,7 @@ def test_no_level_meeting_the_sla_leaves_the_summary_empty_handed(tmp_path: Path
 def test_headline_figures_stay_those_of_the_production_level(tmp_path: Path):
     spec = sweep_spec()
     raw, _ = tables(tmp_path, spec, level_rows(10), {2.0: level_rows(900)})
-    cost = analysis.cost_per_decision(raw, spec).to_pylist()[0]
+    cost = analysis_tables.cost_per_decision(raw, spec).to_pylist()[0]
     assert cost["load_levels"] == 1
     assert cost["cost_per_decision_usd"] == pytest.approx(COST_PER_LEVEL / 10)
     assert "cost_per_decision_at_max_sla_load_usd" not in cost  # the sweep's, in sweep_summary
@@ -109,7 +110,7 @@ def test_the_early_stop_judges_a_level_from_its_own_rows(tmp_path: Path):
 
 
 def test_the_checks_catch_an_inconsistent_summary_and_duplicated_levels():
-    from pipeline import checks
+    from pipeline.quality import rules
 
     levels = [
         {"candidate": "c", "load_level": 1.0, "load_level_label": "1×", "production": True, "meets_sla": True, "sla_attainment": 1.0, "error_rate": 0.0},
@@ -117,10 +118,10 @@ def test_the_checks_catch_an_inconsistent_summary_and_duplicated_levels():
         {"candidate": "c", "load_level": 4.0, "load_level_label": "4×", "production": False, "meets_sla": True, "sla_attainment": 1.0, "error_rate": 0.0},
     ]
     good = {"candidate": "c", "max_sla_load_level": 1.0, "first_missing_load_level": 2.0}
-    assert checks.sweep_summary_consistent(levels, [good]).passed
-    assert not checks.sweep_summary_consistent(levels, [dict(good, max_sla_load_level=4.0)]).passed  # 2× missed below it
-    assert not checks.sweep_summary_consistent(levels, [dict(good, first_missing_load_level=4.0)]).passed  # 4× met
-    assert checks.sweep_levels_complete(levels, ["c"], sweeping=True).passed
-    assert not checks.sweep_levels_complete(levels + levels[:1], ["c"], sweeping=True).passed
-    assert not checks.sweep_levels_complete(levels[1:], ["c"], sweeping=True).passed  # no production level
-    assert not checks.sweep_levels_complete(levels, ["c"], sweeping=False).passed  # rows without a sweep
+    assert rules.sweep_summary_consistent(levels, [good]).passed
+    assert not rules.sweep_summary_consistent(levels, [dict(good, max_sla_load_level=4.0)]).passed  # 2× missed below it
+    assert not rules.sweep_summary_consistent(levels, [dict(good, first_missing_load_level=4.0)]).passed  # 4× met
+    assert rules.sweep_levels_complete(levels, ["c"], sweeping=True).passed
+    assert not rules.sweep_levels_complete(levels + levels[:1], ["c"], sweeping=True).passed
+    assert not rules.sweep_levels_complete(levels[1:], ["c"], sweeping=True).passed  # no production level
+    assert not rules.sweep_levels_complete(levels, ["c"], sweeping=False).passed  # rows without a sweep

@@ -7,11 +7,11 @@ from collections import Counter, defaultdict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.analysis import analysis_params
-from pipeline.layout import PackLayout
-from pipeline.pack import plots
+from pipeline.analysis.tables import analysis_params
+from pipeline.duck.session import QuerySession
+from pipeline.pack import svg
+from pipeline.pack.layout import PackLayout
 from pipeline.spec import Spec
-from pipeline.sqlsession import QuerySession
 
 
 def workload_charts(sample: pa.Table) -> dict[str, str | None]:
@@ -19,9 +19,9 @@ def workload_charts(sample: pa.Table) -> dict[str, str | None]:
     per_second = Counter(int(offset) for offset in offsets)
     seconds = list(range(int(max(offsets, default=0)) + 1))
     return {
-        "prompt_lengths": plots.histogram({"prompt tokens": sample.column("prompt_tokens").to_pylist()}, "prompt tokens per request"),
-        "output_lengths": plots.histogram({"output tokens": sample.column("output_tokens").to_pylist()}, "output tokens per request"),
-        "arrivals": plots.timeline(
+        "prompt_lengths": svg.histogram({"prompt tokens": sample.column("prompt_tokens").to_pylist()}, "prompt tokens per request"),
+        "output_lengths": svg.histogram({"output tokens": sample.column("output_tokens").to_pylist()}, "output tokens per request"),
+        "arrivals": svg.timeline(
             {"sampled production arrivals": (seconds, [per_second.get(s, 0) for s in seconds])},
             "seconds into the sampled window",
             "requests per second",
@@ -43,8 +43,8 @@ def latency_charts(marked: list[dict], spec: Spec) -> dict[str, str | None]:
     if spec.sla.e2e_ms:
         e2e_bounds[f"SLA {spec.sla.e2e_ms:g} ms"] = spec.sla.e2e_ms
     return {
-        "ttft_cdf": plots.cdf(dict(by_candidate["ttft_ms"]), "TTFT (ms)", ttft_bounds),
-        "e2e_cdf": plots.cdf(dict(by_candidate["e2e_ms"]), "E2E latency (ms)", e2e_bounds),
+        "ttft_cdf": svg.cdf(dict(by_candidate["ttft_ms"]), "TTFT (ms)", ttft_bounds),
+        "e2e_cdf": svg.cdf(dict(by_candidate["e2e_ms"]), "E2E latency (ms)", e2e_bounds),
     }
 
 
@@ -60,8 +60,8 @@ def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
             xs.append(row["second"])
             ys.append(value)
     return {
-        "throughput_timeline": plots.timeline(dict(tokens), "seconds since the replay's first send", "output tokens per second"),
-        "goodput_timeline": plots.timeline(
+        "throughput_timeline": svg.timeline(dict(tokens), "seconds since the replay's first send", "output tokens per second"),
+        "goodput_timeline": svg.timeline(
             {**{f"{name} completed": xy for name, xy in done.items()},
              **{f"{name} met SLA (goodput)": xy for name, xy in good.items()}},
             "seconds since the replay's first send",
@@ -78,12 +78,12 @@ def comparison_charts(pack: dict) -> dict[str, str | None]:
     claimed = next((row["claimed_accuracy"] for row in summary if row.get("claimed_accuracy") is not None), None)
     ranking = pack.get("ranking") or []
     return {
-        "accuracy_intervals": plots.intervals(
+        "accuracy_intervals": svg.intervals(
             [(row["candidate"], row["accuracy"], row["accuracy_ci_low"], row["accuracy_ci_high"]) for row in summary],
             "accuracy on the labelled slice (interval: Wilson)",
             {f"claimed {claimed:g}": claimed} if claimed is not None else None,
         ),
-        "cost_intervals": plots.intervals(
+        "cost_intervals": svg.intervals(
             [(f"{row['rank']}. {row['candidate']}", row["cost_per_decision_usd"], row["cost_per_decision_usd_ci_low"],
               row["cost_per_decision_usd_ci_high"]) for row in ranking],
             "USD per useful decision (lower is better)",

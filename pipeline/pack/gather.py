@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.layout import PackLayout, write_parquet, write_text
+from pipeline.pack.layout import PackLayout, write_parquet, write_text
 from pipeline.pack.render import JSON_NAME
 
 # what a candidate × version partition writes (and the comparison concatenates)

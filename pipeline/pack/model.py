@@ -8,15 +8,14 @@ from importlib import metadata
 
 import pyarrow.parquet as pq
 
-from pipeline.calibration import CLIENT_LIMITED_LAG_MS
-from pipeline.hashing import file_ref
-from pipeline.layout import PackLayout
-from pipeline.pack import comparison
-from pipeline.pack import figures as pack_figures
+from pipeline.pack import claims, comparison
 from pipeline.pack import sweep as pack_sweep
+from pipeline.pack.hashing import file_ref
+from pipeline.pack.layout import PackLayout
+from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
-# the queries a table's figures read before its own (pipeline/analysis.py runs them in this order)
+# the queries a table's figures read before its own (pipeline/analysis/tables.py runs them in this order)
 LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
@@ -105,22 +104,22 @@ def build_pack(
     throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
     latency_inputs = [raw_ref] + _itl_histogram_ref(layout)
     figures = (
-        pack_figures.latency_figures(loaded.spec, latency_rows, pack_figures.lineage([staged, *latency_steps, latency_sql], latency_inputs))
-        + pack_figures.throughput_figures(loaded.spec, throughput_rows, pack_figures.lineage([staged, *throughput_steps, throughput_sql], [raw_ref]))
-        + pack_figures.cost_figures(loaded.spec, cost_rows, pack_figures.lineage([staged, cost_sql], [raw_ref]))
+        claims.latency_figures(loaded.spec, latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs))
+        + claims.throughput_figures(loaded.spec, throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref]))
+        + claims.cost_figures(loaded.spec, cost_rows, claims.lineage([staged, cost_sql], [raw_ref]))
     )
     inputs = [raw_ref]
     if accuracy_rows:
         (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
         results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
-        figures += pack_figures.accuracy_figures(loaded.spec, accuracy_rows, pack_figures.lineage([accuracy_sql], [results_ref]))
+        figures += claims.accuracy_figures(loaded.spec, accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
         inputs.append(results_ref)
     sweep_lineage = None
     if pack_sweep.sweep_ran(loaded.spec):
         sweep_lineage, sweep_inputs = pack_sweep.sweep_lineage(layout, raw_timings_rows, sweep_timings_rows)
         inputs.append(sweep_inputs[-1])
-    figures += pack_figures.sweep_figures(
-        loaded.spec, list(sweep_summary_rows), sweep_lineage or pack_figures.lineage([staged, cost_sql], [raw_ref])
+    figures += claims.sweep_figures(
+        loaded.spec, list(sweep_summary_rows), sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
     )
     divergence = _claim_divergence(layout)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jinja2
 
-from pipeline.hashing import sha256_file
+from pipeline.pack.hashing import sha256_file
 
 JSON_NAME = "evidence_pack.json"
 MARKDOWN_NAME = "evidence_pack.md"

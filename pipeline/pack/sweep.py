@@ -13,14 +13,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.hashing import file_ref
-from pipeline.layout import PackLayout
-from pipeline.pack import figures as pack_figures
-from pipeline.pack import plots
+from pipeline.analysis.sweep import sweep_ran
+from pipeline.pack import claims, svg
+from pipeline.pack.hashing import file_ref
+from pipeline.pack.layout import PackLayout
 from pipeline.replay.sweep import LOAD_UNITS, production_level
 from pipeline.spec import Spec
-from pipeline.sweep_analysis import sweep_ran
-
 
 
 def sweep_steps() -> tuple[str, ...]:
@@ -40,7 +38,7 @@ def sweep_lineage(layout: PackLayout, raw_timings_rows: int, sweep_timings_rows:
         file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows),
         file_ref(layout.table("sweep_timings"), layout.root, sweep_timings_rows),
     ]
-    return pack_figures.lineage(steps, inputs), inputs
+    return claims.lineage(steps, inputs), inputs
 
 
 def sweep_section(spec: Spec, level_rows: list[dict], summary_rows: list[dict], replay_summary: dict | None, lineage: dict | None) -> dict | None:
@@ -97,7 +95,7 @@ def sweep_charts(section: dict | None) -> dict[str, str | None]:
     labels = {row["load_level"]: row["load_level_label"] for row in section["levels"]}
     sla_ttft = section["sla"]["ttft_ms"]
     return {
-        "sweep": plots.sweep(
+        "sweep": svg.sweep(
             series, marked, labels, f"load level ({section['unit']})",
             {f"SLA TTFT {sla_ttft:g} ms": sla_ttft} if sla_ttft else None,
         )

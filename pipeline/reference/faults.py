@@ -23,7 +23,7 @@ import struct
 
 from starlette.types import Scope, Send
 
-from pipeline.reference.profile import FAULT_KINDS, ServingProfile
+from pipeline.reference.serving_profile import FAULT_KINDS, ServingProfile
 
 FAULT_HEADER = "x-reference-fault"
 ABORT_KEY = "loadproof.abort"  # scope key: a callable that resets the client's TCP connection

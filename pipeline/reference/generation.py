@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.reference.profile import ServingProfile
+from pipeline.reference.serving_profile import ServingProfile
 
 VOCABULARY = (
     "alpha", "bravo", "cargo", "delta", "ember", "falcon", "garnet", "harbor",

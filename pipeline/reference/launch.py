@@ -18,8 +18,8 @@ from typing import IO
 import httpx
 
 from pipeline.reference.oracle import load_oracle_config
-from pipeline.reference.profile import load_profile
 from pipeline.reference.server import build_app
+from pipeline.reference.serving_profile import load_profile
 
 LOOPBACK_HOST = "127.0.0.1"
 

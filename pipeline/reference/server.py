@@ -29,20 +29,37 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipeline.reference.engine import PromptTooLong, decode_step_ms, prefill_ms  # noqa: F401 (re-exported)
-from pipeline.reference.engine_loop import EngineLoop, SequenceHandle
 from pipeline.reference.faults import (
-    ABORT_KEY, FAULT_HEADER, WRONG_USAGE_OFFSET, FaultPicker, UnknownFault, abort_connection,
+    ABORT_KEY,
+    FAULT_HEADER,
+    WRONG_USAGE_OFFSET,
+    FaultPicker,
+    UnknownFault,
+    abort_connection,
     transport_aborter,
 )
 from pipeline.reference.generation import (  # noqa: F401 (generate_pieces, VOCABULARY re-exported)
-    VOCABULARY, GenerationRequest, Reply, Writer, default_writer, generate_pieces,
+    VOCABULARY,
+    GenerationRequest,
+    Reply,
+    Writer,
+    default_writer,
+    generate_pieces,
 )
 from pipeline.reference.openai_wire import (
-    BadRequest, ChatRequest, CompletionRequest, Shapes, error_response, parse_body, sse, usage,
+    BadRequest,
+    ChatRequest,
+    CompletionRequest,
+    Shapes,
+    error_response,
+    parse_body,
+    sse,
+    usage,
 )
 from pipeline.reference.oracle import oracle_writer
-from pipeline.reference.profile import ServingProfile
+from pipeline.reference.serving_loop import EngineLoop, SequenceHandle
+from pipeline.reference.serving_model import PromptTooLong, decode_step_ms, prefill_ms  # noqa: F401 (re-exported)
+from pipeline.reference.serving_profile import ServingProfile
 from pipeline.reference.timeline import TimelineRecord, TimelineWriter
 from pipeline.tokens import count_message_tokens, count_tokens
 

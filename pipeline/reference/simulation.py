@@ -13,8 +13,8 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pipeline.reference.engine import EngineCore, Sequence
-from pipeline.reference.profile import ServingProfile
+from pipeline.reference.serving_model import EngineCore, Sequence
+from pipeline.reference.serving_profile import ServingProfile
 
 NS_PER_S = 1_000_000_000
 

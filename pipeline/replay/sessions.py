@@ -1,5 +1,5 @@
 """Session replay: each session's turns in order, each after the previous reply plus the think
-time, carrying the conversation so far (the plan side is pipeline/session_plan.py).
+time, carrying the conversation so far (the plan side is pipeline/plan/sessions.py).
 
 The open and closed loops of engine.py see only the *leads* — session-less requests and the
 first turn of each chain — and call `wrap(fire)` for each. For a chain's first turn the wrapper

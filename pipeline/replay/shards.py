@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.layout import write_text
+from pipeline.pack.layout import write_text
 from pipeline.replay.engine import PlannedRequest, ReplaySettings
 
 START_LEAD_NS = 200_000_000  # every shard is past its barrier well before the first send

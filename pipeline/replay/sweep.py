@@ -1,7 +1,7 @@
 """A load sweep: the plan replayed at each load level, one level after the other, per candidate.
 
 The spec's own replay (`raw_timings`) is the production level; the sweep replays every other
-level of `workload.replay.sweep` (pipeline/sweep_spec.py) into `sweep_timings`, with the same
+level of `workload.replay.sweep` (pipeline/spec/sweep.py) into `sweep_timings`, with the same
 engine and the same raw-timing columns, plus `load_level` (the level's number: × logged traffic,
 requests/s or requests in flight) and `load_level_label` (e.g. "2×"), so that no figure ever
 mixes two levels. Every loop is bounded: at most MAX_LEVELS levels, each by its request count
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline import arrivals
+from pipeline.plan import arrivals
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import RAW_TIMINGS_SCHEMA

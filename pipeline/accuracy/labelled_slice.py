@@ -1,0 +1,145 @@
+"""The buyer's labelled slice: load it (CSV or JSONL), render each item's prompt, score replies.
+
+Bad input is refused with the file, the line and the field named. Summaries are computed in
+SQL (sql/accuracy_summary.sql, sql/accuracy_by_label.sql); this module only prepares rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.accuracy.scorers import ERROR, make_scorer
+from pipeline.spec.accuracy import AccuracySlice
+
+SLICE_SCHEMA = pa.schema(
+    [
+        ("item_id", pa.string()),
+        ("text", pa.string()),
+        ("label", pa.string()),
+        ("messages_json", pa.string()),
+        ("source_line", pa.int64()),
+    ]
+)
+
+RESULTS_SCHEMA = pa.schema(
+    [
+        ("candidate", pa.string()),
+        ("item_id", pa.string()),
+        ("label", pa.string()),
+        ("reply", pa.string()),
+        ("predicted", pa.string()),
+        ("correct", pa.bool_()),
+        ("status", pa.string()),
+        ("error_type", pa.string()),
+        ("http_status", pa.int64()),
+        ("latency_ms", pa.float64()),
+        ("prompt_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("sent_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+
+class SliceError(ValueError):
+    """A labelled slice that cannot be used; the message names the file, the line and the field."""
+
+
+def slice_format(config: AccuracySlice, path: Path) -> str:
+    if config.format:
+        return config.format
+    if path.suffix.lower() == ".csv":
+        return "csv"
+    if path.suffix.lower() in {".jsonl", ".ndjson"}:
+        return "jsonl"
+    raise SliceError(f"{path}: cannot tell CSV from JSONL by the suffix; set accuracy.format")
+
+
+def _records(path: Path, kind: str):
+    """(line number, record) pairs; the line is the file's own 1-based line."""
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise SliceError(f"{path}: cannot read labelled slice: {exc.strerror}") from exc
+    with handle:
+        if kind == "csv":
+            for record in (reader := csv.DictReader(handle)):
+                yield reader.line_num, record  # the record's last line (its only one, unless quoted newlines)
+        else:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    record = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise SliceError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+                if not isinstance(record, dict):
+                    raise SliceError(f"{path}:{number}: each line must be a JSON object")
+                yield number, record
+
+
+def render_messages(config: AccuracySlice, text: str, labels: list[str]) -> list[dict]:
+    prompt = config.prompt_template.format(text=text, labels=", ".join(labels))
+    messages = [{"role": "system", "content": config.system_prompt}] if config.system_prompt else []
+    return messages + [{"role": "user", "content": prompt}]
+
+
+def load_slice(config: AccuracySlice, path: Path) -> pa.Table:
+    """Every item of the slice (up to max_items) with its rendered chat messages."""
+    kind = slice_format(config, path)
+    items, seen = [], {}
+    for line, record in _records(path, kind):
+        for field in (config.text_field, config.label_field) + ((config.id_field,) if config.id_field else ()):
+            value = record.get(field)
+            if value is None or (isinstance(value, str) and not value.strip()):
+                raise SliceError(f"{path}:{line}: {field}: missing or empty")
+        item_id = str(record[config.id_field]) if config.id_field else str(line)
+        if item_id in seen:
+            raise SliceError(f"{path}:{line}: {config.id_field}: duplicate id {item_id!r} (first on line {seen[item_id]})")
+        seen[item_id] = line
+        items.append((item_id, str(record[config.text_field]), str(record[config.label_field]), line))
+        if config.max_items and len(items) >= config.max_items:
+            break
+    if not items:
+        raise SliceError(f"{path}: the labelled slice has no items")
+    labels = label_set(config, [label for _, _, label, _ in items])
+    rows = [
+        {
+            "item_id": item_id,
+            "text": text,
+            "label": label,
+            "messages_json": json.dumps(render_messages(config, text, labels), ensure_ascii=False),
+            "source_line": line,
+        }
+        for item_id, text, label, line in items
+    ]
+    return pa.Table.from_pylist(rows, schema=SLICE_SCHEMA)
+
+
+def label_set(config: AccuracySlice, labels: list[str]) -> list[str]:
+    """The labels a reply may choose from: the spec's list, or the slice's, sorted."""
+    return list(config.labels) if config.labels else sorted(set(labels))
+
+
+def score_replies(config: AccuracySlice, slice_table: pa.Table, replies: list[dict]) -> pa.Table:
+    """Score each reply (one per item and candidate) against its label; an error is wrong."""
+    scorer = make_scorer(config.scorer, label_set(config, slice_table.column("label").to_pylist()), config.pattern)
+    rows = []
+    for reply in replies:
+        if reply["status"] == "ok":
+            predicted, correct = scorer(reply["reply"] or "", reply["label"])
+        else:
+            predicted, correct = ERROR, False
+        rows.append({**reply, "predicted": predicted, "correct": correct})
+    return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+
+
+def empty_slice() -> pa.Table:
+    return SLICE_SCHEMA.empty_table()
+
+
+def empty_results() -> pa.Table:
+    return RESULTS_SCHEMA.empty_table()

@@ -1,0 +1,128 @@
+"""A load sweep's tables: `sweep_levels` (candidate × load level) and `sweep_summary` (per
+candidate, the highest load still meeting the SLA, its goodput and cost per useful decision).
+
+Each level is analysed on its own by `pipeline.analysis.analyse_all` — the very queries of the
+pack's headline figures, over that level's raw timings only, with its own steady-state window —
+and the per-level outputs, tagged with the level, are joined by sql/sweep_levels.sql. The
+production level's rows are `raw_timings` (the spec's own replay), the other levels' are
+`sweep_timings`; the headline figures and verdicts stay those of the production level.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.analysis import tables as analysis_tables
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.duck.session import QuerySession
+from pipeline.replay.sweep import LoadLevel, load_levels
+from pipeline.spec import Spec
+
+SWEEP_QUERIES = ("sweep_levels", "sweep_summary")
+
+
+def sweep_ran(spec: Spec) -> bool:
+    return spec.workload.replay.sweep is not None
+
+
+def level_spec(spec: Spec, level: LoadLevel) -> Spec:
+    """The spec a level is analysed with: a sweep level's warm-up and cool-down are the sweep's
+    (default: the replay's own); the production level keeps the replay's."""
+    replay = spec.workload.replay
+    if level.production or replay.sweep is None:
+        return spec
+    update = {
+        "warmup_s": replay.warmup_s if replay.sweep.warmup_s is None else replay.sweep.warmup_s,
+        "cooldown_s": replay.cooldown_s if replay.sweep.cooldown_s is None else replay.sweep.cooldown_s,
+    }
+    workload = spec.workload.model_copy(update={"replay": replay.model_copy(update=update)})
+    return spec.model_copy(update={"workload": workload})
+
+
+def level_sources(raw_timings: Path | pa.Table, sweep_timings: Path | pa.Table | None, spec: Spec) -> list[tuple[LoadLevel, Path | pa.Table]]:
+    """(level, its raw timings) for the production level and every level the sweep replayed."""
+    levels = load_levels(spec.workload.replay)
+    production = next(level for level in levels if level.production)
+    sources: list[tuple[LoadLevel, Path | pa.Table]] = [(production, raw_timings)]
+    if sweep_timings is None:
+        return sources
+    table = sweep_timings if isinstance(sweep_timings, pa.Table) else pq.read_table(sweep_timings)
+    seen = table.select(["load_level", "load_level_label"]).group_by(["load_level", "load_level_label"]).aggregate([])
+    for row in sorted(seen.to_pylist(), key=lambda r: r["load_level"]):
+        level = next(
+            (lv for lv in levels if math.isclose(lv.value, row["load_level"], rel_tol=1e-9)),
+            LoadLevel(row["load_level"], row["load_level_label"], math.nan),
+        )
+        sources.append((level, table.filter(pc.equal(table.column("load_level"), row["load_level"]))))
+    return sorted(sources, key=lambda pair: pair[0].value)
+
+
+def _tagged(table: pa.Table, level: LoadLevel) -> pa.Table:
+    rows = table.num_rows
+    for name in ("load_level", "load_level_label", "production"):
+        if name in table.schema.names:
+            table = table.drop_columns([name])
+    table = table.append_column("load_level", pa.array([level.value] * rows, pa.float64()))
+    table = table.append_column("load_level_label", pa.array([level.label] * rows, pa.string()))
+    return table.append_column("production", pa.array([level.production] * rows, pa.bool_()))
+
+
+def level_tables(
+    source: Path | pa.Table, level: LoadLevel, spec: Spec, accuracy_summary: pa.Table | None,
+    queries: QueryCatalog = REPO_QUERIES,
+) -> dict[str, pa.Table]:
+    """One level's throughput (with the error rate's Wilson interval), latency and cost."""
+    tables = analysis_tables.analyse_all(source, level_spec(spec, level), accuracy_summary, queries=queries)
+    z = analysis_tables.z_value(spec.analysis.confidence)
+    throughput = analysis_tables.with_wilson(tables["throughput"], "requests_failed", "requests_planned", "error_rate", z)
+    return {
+        "level_throughput": _tagged(throughput, level),
+        "level_latency": _tagged(tables["latency_percentiles"], level),
+        "level_cost": _tagged(tables["cost_per_decision"], level),
+    }
+
+
+def _params(spec: Spec) -> dict:
+    return {"min_attainment": spec.sla.min_attainment, "max_error_rate": spec.sla.max_error_rate}
+
+
+def sweep_levels_from(
+    sources: list[tuple[LoadLevel, Path | pa.Table]], spec: Spec, accuracy_summary: pa.Table | None = None,
+    queries: QueryCatalog = REPO_QUERIES,
+) -> pa.Table:
+    per_level = [level_tables(source, level, spec, accuracy_summary, queries) for level, source in sources]
+    views = {name: pa.concat_tables([t[name] for t in per_level], promote_options="default") for name in per_level[0]}
+    with QuerySession(views, _params(spec), queries) as session:
+        return session.run("sweep_levels")
+
+
+def sweep_levels(
+    raw_timings: Path | pa.Table, sweep_timings: Path | pa.Table | None, spec: Spec, accuracy_summary: pa.Table | None = None,
+    queries: QueryCatalog = REPO_QUERIES,
+) -> pa.Table:
+    """One row per candidate × load level (production level included)."""
+    return sweep_levels_from(level_sources(raw_timings, sweep_timings, spec), spec, accuracy_summary, queries)
+
+
+def sweep_summary(levels: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
+    """Per candidate: the highest load level still meeting the SLA, its goodput and cost."""
+    with QuerySession({"sweep_levels": levels}, _params(spec), queries) as session:
+        return session.run("sweep_summary")
+
+
+def clearly_misses(candidate: str, level: LoadLevel, timings: Path | pa.Table, spec: Spec) -> bool:
+    """The sweep's early stop: did this candidate's level clearly miss the SLA? (The same
+    definition as sweep_levels.clearly_misses_sla, from the same queries.)"""
+    if isinstance(timings, pa.Table):
+        timings = timings.filter(pc.equal(timings.column("candidate"), candidate))
+    else:
+        timings = pq.read_table(timings, filters=[("candidate", "==", candidate)])
+    if timings.num_rows == 0:
+        return False
+    row = sweep_levels_from([(level, timings)], spec).to_pylist()
+    return bool(row and row[0]["clearly_misses_sla"])

@@ -1,0 +1,325 @@
+"""Raw timings → decision tables, each computed by DuckDB queries in sql/.
+
+Every table starts from `steady_requests` (the raw timings marked with the steady-state window,
+prompt-length bucket and SLA bounds). Percentile ranks are exact binomial order statistics
+(`pipeline.stats.order_statistic_ranks`) computed here between two queries; proportions get
+Wilson intervals from `pipeline.stats.wilson_interval`.
+
+ITL is read from `itl_histogram` (sql/itl_histogram.sql): every gap counted per whole
+microsecond, written beside raw_timings by the replay, so the 10^9 gap lists of a long run are
+decoded once, not by every analysis. Without a usable histogram (none given, or one built with
+another window or other buckets) it is built here from the raw timings, with the same SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from scipy.stats import norm
+
+from pipeline.analysis.metrics import PERCENTILES
+from pipeline.analysis.stats import order_statistic_ranks, peak_concurrency, wilson_interval
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.duck.session import QuerySession
+from pipeline.spec import Spec
+
+# the analysis parameters an ITL histogram was built with, kept in its Parquet schema metadata
+ITL_HISTOGRAM_PARAMS_KEY = b"loadproof.itl_histogram.params"
+
+RANKS_SCHEMA = pa.schema(
+    [
+        ("candidate", pa.string()),
+        ("metric", pa.string()),
+        ("scope", pa.string()),
+        ("scope_order", pa.int64()),
+        ("percentile", pa.string()),
+        ("q", pa.float64()),
+        ("n", pa.int64()),
+        ("point_rank", pa.int64()),
+        ("low_rank", pa.int64()),
+        ("high_rank", pa.int64()),
+        ("confidence", pa.float64()),
+        ("sample_every", pa.int64()),
+    ]
+)
+ACCURACY_VIEW_SCHEMA = pa.schema([("candidate", pa.string()), ("accuracy", pa.float64())])
+
+
+def z_value(confidence: float) -> float:
+    """The two-sided normal quantile for `confidence` (0.95 → 1.96)."""
+    return float(norm.ppf(1 - (1 - confidence) / 2))
+
+
+def analysis_params(spec: Spec) -> dict:
+    replay = spec.workload.replay
+    return {
+        "warmup_s": replay.warmup_s,
+        "cooldown_s": replay.cooldown_s,
+        "sla_ttft_ms": spec.sla.ttft_ms,
+        "sla_tpot_ms": spec.sla.tpot_ms,
+        "sla_e2e_ms": spec.sla.e2e_ms,
+        "min_attainment": spec.sla.min_attainment,
+        "bucket_edges": list(spec.analysis.prompt_token_buckets),
+        "z": z_value(spec.analysis.confidence),
+    }
+
+
+def _session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> QuerySession:
+    session = QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries)
+    session.stage("steady_requests")
+    return session
+
+
+# --- latency ---------------------------------------------------------------------------------
+
+
+def itl_histogram_params(spec: Spec) -> dict:
+    """What an ITL histogram depends on besides the raw timings: the window and the buckets."""
+    params = analysis_params(spec)
+    return {key: params[key] for key in ("warmup_s", "cooldown_s", "bucket_edges")}
+
+
+def _with_params(table: pa.Table, spec: Spec) -> pa.Table:
+    metadata = dict(table.schema.metadata or {})
+    metadata[ITL_HISTOGRAM_PARAMS_KEY] = json.dumps(itl_histogram_params(spec), sort_keys=True).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def itl_histogram(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    """Every inter-chunk gap counted per candidate, load level, steady-state flag, prompt-length
+    bucket and whole microsecond; the spec's window and buckets recorded in its metadata."""
+    with _session(raw_timings, spec) as session:
+        session.stage("steady_windows")
+        return _with_params(session.run("itl_histogram"), spec)
+
+
+def itl_histogram_usable(histogram: Path | pa.Table | None, spec: Spec) -> bool:
+    """A histogram can stand in for the gap lists when it exists and was built with this spec's
+    window and buckets (else the figures would silently use another window)."""
+    if histogram is None:
+        return False
+    if isinstance(histogram, pa.Table):
+        metadata = histogram.schema.metadata
+    elif Path(histogram).is_file():
+        metadata = pq.read_schema(histogram).metadata
+    else:
+        return False
+    recorded = (metadata or {}).get(ITL_HISTOGRAM_PARAMS_KEY)
+    return recorded is not None and json.loads(recorded) == itl_histogram_params(spec)
+
+
+def ranks_table(counts: pa.Table, confidence: float) -> pa.Table:
+    """One row per candidate, metric, scope and percentile: the exact order-statistic ranks."""
+    rows = []
+    for count in counts.to_pylist():
+        for name, q in PERCENTILES.items():
+            ranks = order_statistic_ranks(count["n"], q, confidence)
+            rows.append(
+                {
+                    **{key: count[key] for key in ("candidate", "metric", "scope", "scope_order", "n")},
+                    "percentile": name,
+                    "q": q,
+                    "point_rank": ranks.point,
+                    "low_rank": ranks.low,
+                    "high_rank": ranks.high,
+                    "confidence": confidence,
+                    "sample_every": 1,  # every value counts (ITL too, to 1 µs); kept for older readers
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
+
+
+def _bind_itl_histogram(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None) -> None:
+    """The given histogram when usable, else one built from the raw timings in this session."""
+    if itl_histogram_usable(histogram, spec):
+        session.bind("itl_histogram", histogram)
+    else:
+        session.stage("steady_windows")
+        session.stage("itl_histogram")
+
+
+def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None = None) -> pa.Table:
+    _bind_itl_histogram(session, spec, histogram)
+    session.define_view("latency_samples")  # cheap to derive twice from the staged requests
+    session.stage("latency_histogram")
+    counts = session.run("latency_counts")
+    session.bind("ranks", ranks_table(counts, spec.analysis.confidence))
+    return session.run("latency_percentiles")
+
+
+def latency_percentiles(
+    raw_timings: Path | pa.Table, spec: Spec, itl_histogram: Path | pa.Table | None = None
+) -> pa.Table:
+    """TTFT, TPOT, ITL, E2E at p50…p99.9 per candidate and scope, with n and exact intervals
+    (ITL exact to 1 µs, from `itl_histogram` when usable, else built from the raw timings)."""
+    with _session(raw_timings, spec) as session:
+        return _latency(session, spec, itl_histogram)
+
+
+# --- throughput, SLA, errors -------------------------------------------------------------------
+
+
+def throughput_buckets(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    with _session(raw_timings, spec) as session:
+        return session.run("throughput_buckets")
+
+
+def _throughput(session: QuerySession) -> pa.Table:
+    session.stage("throughput_buckets")
+    table = session.run("throughput")
+    peaks = []
+    for candidate in table.column("candidate").to_pylist():
+        session.params["candidate"] = candidate
+        events = session.run("concurrency_events")
+        peaks.append(peak_concurrency(events.column("t_sent_ns").to_numpy(), events.column("t_end_ns").to_numpy()))
+    table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
+    return with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
+
+
+def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    """Rates with batch-means intervals, SLA attainment (Wilson), peak and mean concurrency."""
+    with _session(raw_timings, spec) as session:
+        return _throughput(session)
+
+
+def error_breakdown(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    """Every planned request by outcome (ok or error type), rate with a Wilson interval."""
+    with _session(raw_timings, spec) as session:
+        table = session.run("error_breakdown")
+        return with_wilson(table, "requests", "requests_planned", "rate", session.params["z"])
+
+
+def with_wilson(table: pa.Table, successes: str, n: str, name: str, z: float) -> pa.Table:
+    """Append `{name}_ci_low` and `{name}_ci_high`: the Wilson interval of successes / n."""
+    bounds = [
+        wilson_interval(k or 0, m or 0, z)
+        for k, m in zip(table.column(successes).to_pylist(), table.column(n).to_pylist())
+    ]
+    table = table.append_column(f"{name}_ci_low", pa.array([b[0] for b in bounds], pa.float64()))
+    return table.append_column(f"{name}_ci_high", pa.array([b[1] for b in bounds], pa.float64()))
+
+
+# --- cost ------------------------------------------------------------------------------------
+
+
+def prices_table(spec: Spec) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "candidate": c.name,
+                "usd_per_hour": c.price.usd_per_hour,
+                "replicas": c.price.replicas,
+                "usd_per_million_input_tokens": c.price.usd_per_million_input_tokens,
+                "usd_per_million_output_tokens": c.price.usd_per_million_output_tokens,
+            }
+            for c in spec.candidates
+        ],
+        schema=pa.schema(
+            [
+                ("candidate", pa.string()),
+                ("usd_per_hour", pa.float64()),
+                ("replicas", pa.int64()),
+                ("usd_per_million_input_tokens", pa.float64()),
+                ("usd_per_million_output_tokens", pa.float64()),
+            ]
+        ),
+    )
+
+
+def accuracy_view(accuracy_summary: pa.Table | None) -> pa.Table:
+    """(candidate, accuracy) from the accuracy summary; no rows when the task is not scored."""
+    if accuracy_summary is None or accuracy_summary.num_rows == 0:
+        return ACCURACY_VIEW_SCHEMA.empty_table()
+    return accuracy_summary.select(["candidate", "accuracy"]).cast(ACCURACY_VIEW_SCHEMA)
+
+
+def _cost(session: QuerySession, spec: Spec, accuracy_summary: pa.Table | None) -> pa.Table:
+    session.bind("prices", prices_table(spec))
+    session.bind("accuracy_by_candidate", accuracy_view(accuracy_summary))
+    table = session.run("cost_per_decision")
+    return with_cost_interval(table, accuracy_summary, session.params["z"])
+
+
+def cost_per_decision(raw_timings: Path | pa.Table, spec: Spec, accuracy_summary: pa.Table | None = None) -> pa.Table:
+    with _session(raw_timings, spec) as session:
+        return _cost(session, spec, accuracy_summary)
+
+
+def with_cost_interval(cost: pa.Table, accuracy_summary: pa.Table | None, z: float) -> pa.Table:
+    """An interval for cost per decision from the uncertainty of the useful share.
+
+    The window's cost is taken as known; the share of requests that met the SLA has a Wilson
+    interval and, when scored, so has accuracy. Their extreme products bound the useful
+    decisions, and cost ÷ those bounds the cost per decision (a conservative interval).
+    """
+    accuracy = {}
+    if accuracy_summary is not None:
+        for row in accuracy_summary.to_pylist():
+            accuracy[row["candidate"]] = (row["accuracy_ci_low"], row["accuracy_ci_high"])
+    lows, highs = [], []
+    for row in cost.to_pylist():
+        n, within = row["requests_in_window"], row["decisions_within_sla"]
+        share_low, share_high = wilson_interval(within, n, z)
+        acc_low, acc_high = accuracy.get(row["candidate"], (1.0, 1.0))
+        if share_low is None or acc_low is None or row["cost_usd"] is None:
+            lows.append(None)
+            highs.append(None)
+            continue
+        most, least = n * share_high * acc_high, n * share_low * acc_low
+        lows.append(row["cost_usd"] / most if most > 0 else None)
+        highs.append(row["cost_usd"] / least if least > 0 else None)
+    cost = cost.append_column("cost_per_decision_usd_ci_low", pa.array(lows, pa.float64()))
+    return cost.append_column("cost_per_decision_usd_ci_high", pa.array(highs, pa.float64()))
+
+
+# --- accuracy --------------------------------------------------------------------------------
+
+
+def accuracy_summary(accuracy_results: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
+    """Accuracy per candidate with its Wilson interval and the delta to the published accuracy."""
+    params = {"claimed_accuracy": spec.claim.figures.get("accuracy"), "z": z_value(spec.analysis.confidence)}
+    with QuerySession({"accuracy_results": accuracy_results}, params, queries) as session:
+        table = with_wilson(session.run("accuracy_summary"), "correct", "scored", "accuracy", params["z"])
+    claimed = params["claimed_accuracy"]
+    for end in ("low", "high"):  # the delta's interval is the accuracy's, shifted by the claim
+        bounds = table.column(f"accuracy_ci_{end}").to_pylist()
+        shifted = [None if b is None or claimed is None else b - claimed for b in bounds]
+        table = table.append_column(f"accuracy_delta_ci_{end}", pa.array(shifted, pa.float64()))
+    return table
+
+
+def accuracy_by_label(accuracy_results: Path | pa.Table, spec: Spec) -> pa.Table:
+    """The confusion matrix in long form, with each label's accuracy and Wilson interval."""
+    z = z_value(spec.analysis.confidence)
+    with QuerySession({"accuracy_results": accuracy_results}) as session:
+        table = session.run("accuracy_by_label")
+    return with_wilson(table, "label_correct", "label_items", "label_accuracy", z)
+
+
+# --- everything at once (benchmarks, `loadproof verify`) ---------------------------------------
+
+
+def analyse_all(
+    raw_timings: Path | pa.Table,
+    spec: Spec,
+    accuracy_summary: pa.Table | None = None,
+    itl_histogram: Path | pa.Table | None = None,
+    queries: QueryCatalog = REPO_QUERIES,
+) -> dict[str, pa.Table]:
+    """Every table from one session: the shared steps are staged once. Without a usable
+    `itl_histogram` it is built from the raw timings and returned too (`loadproof verify`)."""
+    with _session(raw_timings, spec, queries) as session:
+        tables = {"throughput": _throughput(session)}
+        buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
+        tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])
+        tables["error_breakdown"] = with_wilson(
+            session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
+        )
+        tables["cost_per_decision"] = _cost(session, spec, accuracy_summary)
+        tables["latency_percentiles"] = _latency(session, spec, itl_histogram)
+        if not itl_histogram_usable(itl_histogram, spec):
+            tables["itl_histogram"] = _with_params(session.staged("itl_histogram"), spec)
+        return tables

@@ -1,0 +1,109 @@
+"""A chain of queries on one DuckDB connection: inputs bound once, shared steps staged once.
+
+`run_query` runs one query; analyses that need a Python step between two queries (exact
+binomial ranks between the histogram and the order statistics) or several tables from the same
+staged steps keep a `QuerySession` open. No value is ever formatted into SQL text: files bind
+through DuckDB's relational API and values through `$name` parameters.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.duck.connect import DEFAULT_MEMORY_LIMIT, connection
+
+# Raw-timing columns the queries read that a replay may not write (`load_level`: only a load
+# sweep has levels; `labelled_item_id`: only accuracy mixed into the load, and files written
+# before it): added as typed NULLs when missing (name -> SQL type).
+RAW_TIMINGS_OPTIONAL = {"load_level": "DOUBLE", "retry_count": "BIGINT", "labelled_item_id": "VARCHAR"}
+
+
+class QuerySession:
+    def __init__(
+        self,
+        views: dict[str, Path | pa.Table],
+        params: dict | None = None,
+        queries: QueryCatalog = REPO_QUERIES,
+        optional_columns: bool = True,
+        memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    ) -> None:
+        """`optional_columns`: add the raw-timing columns a replay may not write (as typed NULLs)."""
+        self.params = dict(params or {})
+        self.queries = queries
+        self._closing = ExitStack()
+        self.con: duckdb.DuckDBPyConnection = self._closing.enter_context(connection(memory_limit))
+        self._keep: list[pa.Table] = []  # Arrow tables must outlive the views bound to them
+        for name, source in views.items():
+            self.bind(name, source, RAW_TIMINGS_OPTIONAL if optional_columns and name == "raw_timings" else None)
+
+    def bind(self, name: str, source: Path | pa.Table, optional: dict[str, str] | None = None) -> None:
+        """Bind a Parquet file or an Arrow table as a view, adding missing `optional` columns."""
+        if isinstance(source, pa.Table):
+            self._keep.append(source)
+            relation = self.con.from_arrow(source)
+        else:
+            relation = self.con.read_parquet(str(source))
+        missing = [column for column in optional or {} if column not in relation.columns]
+        if missing:
+            extra = ", ".join(f"CAST(NULL AS {optional[c]}) AS {c}" for c in missing)
+            relation = relation.project(f"*, {extra}")
+        relation.create_view(name, replace=True)
+
+    def stage(self, name: str) -> None:
+        """Materialise sql/<name>.sql as a temp table of the same name."""
+        text, used = self._bound(name)
+        self.con.sql(text, params=used).to_table(name)
+
+    def define_view(self, name: str) -> None:
+        """Define sql/<name>.sql as a view: re-read on each use, never held in memory. A view
+        definition cannot hold prepared parameters, so such a query may use none."""
+        text, used = self._bound(name)
+        if used or "$" in text.replace("$$", ""):
+            raise ValueError(f"{self.queries.path(name)} is defined as a view and may not use $parameters")
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {text}")
+
+    def staged(self, name: str) -> pa.Table:
+        """The rows of a query staged earlier in this session, without running it again."""
+        return self.con.table(name).to_arrow_table()
+
+    def run(self, name: str) -> pa.Table:
+        text, used = self._bound(name)
+        return self.con.sql(text, params=used).to_arrow_table()
+
+    def _bound(self, name: str) -> tuple[str, dict]:
+        return self.queries.bound(name, self.params)
+
+    def close(self) -> None:
+        self._closing.close()
+
+    def __enter__(self) -> QuerySession:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def run_query(
+    name: str,
+    views: dict[str, Path | pa.Table],
+    params: dict | None = None,
+    staged: tuple[str, ...] = (),
+    queries: QueryCatalog = REPO_QUERIES,
+) -> pa.Table:
+    """Run `<name>.sql` with each view bound to a Parquet file (or an Arrow table).
+
+    `staged` names queries materialised first as temp tables of the same name (e.g.
+    `steady_requests`), so steps shared by several queries are written once.
+    """
+    with QuerySession(views, params, queries, optional_columns=False) as session:
+        for stage in staged:
+            session.stage(stage)
+        return session.run(name)

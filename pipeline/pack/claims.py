@@ -1,0 +1,164 @@
+"""Every measured figure beside the published one, with its interval, n, verdict and lineage.
+
+Verdicts come from the interval and the direction in which larger is better
+(`pipeline.stats.verdict`). For a percentile the interval's ends are exact order statistics, so
+"holds" is exactly MLPerf LoadGen's early-stopping rule at the interval's one-sided confidence:
+a run shorter than `min_samples_to_hold` can never make a percentile claim hold.
+"""
+
+from __future__ import annotations
+
+from pipeline.analysis import metrics
+from pipeline.analysis.stats import early_stopping_min_queries, one_sided_confidence, verdict, wilson_interval
+from pipeline.analysis.tables import z_value
+from pipeline.spec import Spec
+
+THROUGHPUT_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
+COST_FIGURES = ("cost_per_decision_usd", "cost_per_million_output_tokens_usd")
+SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
+
+
+def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n: int, lineage: dict) -> dict:
+    unit, larger_is_better = metrics.describe(metric)
+    claimed = spec.claim.figures.get(metric)
+    return {
+        "candidate": candidate,
+        "metric": metric,
+        "unit": unit,
+        "claimed": claimed,
+        "measured": measured,
+        "ci_low": ci_low,
+        "ci_high": ci_high,
+        "n": n,
+        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better),
+        "lineage": lineage,
+    }
+
+
+def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+    """One figure per candidate, metric and percentile over the whole window (scope 'all')."""
+    out = []
+    for row in rows:
+        if (row.get("scope") or "all") != "all":
+            continue
+        item = figure(
+            spec,
+            row["candidate"],
+            metrics.latency_figure_name(row["metric"], row["percentile"]),
+            row["value"],
+            row["ci_low"],
+            row["ci_high"],
+            row["n"],
+            lineage,
+        )
+        item["early_stopping"] = early_stopping_note(row["q"], row["n"], row.get("confidence") or spec.analysis.confidence)
+        if (row.get("sample_every") or 1) > 1:
+            item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
+        out.append(item)
+    return out
+
+
+def early_stopping_note(q: float, n: int, confidence: float) -> dict:
+    """How many samples a claim on this percentile needs to hold, even with none over it."""
+    one_sided = one_sided_confidence(confidence)
+    needed = early_stopping_min_queries(q, 0, one_sided)
+    return {"confidence": one_sided, "min_samples_to_hold": needed, "long_enough": n >= needed}
+
+
+def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+    out = []
+    for row in rows:
+        for metric in THROUGHPUT_FIGURES:
+            out.append(
+                figure(
+                    spec,
+                    row["candidate"],
+                    metric,
+                    row[metric],
+                    row[f"{metric}_ci_low"],
+                    row[f"{metric}_ci_high"],
+                    row["requests_in_window"],
+                    lineage,
+                )
+            )
+        out.append(
+            figure(
+                spec, row["candidate"], "sla_attainment", row.get("sla_attainment"),
+                row.get("sla_attainment_ci_low"), row.get("sla_attainment_ci_high"), row["requests_in_window"], lineage,
+            )
+        )
+        low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
+        out.append(
+            figure(spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage)
+        )
+    return out
+
+
+def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+    """Cost per decision has an interval from the useful share; cost per million tokens has none,
+    so a claim on it stays inconclusive. (The sweep's cost figure: `sweep_figures`.)"""
+    out = []
+    for row in rows:
+        n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
+        out.append(
+            figure(
+                spec, row["candidate"], "cost_per_decision_usd", row["cost_per_decision_usd"],
+                row.get("cost_per_decision_usd_ci_low"), row.get("cost_per_decision_usd_ci_high"), n, lineage,
+            )
+        )
+        out.append(
+            figure(
+                spec, row["candidate"], "cost_per_million_output_tokens_usd",
+                row["cost_per_million_output_tokens_usd"], None, None, n, lineage,
+            )
+        )
+    return out
+
+
+def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[dict]:
+    """Cost per useful decision at the highest load still meeting the SLA (sweep_summary), with
+    the interval of that level's cost; when it is claimed but no sweep ran, or no level met
+    the SLA, the figure says why it has no value."""
+    out = []
+    by_candidate = {row["candidate"]: row for row in summary_rows}
+    for candidate in [c.name for c in spec.candidates]:
+        row = by_candidate.get(candidate)
+        if row is None and SWEEP_COST_FIGURE not in spec.claim.figures:
+            continue
+        row = row or {}
+        item = figure(
+            spec, candidate, SWEEP_COST_FIGURE, row.get(SWEEP_COST_FIGURE), row.get(f"{SWEEP_COST_FIGURE}_ci_low"),
+            row.get(f"{SWEEP_COST_FIGURE}_ci_high"), row.get("requests_in_window_at_max_sla_load") or 0, lineage,
+        )
+        if row.get("max_sla_load_level") is not None:
+            item["load_level"] = row["max_sla_load_level"]
+            item["load_level_label"] = row["max_sla_load_level_label"]
+        elif not row:
+            item["reason"] = "no load sweep ran (workload.replay.sweep)"
+        else:
+            item["reason"] = "no load level met the SLA"
+        out.append(item)
+    return out
+
+
+def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+    """Accuracy on the buyer's slice with its Wilson interval and the delta to the claim."""
+    out = []
+    for row in rows:
+        item = figure(
+            spec, row["candidate"], "accuracy", row["accuracy"], row["accuracy_ci_low"], row["accuracy_ci_high"],
+            row["scored"], lineage,
+        )
+        item["delta"] = row.get("accuracy_delta")
+        out.append(item)
+    return out
+
+
+def lineage(sql_files: list[dict], inputs: list[dict]) -> dict:
+    """sql: the query that computed the figure; staged: the queries it read; inputs: files."""
+    return {
+        "sql": sql_files[-1]["path"],
+        "sql_sha256": sql_files[-1]["sha256"],
+        "staged_sql": sql_files[:-1],
+        "inputs": inputs,
+    }

@@ -1,0 +1,99 @@
+"""Where every file of a re-validation lives, relative to its pack folder (e.g. out/demo/)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.duck.catalog import SQL_DIR
+from pipeline.pack.partition_keys import partition_safe
+
+CANDIDATES_DIR = "candidates"
+# What a candidate × version re-validation was measured with: the shared (unpartitioned) tables
+# its pack reads, snapshotted into its own folder so the pack stands alone and a later re-plan
+# never changes a past version's evidence. (Not the whole log: production_logs stays shared.)
+SHARED_INPUTS = (
+    "production_sample.parquet", "production_sample.json", "prompt_profile.parquet", "prompt_profile.json",
+    "prompt_length_histogram.parquet", "arrival_rate.parquet", "claim_divergence.json",
+    "replay_plan.parquet", "client_calibration.json", "labelled_slice.parquet",
+)
+
+
+@dataclass(frozen=True)
+class PackLayout:
+    root: Path
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    def table(self, name: str) -> Path:
+        """The Parquet file of one asset's table, e.g. data/raw_timings.parquet."""
+        return self.data_dir / f"{name}.parquet"
+
+    def json(self, name: str) -> Path:
+        return self.data_dir / f"{name}.json"
+
+    def journal(self, run_id: str, candidate: str) -> Path:
+        return self.root / "journal" / f"{run_id}-{candidate}.jsonl"
+
+    @property
+    def sql_dir(self) -> Path:
+        return self.root / "sql"
+
+    @property
+    def spec_copy(self) -> Path:
+        return self.root / "spec.yaml"
+
+    def candidate_dir(self, candidate: str) -> Path:
+        return self.root / CANDIDATES_DIR / partition_safe(candidate)
+
+    def partition(self, candidate: str, version: str) -> PackLayout:
+        """The pack folder of one candidate × model version: candidates/<candidate>/<version>/."""
+        return PackLayout(self.candidate_dir(candidate) / partition_safe(version))
+
+    def sync_inputs_into(self, partition: PackLayout) -> None:
+        """Copy each shared input a partition's folder lacks or holds in an older version
+        (size or mtime differ; copy2 keeps the mtime), atomically file by file."""
+        partition.data_dir.mkdir(parents=True, exist_ok=True)
+        for name in SHARED_INPUTS:
+            source, target = self.data_dir / name, partition.data_dir / name
+            if not source.is_file():
+                continue
+            if target.is_file() and _same_file_state(source, target):
+                continue
+            partial = target.with_suffix(target.suffix + ".partial")
+            shutil.copy2(source, partial)
+            os.replace(partial, target)
+
+    def copy_sql(self, names: list[str]) -> list[Path]:
+        """Copy the queries a figure came from into the pack, so lineage paths resolve inside it."""
+        self.sql_dir.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copy2(SQL_DIR / f"{name}.sql", self.sql_dir / f"{name}.sql")) for name in names]
+
+
+def write_parquet(table: pa.Table, path: Path) -> Path:
+    """Write atomically: a reader never sees half a file, a re-run never mixes two."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(path.suffix + ".partial")
+    pq.write_table(table, partial, compression="zstd")
+    os.replace(partial, path)
+    return path
+
+
+def write_text(text: str, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(path.suffix + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+def _same_file_state(one: Path, other: Path) -> bool:
+    a, b = one.stat(), other.stat()
+    return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns

@@ -1,0 +1,163 @@
+"""`loadproof verify PACK_DIR`: re-check every hash of an evidence pack and re-compute every
+figure from its raw timings, with the SQL copied into the pack.
+
+What is checked:
+1. the manifest: every file listed exists with its sha256, and no pack file is unlisted;
+2. the lineage: every figure's SQL and input files carry the sha256 the figure recorded;
+3. the spec copy (`spec.yaml`) has the pack's `spec_sha256`;
+4. every figure: the analysis is re-run from `data/raw_timings.parquet` (and the accuracy
+   results) with the pack's queries, and measured value, interval and n must match; ITL too:
+   its microsecond histogram is re-built from the gap lists, and must equal the pack's
+   `data/itl_histogram.parquet` that the latency figures were read from;
+5. a load sweep: every level's figures and the summary are re-computed from the raw timings
+   and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis import tables as analysis_tables
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.pack import claims
+from pipeline.pack.hashing import sha256_file
+from pipeline.pack.render import JSON_NAME, _is_private
+from pipeline.quality import rules
+from pipeline.spec import load_spec
+
+COMPARED = ("measured", "ci_low", "ci_high", "n")
+ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
+RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass
+class Verification:
+    files_checked: int = 0
+    figures_recomputed: int = 0
+    sweep_rows_recomputed: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_pack(pack_dir: Path) -> Verification:
+    pack_dir = Path(pack_dir)
+    result = Verification()
+    document = pack_dir / JSON_NAME
+    if not document.is_file():
+        result.problems.append(f"{document}: not found (not an evidence pack folder?)")
+        return result
+    pack = json.loads(document.read_text())
+    _check_manifest(pack, pack_dir, result)
+    lineage = rules.lineage_hashes_match(pack, pack_dir)
+    if not lineage.passed:
+        result.problems.append(f"lineage hashes differ: {lineage.metadata['mismatched']}")
+    spec_copy = pack_dir / "spec.yaml"
+    if sha256_file(spec_copy) != pack["spec_sha256"]:
+        result.problems.append("spec.yaml: sha256 differs from the pack's spec_sha256")
+        return result
+    try:
+        _recompute(pack, pack_dir, load_spec(spec_copy).spec, result)
+    except Exception as error:  # a damaged file must be reported, not crash the verifier
+        result.problems.append(f"re-computation from the raw timings failed: {type(error).__name__}: {error}")
+    return result
+
+
+def _check_manifest(pack: dict, pack_dir: Path, result: Verification) -> None:
+    listed = {entry["path"]: entry["sha256"] for entry in pack["manifest"]}
+    for path, digest in listed.items():
+        file = pack_dir / path
+        result.files_checked += 1
+        if not file.is_file():
+            result.problems.append(f"{path}: listed in the manifest but missing")
+        elif sha256_file(file) != digest:
+            result.problems.append(f"{path}: sha256 differs from the manifest")
+    for file in sorted(pack_dir.rglob("*")):
+        relative = file.relative_to(pack_dir).as_posix()
+        if file.is_file() and file.name != JSON_NAME and not _is_private(file, pack_dir) and relative not in listed:
+            result.problems.append(f"{relative}: in the pack folder but not in the manifest")
+
+
+def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
+    data = pack_dir / "data"
+    queries = REPO_QUERIES.preferring(pack_dir / "sql")  # the pack's own copies of its queries first
+    accuracy = None
+    if (data / "accuracy_results.parquet").is_file():
+        accuracy = analysis_tables.accuracy_summary(data / "accuracy_results.parquet", spec, queries)
+    # no histogram: re-built
+    tables = analysis_tables.analyse_all(data / "raw_timings.parquet", spec, accuracy, queries=queries)
+    sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
+    stored_histogram = data / "itl_histogram.parquet"
+    if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
+        result.problems.append("data/itl_histogram.parquet: differs from the histogram re-built from the raw timings")
+    no_lineage: dict = {}
+    recomputed = (
+        claims.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
+        + claims.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage)
+        + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
+        + (claims.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
+        + claims.sweep_figures(spec, sweep_summary, no_lineage)
+    )
+    fresh = {(f["candidate"], f["metric"]): f for f in recomputed}
+    for figure in pack["figures"]:
+        key = (figure["candidate"], figure["metric"])
+        again = fresh.get(key)
+        if again is None:
+            result.problems.append(f"{key[0]}/{key[1]}: not re-computable from the raw timings")
+            continue
+        result.figures_recomputed += 1
+        for name in COMPARED:
+            if not _same(figure[name], again[name]):
+                result.problems.append(f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}")
+
+
+def _recompute_sweep(
+    section: dict | None, data: Path, spec, accuracy, result: Verification, queries: QueryCatalog
+) -> list[dict]:
+    """Re-compute the sweep's tables and compare them, row by row and value by value, with the
+    pack's `sweep` section; returns the re-computed summary (for the sweep's cost figure)."""
+    if not section:
+        return []
+    levels = sweep_analysis.sweep_levels(data / "raw_timings.parquet", data / "sweep_timings.parquet", spec, accuracy, queries)
+    summary = sweep_analysis.sweep_summary(levels, spec, queries).to_pylist()
+    for name, key, fresh in (("levels", ("candidate", "load_level"), levels.to_pylist()), ("summary", ("candidate",), summary)):
+        again = {tuple(row[k] for k in key): row for row in fresh}
+        packed = {tuple(row[k] for k in key): row for row in section[name]}
+        if set(again) != set(packed):
+            result.problems.append(f"sweep {name}: rows {sorted(packed)} in the pack, {sorted(again)} re-computed")
+            continue
+        for identity, row in packed.items():
+            result.sweep_rows_recomputed += 1
+            for column, value in row.items():
+                if not _same(value, again[identity].get(column)):
+                    result.problems.append(
+                        f"sweep {name} {'/'.join(map(str, identity))}: {column} in the pack {value!r}, re-computed {again[identity].get(column)!r}"
+                    )
+    return summary
+
+
+def _same_histogram(stored: pa.Table, rebuilt: pa.Table) -> bool:
+    columns = [*ITL_HISTOGRAM_KEY, "prompt_bucket_upper", "gaps"]
+    if any(name not in stored.schema.names for name in columns):
+        return False
+    order = [(name, "ascending") for name in ITL_HISTOGRAM_KEY]
+    return stored.select(columns).sort_by(order).replace_schema_metadata(None).equals(
+        rebuilt.select(columns).sort_by(order).replace_schema_metadata(None)
+    )
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+    return a == b

@@ -1,0 +1,163 @@
+"""The replay plan: what to send and when, computed up front from the production sample.
+
+Requests whose log has text are replayed with it; length-only traces get a synthetic prompt
+fitted to the logged length under a named tokenizer (pipeline/plan/synthetic_prompts.py). The plan
+records the requested (logged) and achieved (client-counted) prompt length of every request,
+and the logged output length as max_tokens (and as min_tokens, for servers that honour it with
+ignore_eos, so the output length is the logged one too).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from pipeline.plan import arrivals
+from pipeline.plan import sessions as session_plan
+from pipeline.plan.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
+from pipeline.replay.engine import PlannedRequest
+from pipeline.spec.workload import Prompts
+
+PLAN_SCHEMA = pa.schema(
+    [
+        ("request_id", pa.string()),
+        ("scheduled_offset_s", pa.float64()),
+        ("messages_json", pa.string()),
+        ("max_tokens", pa.int64()),
+        ("min_tokens", pa.int64()),
+        ("prompt_source", pa.string()),
+        ("tokenizer", pa.string()),
+        ("prompt_tokens_logged", pa.int64()),
+        ("prompt_tokens_client", pa.int64()),
+        ("prompt_tokens_error", pa.int64()),
+        ("source_line", pa.int64()),
+        # sessions (pipeline/plan/sessions.py): NULL for a request without one
+        ("session_id", pa.string()),
+        ("session_turn", pa.int64()),
+        ("follows_request_id", pa.string()),  # sent after this request's reply + think_time_s
+        ("think_time_s", pa.float64()),  # what the replay waits (trace: logged × time_scale)
+        ("think_time_logged_s", pa.float64()),
+        # accuracy mixed into the load (pipeline/plan/accuracy.py): the labelled item sent; NULL
+        # for production requests
+        ("labelled_item_id", pa.string()),
+    ]
+)
+
+TOKENIZERS = {"loadproof-approx": ApproxTokenizer}
+
+
+def tokenizer_for(prompts: Prompts) -> Tokenizer:
+    return TOKENIZERS[prompts.tokenizer]()
+
+
+def synthetic_messages(prompt_tokens: int, seed: str) -> list[dict]:
+    """A stand-in prompt of exactly `prompt_tokens` tokens (loadproof-approx)."""
+    return fit_messages(prompt_tokens, seed, ApproxTokenizer())[0]
+
+
+def planned_offsets(sample: pa.Table, replay, leads: list[bool] | None = None) -> list[float | None]:
+    """trace: the logged offsets × time_scale; rate: a seeded synthetic process over the `leads`
+    (default every row; a chained session turn has no offset of its own); concurrency: none (the
+    order is the log's and each request goes when a worker is free)."""
+    if replay.mode == "trace":
+        return arrivals.scaled_trace(sample.column("window_offset_s").to_pylist(), replay.time_scale)
+    if replay.mode == "rate":
+        leads = leads or [True] * sample.num_rows
+        synthetic = iter(arrivals.synthetic(
+            sum(leads), replay.rate_per_s, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+        ))
+        return [next(synthetic) if lead else None for lead in leads]
+    return [None] * sample.num_rows
+
+
+def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.Table:
+    """One planned request per sampled request, in the log's order, with its planned offset
+    (see `planned_offsets`) and its prompt: the logged one, or a synthetic one fitted to the
+    logged length; a later session turn carries only its own messages and follows its previous
+    turn (pipeline/plan/sessions.py)."""
+    prompts = prompts or Prompts()
+    tokenizer = tokenizer_for(prompts)
+    has_prefixes = "prefix_hashes" in sample.schema.names
+    links = session_plan.link_turns(sample, getattr(replay, "sessions", "auto") == "auto")
+    think_scale = replay.time_scale if replay.mode == "trace" else 1.0
+    records = sample.to_pylist()
+    rows, chain_first = [], {}  # chain_first: row -> logged messages of its chain's first turn
+    for index, (record, offset, link) in enumerate(zip(records, planned_offsets(sample, replay, session_plan.lead_rows(links)), links)):
+        logged = session_plan.parse_messages(record["messages_json"])
+        if link.chained:
+            previous, previous_row = records[link.follows], rows[link.follows]
+            chain_first[index] = chain_first[link.follows]
+            previous_logged = session_plan.parse_messages(previous["messages_json"])
+            if logged is not None and previous_logged is not None:
+                messages, source = session_plan.own_messages(previous_logged, logged, chain_first[index]), "logged"
+                own = tokenizer.count_messages(messages)
+            else:
+                target = session_plan.synthetic_target(
+                    record["prompt_tokens"], previous_row["prompt_tokens_client"], previous["output_tokens"]
+                )
+                messages, own = fit_messages(target, record["request_id"], tokenizer)
+                source = "synthetic"
+            achieved = session_plan.expected_context(previous_row["prompt_tokens_client"], previous["output_tokens"], own)
+        elif logged is not None:
+            messages, source = logged, "logged"
+            achieved = tokenizer.count_messages(messages)
+        else:
+            prefixes = record["prefix_hashes"] if has_prefixes else None
+            messages, achieved = fit_messages(
+                record["prompt_tokens"], record["request_id"], tokenizer, prefixes, prompts.prefix_block_tokens
+            )
+            source = "synthetic"
+        if not link.chained:
+            chain_first[index] = messages
+        rows.append(
+            {
+                "request_id": record["request_id"],
+                "scheduled_offset_s": offset,
+                "messages_json": json.dumps(messages, ensure_ascii=False),
+                "max_tokens": record["output_tokens"],
+                "min_tokens": record["output_tokens"] if prompts.min_tokens else None,
+                "prompt_source": source,
+                "tokenizer": tokenizer.name,
+                "prompt_tokens_logged": record["prompt_tokens"],
+                "prompt_tokens_client": achieved,
+                "prompt_tokens_error": achieved - record["prompt_tokens"],
+                "source_line": record["source_line"],
+                "session_id": link.session_id,
+                "session_turn": link.session_turn,
+                "follows_request_id": records[link.follows]["request_id"] if link.chained else None,
+                "think_time_s": link.think_time_logged_s * think_scale if link.chained else None,
+                "think_time_logged_s": link.think_time_logged_s,
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=PLAN_SCHEMA)
+
+
+def prompt_fit_summary(plan: pa.Table) -> dict:
+    """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata)."""
+    summary = {}
+    for row in plan.select(["prompt_source", "prompt_tokens_error"]).to_pylist():
+        entry = summary.setdefault(row["prompt_source"], {"requests": 0, "exact": 0, "max_abs_error": 0})
+        entry["requests"] += 1
+        entry["exact"] += row["prompt_tokens_error"] == 0
+        entry["max_abs_error"] = max(entry["max_abs_error"], abs(row["prompt_tokens_error"]))
+    return summary
+
+
+def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
+    return [
+        PlannedRequest(
+            request_id=row["request_id"],
+            scheduled_offset_s=row["scheduled_offset_s"],
+            messages=json.loads(row["messages_json"]),
+            max_tokens=row["max_tokens"],
+            prompt_tokens_client=row["prompt_tokens_client"],
+            min_tokens=row.get("min_tokens"),
+            session_id=row.get("session_id"),
+            session_turn=row.get("session_turn"),
+            follows_request_id=row.get("follows_request_id"),
+            think_time_s=row.get("think_time_s"),
+            labelled_item_id=row.get("labelled_item_id"),
+        )
+        for row in plan.to_pylist()
+    ]

@@ -1,0 +1,86 @@
+"""Data-quality rules that are not great-expectations suites (those are pipeline.quality.expectations):
+each returns (passed, metadata) for an asset check.
+
+- the reject rate comes from two Parquet footers (accepted and quarantined rows), without
+  reading a log that can be millions of rows into a frame;
+- the profile's quantiles are fields of one JSON document, not a table;
+- the lineage hashes are facts about files on disk (each path's sha256), not values in a table.
+
+The Dagster checks in assets/ call these; tests feed them crafted bad data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.pack.hashing import sha256_file
+
+
+@dataclass
+class Outcome:
+    passed: bool
+    metadata: dict = field(default_factory=dict)
+
+
+def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
+    total = accepted + rejected
+    rate = rejected / total if total else 1.0
+    return Outcome(accepted > 0 and rate <= budget, {"reject_rate": rate, "budget": budget, "rejected": rejected, "accepted": accepted})
+
+
+def quantiles_ordered(profile: dict) -> Outcome:
+    bad = [
+        kind
+        for kind in ("prompt_tokens", "output_tokens")
+        if not profile[f"{kind}_p50"] <= profile[f"{kind}_p90"] <= profile[f"{kind}_p99"] <= profile[f"{kind}_max"]
+    ]
+    rate_ok = (profile.get("arrival_rate_per_s") or 0) > 0 or profile["requests"] == 1
+    return Outcome(not bad and rate_ok, {"unordered": ", ".join(bad) or "none", "arrival_rate_per_s": profile.get("arrival_rate_per_s")})
+
+
+def lineage_hashes_match(pack: dict, pack_dir: Path) -> Outcome:
+    """Every file a figure names exists in the pack with the sha256 the figure recorded."""
+    refs = {}
+    for figure in pack["figures"]:
+        lineage = figure["lineage"]
+        refs[lineage["sql"]] = lineage["sql_sha256"]
+        for ref in lineage["inputs"] + lineage["staged_sql"]:
+            refs[ref["path"]] = ref["sha256"]
+    mismatched = [path for path, digest in refs.items() if not (pack_dir / path).is_file() or sha256_file(pack_dir / path) != digest]
+    return Outcome(bool(refs) and not mismatched, {"files": len(refs), "mismatched": ", ".join(mismatched) or "none"})
+
+
+def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome:
+    """Per candidate: every level up to the highest SLA-meeting one met the SLA, and the first
+    missing level (if any) lies above it and did not meet it."""
+    problems = []
+    for row in summary:
+        mine = [level for level in levels if level["candidate"] == row["candidate"]]
+        chosen, first_miss = row["max_sla_load_level"], row["first_missing_load_level"]
+        if chosen is not None and not all(level["meets_sla"] for level in mine if level["load_level"] <= chosen):
+            problems.append(f"{row['candidate']}: a level at or below {chosen} missed the SLA")
+        if first_miss is not None:
+            missed = [level for level in mine if level["load_level"] == first_miss]
+            if not missed or missed[0]["meets_sla"] or (chosen is not None and first_miss <= chosen):
+                problems.append(f"{row['candidate']}: first missing level {first_miss} inconsistent")
+    return Outcome(not problems, {"candidates": len(summary), "problems": "; ".join(problems) or "none"})
+
+
+def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: bool) -> Outcome:
+    """One row per candidate and measured level, the production level among them, proportions
+    within [0, 1] (no rows at all when no sweep ran)."""
+    if not sweeping:
+        return Outcome(not levels, {"rows": len(levels)})
+    keys = [(row["candidate"], row["load_level"]) for row in levels]
+    problems = []
+    if len(keys) != len(set(keys)):
+        problems.append("a candidate × level appears twice")
+    for candidate in candidates:
+        if not any(row["candidate"] == candidate and row["production"] for row in levels):
+            problems.append(f"{candidate}: no production level")
+    for row in levels:
+        for name in ("sla_attainment", "error_rate"):
+            if row[name] is not None and not 0 <= row[name] <= 1:
+                problems.append(f"{row['candidate']} at {row['load_level_label']}: {name} {row[name]}")
+    return Outcome(not problems, {"rows": len(levels), "problems": "; ".join(problems) or "none"})

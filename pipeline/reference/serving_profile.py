@@ -1,0 +1,115 @@
+"""Serving profiles: the knobs of the reference endpoint's performance model and its faults.
+
+A profile is a YAML file (`pipeline/reference/profiles/NAME.yaml`, or any path). The model it
+parameterises is in `pipeline/reference/serving_model.py`; each bundled profile's header comment says
+what it imitates.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pipeline.reference.oracle import OracleConfig
+
+PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
+
+# Fault names, as written in a profile's `faults.rates` and in the `x-reference-fault` header.
+FaultKind = Literal["5xx", "429", "reset", "stall", "cut", "malformed", "wrong_usage", "no_usage",
+                    "model_not_found"]
+FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
+
+
+class FaultConfig(BaseModel):
+    """Faults injected at random (seeded) per request, plus the knobs of some of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rates: dict[FaultKind, float] = Field(default_factory=dict,
+                                          description="probability per request of each fault")
+    retry_after_s: int = Field(default=1, ge=0, description="Retry-After of a 429")
+    stall_s: float = Field(default=3600.0, gt=0, description="how long a stalled stream stays silent")
+
+    @model_validator(mode="after")
+    def _rates_are_probabilities(self) -> FaultConfig:
+        bad = {k: v for k, v in self.rates.items() if not 0 <= v <= 1}
+        if bad:
+            raise ValueError(f"fault rates must be in [0, 1], got {bad}")
+        if sum(self.rates.values()) > 1 + 1e-9:
+            raise ValueError(f"fault rates add up to {sum(self.rates.values()):g} > 1")
+        return self
+
+
+class ServingProfile(BaseModel):
+    """Timing model of a simulated serving engine with continuous batching (see engine.py).
+
+    One engine step runs every decoding sequence for one token plus prefill chunks of waiting
+    prompts, within `max_batch_tokens`; its duration is
+    `step_overhead_ms + prefill_ms_per_token × prefill tokens + decode_step_ms(decoding seqs)`,
+    where `decode_step_ms(n) = decode_ms_per_token × (1 + decode_slowdown_per_seq × (n − 1))`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    model: str = "reference-model"
+    version: str = "2026-11-01"
+    prefill_ms_per_token: float = Field(ge=0)
+    decode_ms_per_token: float = Field(ge=0)
+    decode_slowdown_per_seq: float = Field(ge=0)
+    max_running_seqs: int = Field(ge=1)
+    max_batch_tokens: int | None = Field(
+        default=None, ge=1, description="per-step token budget (decode tokens + prefill chunk); none: unbounded")
+    step_overhead_ms: float = Field(default=0.0, ge=0, description="fixed cost of every engine step")
+    kv_cache_tokens: int | None = Field(
+        default=None, ge=1, description="KV-cache capacity in tokens; none: unbounded")
+    kv_policy: Literal["reserve", "preempt"] = Field(
+        default="preempt",
+        description="reserve: admit only when prompt + max output fit (queue, never pre-empt); "
+                    "preempt: admit when the prompt fits, pre-empt the newest sequence when full")
+    default_max_tokens: int = Field(default=128, ge=0)
+    seed: int = 0
+    faults: FaultConfig = Field(default_factory=FaultConfig)
+    oracle: OracleConfig | None = None  # accuracy oracle (pipeline/reference/oracle.py)
+
+    @property
+    def instant(self) -> bool:
+        """True when the model costs nothing and bounds nothing: the zero-delay echo."""
+        return (self.prefill_ms_per_token == 0 and self.decode_ms_per_token == 0
+                and self.step_overhead_ms == 0 and self.kv_cache_tokens is None)
+
+
+def available_profiles() -> list[str]:
+    """Names of the profiles shipped with the package."""
+    return sorted(p.stem for p in PROFILES_DIR.glob("*.yaml"))
+
+
+def load_profile(name_or_path: str) -> ServingProfile:
+    """Load a bundled profile by bare name, or a profile YAML file by path."""
+    candidate = Path(name_or_path)
+    is_path = candidate.suffix in {".yaml", ".yml"} or len(candidate.parts) > 1
+    if is_path:
+        if not candidate.is_file():
+            raise ValueError(f"profile file not found: {name_or_path}")
+        path = candidate
+    else:
+        path = PROFILES_DIR / f"{name_or_path}.yaml"
+        if not path.is_file():
+            raise ValueError(
+                f"unknown serving profile {name_or_path!r}; "
+                f"available: {', '.join(available_profiles())}"
+            )
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"profile {path} must be a YAML mapping")
+    try:
+        profile = ServingProfile.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"profile {path}: {problems}") from None
+    if profile.oracle is not None:
+        profile = profile.model_copy(update={"oracle": profile.oracle.resolved(path.parent)})
+    return profile

@@ -1,0 +1,56 @@
+"""Client validity: before the replay, drive the plan's busiest stretch against a zero-delay echo
+endpoint. The schedule lag and TTFT measured there are the client's own floor; when the client
+cannot keep the plan's schedule even against an endpoint that adds nothing, the run is marked
+client-limited and the evidence pack says so."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from pipeline.duck.session import run_query
+from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.journal import Journal, journal_to_table
+
+CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
+CALIBRATION_SPAN_S = 10.0
+CALIBRATION_MAX_REQUESTS = 2000
+CALIBRATION_MAX_DURATION_S = 60.0
+
+
+def busiest_stretch(plan: list[PlannedRequest], span_s: float = CALIBRATION_SPAN_S, limit: int = CALIBRATION_MAX_REQUESTS) -> list[PlannedRequest]:
+    """The densest `span_s` seconds of an open-loop plan, re-based to start at 0 (the plan's peak
+    rate); for a closed-loop plan (no offsets), its first `limit` requests."""
+    if not plan or plan[0].scheduled_offset_s is None:
+        return plan[:limit]
+    offsets = [item.scheduled_offset_s for item in plan]
+    best_start, best_count, end = 0, 0, 0
+    for start, offset in enumerate(offsets):
+        while end < len(offsets) and offsets[end] < offset + span_s:
+            end += 1
+        if end - start > best_count:
+            best_start, best_count = start, end - start
+    stretch = plan[best_start : best_start + min(best_count, limit)]
+    origin = stretch[0].scheduled_offset_s
+    return [replace(item, request_id=f"calibration-{item.request_id}", scheduled_offset_s=item.scheduled_offset_s - origin) for item in stretch]
+
+
+def calibrate(plan: list[PlannedRequest], settings: ReplaySettings, journal_path: Path) -> dict:
+    """Replay the plan's busiest stretch against the built-in zero-delay echo endpoint."""
+    from pipeline.reference import ReferenceServer
+
+    stretch = busiest_stretch(plan)
+    bounded = replace(settings, max_duration_s=min(settings.max_duration_s, CALIBRATION_MAX_DURATION_S), retries=0, progress=False)
+    with ReferenceServer("zero") as server, Journal(journal_path) as journal:
+        echo = Target("calibration-echo", server.base_url, "reference-model")
+        run_replay(stretch, echo, bounded, "calibration", journal)
+    figures = run_query("client_calibration", {"calibration_timings": journal_to_table(journal_path)}).to_pylist()[0]
+    lag_p99 = figures["schedule_lag_ms_p99"]
+    figures.update(
+        mode=settings.mode,
+        peak_rate_per_s=(figures["requests"] - 1) / figures["span_s"] if figures["span_s"] else None,
+        concurrency=settings.concurrency,
+        threshold_ms=CLIENT_LIMITED_LAG_MS,
+        client_limited=bool(figures["errors"]) or (lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS),
+    )
+    return figures

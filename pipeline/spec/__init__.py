@@ -1,0 +1,134 @@
+"""The re-validation spec: one YAML file, validated by pydantic, errors that name file, line, field."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pipeline.spec.accuracy import AccuracySlice
+from pipeline.spec.base import Strict
+from pipeline.spec.candidates import Candidate
+from pipeline.spec.claim import Claim
+from pipeline.spec.workload import Workload
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message names the file, the line and the field."""
+
+
+class Sla(Strict):
+    """Per-request bounds; a request meets the SLA when it succeeded and is within every bound."""
+
+    ttft_ms: float | None = Field(default=None, gt=0)
+    tpot_ms: float | None = Field(default=None, gt=0)
+    e2e_ms: float | None = Field(default=None, gt=0)
+    min_attainment: float = Field(
+        default=0.95, gt=0, le=1,
+        description="share of requests that must meet every bound for a run (or load level) to meet the SLA",
+    )
+    max_error_rate: float = Field(default=0.05, ge=0, le=1, description="error budget of the replay")
+
+
+class Analysis(Strict):
+    """How raw timings become tables: confidence, prompt-length buckets, the ITL bound."""
+
+    confidence: float = Field(default=0.95, gt=0.5, lt=1, description="two-sided, for every interval")
+    prompt_token_buckets: list[int] = Field(
+        default=[256, 1024, 4096], description="ascending upper edges (exclusive) of prompt-length buckets"
+    )
+    itl_max_values: int = Field(
+        default=10_000_000, ge=1000,
+        description="no longer used: ITL counts every gap, exact to 1 µs, from itl_histogram; accepted so older specs load",
+    )
+
+    @field_validator("prompt_token_buckets")
+    @classmethod
+    def _ascending(cls, value: list[int]) -> list[int]:
+        if any(edge < 1 for edge in value) or any(b <= a for a, b in zip(value, value[1:])):
+            raise ValueError("edges must be positive and strictly ascending")
+        return value
+
+
+class Spec(Strict):
+    name: str
+    claim: Claim
+    candidates: list[Candidate] = Field(min_length=1)
+    workload: Workload
+    sla: Sla = Sla()
+    accuracy: AccuracySlice | None = None
+    analysis: Analysis = Analysis()
+
+    @field_validator("candidates")
+    @classmethod
+    def _unique_names(cls, value: list[Candidate]) -> list[Candidate]:
+        names = [c.name for c in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"candidate names must be unique, got {names}")
+        return value
+
+
+class LoadedSpec(BaseModel):
+    """A validated spec together with where it came from (for relative paths and lineage)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: Spec
+    path: Path
+    sha256: str
+
+    def resolve(self, relative: str) -> Path:
+        """A path written in the spec, relative to the spec file's folder."""
+        candidate = Path(relative)
+        return candidate if candidate.is_absolute() else (self.path.parent / candidate).resolve()
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read spec: {exc.strerror}") from exc
+    try:
+        root = yaml.compose(raw.decode("utf-8"), Loader=yaml.SafeLoader)
+        data = yaml.safe_load(raw)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: the spec must be a YAML mapping at the top level")
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_describe_errors(path, root, exc)) from None
+    return LoadedSpec(spec=spec, path=path.resolve(), sha256=hashlib.sha256(raw).hexdigest())
+
+
+def _describe_errors(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
+    lines = [f"{path}: invalid spec ({exc.error_count()} problem(s))"]
+    for error in exc.errors():
+        loc = [part for part in error["loc"] if not str(part).startswith("function-after")]
+        field = ".".join(str(part) for part in loc) or "(top level)"
+        line = _line_of(root, loc)
+        where = f"{path}:{line}" if line else str(path)
+        lines.append(f"  {where}: {field}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def _line_of(node: yaml.Node | None, loc: list) -> int | None:
+    """1-based line of the deepest YAML node that the error location reaches."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(part)), None)
+            if match is None:
+                key = next((k for k, _ in node.value if k.value == str(part)), None)
+                return key.start_mark.line + 1 if key is not None else line
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line

@@ -1,0 +1,41 @@
+"""The candidates: each OpenAI-compatible endpoint under test and its price."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from pipeline.spec.base import Strict
+
+
+class Price(Strict):
+    usd_per_hour: float | None = Field(default=None, ge=0)
+    replicas: int = Field(default=1, ge=1)
+    usd_per_million_input_tokens: float | None = Field(default=None, ge=0)
+    usd_per_million_output_tokens: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_pricing(self) -> Price:
+        hourly = self.usd_per_hour is not None
+        tokens = (
+            self.usd_per_million_input_tokens is not None
+            or self.usd_per_million_output_tokens is not None
+        )
+        if hourly == tokens:
+            raise ValueError(
+                "give either usd_per_hour (with replicas) or usd_per_million_input_tokens/"
+                "usd_per_million_output_tokens, not both and not neither"
+            )
+        return self
+
+
+class Candidate(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    base_url: str = Field(pattern=r"^https?://", description="OpenAI-compatible base URL, e.g. .../v1")
+    model: str
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the API key"
+    )
+    price: Price
+    max_context_tokens: int | None = Field(
+        default=None, ge=1, description="the model's context window: prompt + max_tokens must fit"
+    )
