@@ -1,5 +1,7 @@
-"""Thin Dagster assets and checks, one module per stage; the logic lives in `pipeline/`."""
+"""Thin Dagster assets and checks over `pipeline/`: one module per Dagster group (the module's
+name is the group's name), each asset's checks beside it. `support/` holds what they share;
+`automation.py` the job, sensor and schedule; `runner.py` how the CLI executes the job."""
 
-from assets import accuracy, analysis, fingerprint, ingest, pack, replay, sweep
+from assets import accuracy, analysis, pack, replay, workload
 
-ASSET_MODULES = [ingest, fingerprint, replay, sweep, accuracy, analysis, pack]
+ASSET_MODULES = [workload, replay, accuracy, analysis, pack]

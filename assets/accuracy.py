@@ -14,11 +14,22 @@ from dagster import (
     asset_check,
 )
 
-from assets.metadata import materialise_table, table_metadata, with_run_id
-from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
 from assets.replay import raw_timings
+from assets.support.checks import check_result
+from assets.support.metadata import materialise_table, table_metadata, with_run_id
+from assets.support.partitions import (
+    REVALIDATION_PARTITIONS,
+    partition_candidate,
+    partition_layout,
+)
 from pipeline.accuracy.client import replay_slice
-from pipeline.accuracy.labelled_slice import empty_results, empty_slice, label_set, load_slice, score_replies
+from pipeline.accuracy.labelled_slice import (
+    empty_results,
+    empty_slice,
+    label_set,
+    load_slice,
+    score_replies,
+)
 from pipeline.accuracy.replies import labelled_replies
 from pipeline.analysis import tables
 from pipeline.pack.layout import write_parquet
@@ -45,7 +56,7 @@ def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> Asse
     config = spec.load().spec.accuracy
     params = {"configured": config is not None, "labels": config.labels if config else None}
     outcome = expectations.validate(expectations.labelled_slice_suite, frame, params, name="labelled_slice")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset(
@@ -57,18 +68,17 @@ def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> Asse
 def accuracy_results(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> MaterializeResult:
-    loaded, layout = spec.load(), storage.partition_layout(context)
+    loaded, layout = spec.load(), partition_layout(storage, context)
     config = loaded.spec.accuracy
     slice_table = pq.read_table(layout.table("labelled_slice"))
     table = empty_results()
     if config is not None and config.mode == "mixed":  # answered during the load replay
         table = score_replies(config, slice_table, labelled_replies(layout.table("raw_timings"), slice_table))
     elif config is not None:
-        items = slice_table.to_pylist()
-        replies = []
-        for candidate in [partition_candidate(context, loaded.spec)]:
-            context.log.info(f"scoring {len(items)} labelled items on {candidate.name}")
-            replies += replay_slice(items, endpoint.target(candidate), config.max_tokens, config.concurrency, config.request_timeout_s)
+        items, candidate = slice_table.to_pylist(), partition_candidate(context, loaded.spec)
+        context.log.info(f"scoring {len(items)} labelled items on {candidate.name}")
+        target = endpoint.target(candidate)
+        replies = replay_slice(items, target, config.max_tokens, config.concurrency, config.request_timeout_s)
         table = score_replies(config, slice_table, replies)
     path = write_parquet(with_run_id(table, context.run_id), layout.table("accuracy_results"))
     return MaterializeResult(metadata=table_metadata(table, path, context.run_id))
@@ -80,7 +90,7 @@ def accuracy_results(
     description="great-expectations: one row per slice item and candidate, each scored or marked unscorable; labels (and choice predictions) within the label set.",
 )
 def accuracy_results_one_per_item(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    layout, loaded = storage.partition_layout(context), spec.load().spec
+    layout, loaded = partition_layout(storage, context), spec.load().spec
     slice_table = pq.read_table(layout.table("labelled_slice"))
     config = loaded.accuracy
     params = {
@@ -91,7 +101,7 @@ def accuracy_results_one_per_item(context: AssetCheckExecutionContext, spec: Spe
     }
     frame = expectations.accuracy_results_frame(pq.read_table(layout.table("accuracy_results")))
     outcome = expectations.validate(expectations.accuracy_results_suite, frame, params, name="accuracy_results")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset(
@@ -106,10 +116,10 @@ def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage
 
 @asset_check(asset=accuracy_summary, blocking=True, description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
 def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.partition_layout(context).table("accuracy_summary")).to_pandas()
+    frame = pq.read_table(partition_layout(storage, context).table("accuracy_summary")).to_pandas()
     params = {"column": "accuracy", "n": "scored"}
     outcome = expectations.validate(expectations.proportion_suite, frame, params, name="accuracy_summary")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset(
@@ -124,7 +134,7 @@ def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storag
 
 @asset_check(asset=accuracy_by_label, description="great-expectations: each label's accuracy lies inside its Wilson interval.")
 def accuracy_by_label_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.partition_layout(context).table("accuracy_by_label")).to_pandas()
+    frame = pq.read_table(partition_layout(storage, context).table("accuracy_by_label")).to_pandas()
     params = {"column": "label_accuracy", "n": "label_items"}
     outcome = expectations.validate(expectations.proportion_suite, frame, params, name="accuracy_by_label")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)

@@ -17,7 +17,12 @@ from dagster import (
     sensor,
 )
 
-from assets.partitions import CANDIDATES, MODEL_VERSIONS, partition_key, register
+from assets.support.partitions import (
+    CANDIDATES,
+    MODEL_VERSIONS,
+    partition_key,
+    register,
+)
 from pipeline.replay.fingerprint import fingerprint, unseen, version_key
 from resources import EndpointResource, SpecResource
 
@@ -25,7 +30,8 @@ REVALIDATION_JOB = "revalidation"
 RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 WEEKLY_CRON = "0 6 * * 1"  # Mondays 06:00 UTC
 POLL_INTERVAL_S = 300
-CANDIDATE_TAG, VERSION_TAG = "loadproof/candidate", "loadproof/model_version"
+# tags of the runs the sensor and schedule launch (Dagster adds its own partition tags)
+RUN_CANDIDATE_TAG, RUN_VERSION_TAG = "loadproof/candidate", "loadproof/model_version"
 
 revalidation_job = define_asset_job(
     REVALIDATION_JOB,
@@ -50,7 +56,7 @@ def run_request(candidate: str, version: str, run_key: str) -> RunRequest:
     return RunRequest(
         run_key=run_key,
         partition_key=partition_key(candidate, version),
-        tags={CANDIDATE_TAG: candidate, VERSION_TAG: version},
+        tags={RUN_CANDIDATE_TAG: candidate, RUN_VERSION_TAG: version},
     )
 
 

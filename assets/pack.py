@@ -10,8 +10,6 @@ from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
-    AssetKey,
-    DagsterEventType,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -19,11 +17,22 @@ from dagster import (
 )
 
 from assets.accuracy import accuracy_by_label, accuracy_summary
-from assets.analysis import cost_per_decision, error_breakdown, latency_percentiles, throughput, throughput_buckets
-from assets.fingerprint import endpoint_fingerprint
-from assets.ingest import prompt_profile
-from assets.partitions import MODEL_VERSIONS, REVALIDATION_PARTITIONS, partition_candidate, partition_of
-from assets.sweep import sweep_summary
+from assets.analysis import TABLES, sweep_summary
+from assets.replay import endpoint_fingerprint
+from assets.support.checks import check_result
+from assets.support.partitions import (
+    MODEL_VERSIONS,
+    REVALIDATION_PARTITIONS,
+    partition_candidate,
+    partition_layout,
+    partition_of,
+)
+from assets.support.run_records import (
+    data_quality,
+    materialised_assets,
+    shared_inputs_quality,
+)
+from assets.workload import prompt_profile
 from pipeline.duck.session import run_query
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
@@ -35,45 +44,7 @@ from pipeline.quality import expectations, rules
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
 
-
-def data_quality(context) -> list[dict]:
-    """Every asset check evaluated so far in this run: what was checked and whether it passed."""
-    return _check_results(context, context.run_id)
-
-
-def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
-    """The checks of the shared inputs (log to plan) from the run that last planned, when this
-    partition's run did not materialise them itself (a later candidate of the same CLI run)."""
-    event = context.instance.get_latest_materialization_event(AssetKey("replay_plan"))
-    if event is None or event.run_id == context.run_id:
-        return []
-    graph = context.job_def.asset_layer.asset_graph
-    unpartitioned = {key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).partitions_def is None}
-    assets_here = {row["asset"] for row in evaluated}
-    shared = [row for row in _check_results(context, event.run_id) if row["asset"] in unpartitioned - assets_here]
-    return [{**row, "run_id": event.run_id} for row in shared]
-
-
-def _check_results(context, run_id: str) -> list[dict]:
-    records = context.instance.get_records_for_run(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
-    results = []
-    for record in records:
-        evaluation = record.event_log_entry.dagster_event.event_specific_data
-        results.append(
-            {
-                "asset": evaluation.asset_key.to_user_string(),
-                "check": evaluation.check_name,
-                "passed": evaluation.passed,
-                "severity": "blocking" if evaluation.blocking else evaluation.severity.value.lower(),
-            }
-        )
-    return results
-
-
-def materialised_assets(context) -> list[str]:
-    """The assets this run has materialised so far: the pack's upstream lineage in the UI."""
-    records = context.instance.get_records_for_run(context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION).records
-    return sorted({record.event_log_entry.dagster_event.asset_key.to_user_string() for record in records})
+GROUP = "pack"
 
 
 def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: dict) -> dict:
@@ -120,20 +91,17 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> Materi
     )
 
 
-PACK_DEPS = [
-    prompt_profile, endpoint_fingerprint, latency_percentiles, throughput, throughput_buckets, error_breakdown,
-    cost_per_decision, accuracy_summary, accuracy_by_label, sweep_summary,
-]
+PACK_DEPS = [prompt_profile, endpoint_fingerprint, *TABLES, accuracy_summary, accuracy_by_label, sweep_summary]
 
 
 @asset(
-    group_name="pack",
+    group_name=GROUP,
     deps=PACK_DEPS,
     partitions_def=REVALIDATION_PARTITIONS,
     description="One candidate at one model version: evidence_pack.{html,md,json} with claim vs measured, intervals, verdicts, plots, lineage, manifest, and the figure deltas against the previous version's run.",
 )
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    loaded, shared, layout = spec.load(), storage.layout(), storage.partition_layout(context)
+    loaded, shared, layout = spec.load(), storage.layout(), partition_layout(storage, context)
     candidate, version = partition_of(context)
     pack = assemble(context, loaded, layout, json.loads(layout.json("replay_summary").read_text()))
     pack["partition"] = {"candidate": candidate, "model_version": version}
@@ -150,7 +118,7 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
 
 
 @asset(
-    group_name="pack",
+    group_name=GROUP,
     deps=[evidence_pack],
     description="Every candidate's latest measured version side by side (evidence_pack.* at the top of the pack folder): tables, ranking by cost per decision, each figure traceable to the gathered raw timings.",
 )
@@ -167,14 +135,14 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
 
 def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:
     outcome = rules.lineage_hashes_match(json.loads((layout.root / JSON_NAME).read_text()), layout.root)
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 def _claims_accounted_for(layout: PackLayout, candidates: list[str]) -> AssetCheckResult:
     pack = json.loads((layout.root / JSON_NAME).read_text())
     params = {"claims": len(pack["claim"]["figures"]), "candidates": len(candidates)}
     outcome = expectations.validate(expectations.claims_suite, expectations.claims_frame(pack, candidates), params, name="evidence_pack_claims")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 LINEAGE_DESCRIPTION = "Every file a figure's lineage names is in the pack with the recorded sha256."
@@ -183,12 +151,12 @@ CLAIMS_DESCRIPTION = "great-expectations: every claimed figure has, for every ca
 
 @asset_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
 def evidence_pack_lineage_hashes_match(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    return _lineage_hashes_match(storage.partition_layout(context))
+    return _lineage_hashes_match(partition_layout(storage, context))
 
 
 @asset_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
 def evidence_pack_claims_accounted_for(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    return _claims_accounted_for(storage.partition_layout(context), [partition_candidate(context, spec.load().spec).name])
+    return _claims_accounted_for(partition_layout(storage, context), [partition_candidate(context, spec.load().spec).name])
 
 
 @asset_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)

@@ -1,4 +1,7 @@
-"""replay_plan → raw_timings: the replay against every candidate, with its checks."""
+"""The replay group: replay_plan and client_calibration (shared by every candidate), then per
+candidate × model version: endpoint_fingerprint, raw_timings (the spec's own load, one process or
+fanned out over shards) and sweep_timings (the plan at each further load level of
+`workload.replay.sweep`; empty without one)."""
 
 import json
 import os
@@ -7,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from dagster import (
     AssetCheckExecutionContext,
@@ -28,20 +32,43 @@ from dagster import (
     op,
 )
 
-from assets.ingest import production_sample
-from assets.metadata import table_metadata, with_run_id
-from assets.partitions import REVALIDATION_PARTITIONS, partition_candidate
+from assets.support.checks import check_result
+from assets.support.metadata import table_metadata, with_run_id
+from assets.support.partitions import (
+    REVALIDATION_PARTITIONS,
+    partition_candidate,
+    partition_layout,
+    partition_of,
+)
+from assets.workload import production_sample
+from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables
 from pipeline.pack.layout import write_parquet, write_text
+from pipeline.pack.partition_keys import partition_safe
 from pipeline.plan.accuracy import mix_into_plan
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
 from pipeline.quality import expectations
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
+from pipeline.replay.fingerprint import fingerprint, version_key
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.shards import Shard, StartBarrier, shard_plan, shard_settings, shards_for, with_shard_column
-from pipeline.replay.sweep import production_level, with_load_level
+from pipeline.replay.shards import (
+    Shard,
+    StartBarrier,
+    shard_plan,
+    shard_settings,
+    shards_for,
+    with_shard_column,
+)
+from pipeline.replay.sweep import (
+    SWEEP_TIMINGS_SCHEMA,
+    level_plan,
+    load_levels,
+    production_level,
+    run_sweep,
+    with_load_level,
+)
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -82,7 +109,7 @@ def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetC
     outcome = expectations.validate(
         expectations.replay_plan_suite, frame, {"max_context_tokens": min(windows, default=None)}, name="replay_plan"
     )
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset(group_name=GROUP, deps=[replay_plan], description="The client's own schedule-lag and TTFT floor at the plan's peak rate, against a zero-delay echo endpoint.")
@@ -106,13 +133,56 @@ def client_calibration_not_client_limited(storage: PackStorage) -> AssetCheckRes
     )
 
 
+@asset(
+    group_name=GROUP,
+    partitions_def=REVALIDATION_PARTITIONS,
+    description="The partition's candidate: models list, server headers, system_fingerprint, probe-reply hashes.",
+)
+def endpoint_fingerprint(
+    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+) -> MaterializeResult:
+    document = fingerprint(endpoint.target(partition_candidate(context, spec.load().spec)))
+    document["version_key"] = version_key(document)
+    path = write_text(json.dumps([document], indent=2), partition_layout(storage, context).json("endpoint_fingerprint"))
+    return MaterializeResult(
+        metadata={
+            "path": MetadataValue.path(str(path)),
+            "model_version": document["model_version"],
+            "version_key": document["version_key"],
+            "fingerprint_sha256": document["fingerprint_sha256"],
+            "run_id": context.run_id,
+        }
+    )
+
+
+@asset_check(asset=endpoint_fingerprint, description="The candidate lists the model it is asked to serve.")
+def endpoint_fingerprint_model_listed(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    documents = json.loads(partition_layout(storage, context).json("endpoint_fingerprint").read_text())
+    absent = [d["candidate"] for d in documents if d["model_version"] == "absent"]
+    return AssetCheckResult(passed=not absent, metadata={"candidates_without_their_model": ", ".join(absent) or "none"})
+
+
+@asset_check(
+    asset=endpoint_fingerprint,
+    blocking=True,
+    description="The endpoint still serves the model version this partition is about (else its figures would be filed under the wrong version).",
+)
+def endpoint_fingerprint_matches_partition(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    (document,) = json.loads(partition_layout(storage, context).json("endpoint_fingerprint").read_text())
+    _, version = partition_of(context)
+    return AssetCheckResult(
+        passed=partition_safe(document["version_key"]) == version,
+        metadata={"partition_model_version": version, "served_version_key": document["version_key"]},
+    )
+
+
 @op(
     ins={"plan": In(Nothing), "calibration": In(Nothing)},
     out=DynamicOut(Shard),
     description="Split the plan across `workload.replay.shards` worker processes (one shard: the whole plan in this process).",
 )
 def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage: PackStorage):
-    barrier = storage.partition_layout(context).root / "journal" / f"{context.run_id}-start-barrier"
+    barrier = partition_layout(storage, context).root / "journal" / f"{context.run_id}-start-barrier"
     shutil.rmtree(barrier, ignore_errors=True)
     for shard in shards_for(spec.load().spec.workload.replay.shards, barrier):
         yield DynamicOutput(shard, mapping_key=shard.label)
@@ -122,7 +192,7 @@ def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage:
 def replay_shard(
     context: OpExecutionContext, shard: Shard, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> dict:
-    loaded, layout = spec.load(), storage.partition_layout(context)
+    loaded, layout = spec.load(), partition_layout(storage, context)
     replay = loaded.spec.workload.replay
     candidate = partition_candidate(context, loaded.spec)
     settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
@@ -138,7 +208,7 @@ def replay_shard(
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")
 def merge_replay_shards(context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage) -> None:
-    layout, replay = storage.partition_layout(context), spec.load().spec.workload.replay
+    layout, replay = partition_layout(storage, context), spec.load().spec.workload.replay
     shards = sorted(shards, key=lambda s: s["shard"].index)
     timings = pa.concat_tables([with_shard_column(journal_to_table(Path(s["journal"])), s["shard"]) for s in shards])
     timings = with_load_level(timings, production_level(replay))  # the spec's own load
@@ -175,26 +245,93 @@ def raw_timings(replay_plan, client_calibration):
 
 @asset_check(asset=raw_timings, blocking=True, description="great-expectations: exactly one row per planned request and candidate.")
 def raw_timings_one_row_per_planned_request(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    layout = storage.partition_layout(context)
+    layout = partition_layout(storage, context)
     params = {
         "planned": pq.read_table(layout.table("replay_plan"), columns=["request_id"]).column("request_id").to_pylist(),
         "candidates": [partition_candidate(context, spec.load().spec).name],
     }
     frame = pq.read_table(layout.table("raw_timings"), columns=["candidate", "request_id"]).to_pandas()
     outcome = expectations.validate(expectations.raw_timings_complete_suite, frame, params, name="raw_timings_complete")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset_check(asset=raw_timings, blocking=True, description="great-expectations: status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, no negative duration, output ≤ max_tokens.")
 def raw_timings_expectations(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.partition_layout(context).table("raw_timings")).to_pandas()
+    frame = pq.read_table(partition_layout(storage, context).table("raw_timings")).to_pandas()
     outcome = expectations.validate(expectations.raw_timings_suite, frame, name="raw_timings")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset_check(asset=raw_timings, description="Error rate within the spec's budget; schedule lag p99 within the client-validity bound (else the client was the bottleneck).")
 def raw_timings_endpoint_health(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.partition_layout(context).table("raw_timings")).to_pandas()
+    frame = pq.read_table(partition_layout(storage, context).table("raw_timings")).to_pandas()
     params = {"max_error_rate": spec.load().spec.sla.max_error_rate, "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS}
     outcome = expectations.validate(expectations.endpoint_health_suite, frame, params, name="endpoint_health")
-    return AssetCheckResult(passed=outcome.passed, severity=AssetCheckSeverity.WARN, metadata=outcome.metadata)
+    return check_result(outcome, AssetCheckSeverity.WARN)
+
+
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[replay_plan, raw_timings, "accuracy_results"],  # after every other replay: no two ever overlap
+    description="The plan replayed at each further load level of workload.replay.sweep, after the spec's own load (raw_timings); every row carries load_level.",
+)
+def sweep_timings(
+    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+) -> MaterializeResult:
+    loaded, layout = spec.load(), partition_layout(storage, context)
+    replay = loaded.spec.workload.replay
+    if replay.sweep is None:
+        timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
+    else:
+        plan = planned_requests(pq.read_table(layout.table("replay_plan")))
+
+        def judge(candidate, level, table):
+            source = layout.table("raw_timings") if table is None else table
+            return sweep_analysis.clearly_misses(candidate, level, source, loaded.spec)
+
+        timings, summary = run_sweep(
+            plan,
+            replay,
+            [endpoint.target(partition_candidate(context, loaded.spec))],
+            ReplaySettings.from_spec(replay, progress=True),
+            context.run_id,
+            lambda candidate, index: layout.journal(context.run_id, f"{candidate}.sweep{index}"),
+            judge=judge,
+            log=context.log.info,
+        )
+        write_text(json.dumps(summary, indent=2), layout.json("sweep_replay"))
+    path = write_parquet(timings, layout.table("sweep_timings"))
+    meta = table_metadata(timings, path, context.run_id)
+    if summary is not None:
+        meta["summary"] = MetadataValue.json(summary)
+    return MaterializeResult(metadata=meta)
+
+
+@asset_check(asset=sweep_timings, blocking=True, description="Per candidate and replayed level: exactly one row per request of the level's plan.")
+def sweep_timings_one_row_per_level_request(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+    layout = partition_layout(storage, context)
+    replay = spec.load().spec.workload.replay
+    timings = pq.read_table(layout.table("sweep_timings"))
+    if replay.sweep is None:
+        return AssetCheckResult(passed=timings.num_rows == 0, metadata={"rows": timings.num_rows})
+    plan = planned_requests(pq.read_table(layout.table("replay_plan")))
+    problems, levels = [], 0
+    for level in load_levels(replay):
+        mine = timings.filter(pc.equal(timings.column("load_level"), level.value))
+        if level.production or mine.num_rows == 0:
+            continue  # raw_timings holds the production level; a skipped level has no rows
+        levels += 1
+        params = {"planned": [item.request_id for item in level_plan(plan, level, replay)], "candidates": sorted(set(mine.column("candidate").to_pylist()))}
+        frame = mine.select(["candidate", "request_id"]).to_pandas()
+        outcome = expectations.validate(expectations.raw_timings_complete_suite, frame, params, name=f"sweep_timings_{level.label}")
+        if not outcome.passed:
+            problems.append(f"{level.label}: {outcome.metadata}")
+    return AssetCheckResult(passed=not problems, metadata={"levels": levels, "problems": "; ".join(problems) or "none"})
+
+
+@asset_check(asset=sweep_timings, blocking=True, description="great-expectations (the raw-timings suite): status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, output ≤ max_tokens.")
+def sweep_timings_lifecycle_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    frame = pq.read_table(partition_layout(storage, context).table("sweep_timings")).to_pandas()
+    outcome = expectations.validate(expectations.raw_timings_suite, frame, name="sweep_timings")
+    return check_result(outcome)

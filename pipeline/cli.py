@@ -108,7 +108,7 @@ def _load_or_exit(spec: Path):
 def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     import httpx
 
-    from pipeline.definitions import execute
+    from assets.runner import execute
 
     started = time.perf_counter()
     try:

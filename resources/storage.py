@@ -16,11 +16,10 @@ class PackStorage(ConfigurableResource):
         root.mkdir(parents=True, exist_ok=True)
         return PackLayout(root)
 
-    def partition_layout(self, context) -> PackLayout:
-        """The running partition's folder, with the shared inputs it reads copied into it."""
-        from assets.partitions import partition_of  # resources stay importable without assets
-
+    def partition_layout(self, candidate: str, version: str) -> PackLayout:
+        """One candidate × model-version partition's folder, with the shared inputs it reads
+        copied into it."""
         shared = self.layout()
-        partition = shared.partition(*partition_of(context))
+        partition = shared.partition(candidate, version)
         shared.sync_inputs_into(partition)
         return partition

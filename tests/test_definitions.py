@@ -5,7 +5,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.definitions import REVALIDATION_JOB, defs
+from assets.automation import REVALIDATION_JOB
+from pipeline.definitions import defs
 from tests.conftest import demo_spec_dict
 
 ASSETS = [

@@ -5,8 +5,8 @@ import json
 import pytest
 from dagster import AssetKey, DagsterInstance
 
-from assets.partitions import REVALIDATION_PARTITIONS, partition_key
-from pipeline.definitions import execute
+from assets.support.partitions import REVALIDATION_PARTITIONS, partition_key
+from assets.runner import execute
 from pipeline.pack import history
 from pipeline.pack.partition_keys import partition_safe
 from pipeline.reference import ReferenceServer

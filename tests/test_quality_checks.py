@@ -9,7 +9,8 @@ import pytest
 from dagster import AssetCheckSeverity, build_asset_check_context
 
 from assets.analysis import latency_percentiles_ordered
-from assets.ingest import production_sample_representative
+from assets.support import partitions
+from assets.workload import production_sample_representative
 from pipeline.pack.layout import PackLayout, write_parquet, write_text
 from resources import PackStorage
 
@@ -32,13 +33,16 @@ def latency_table(values) -> pa.Table:
 
 
 def test_latency_check_fails_on_unordered_percentiles_with_ges_result(tmp_path, monkeypatch):
-    # a partitioned asset's check reads its candidate × version folder; here, the crafted one
-    monkeypatch.setattr(PackStorage, "partition_layout", lambda self, context: PackLayout(tmp_path))
+    # A partitioned asset's check reads its candidate × version folder (PackStorage.partition_layout,
+    # shared inputs synced in). A directly built check context carries no run tags, so only the
+    # tag reading is replaced: the partition is candidate x, version v1.
+    monkeypatch.setattr(partitions, "partition_of", lambda context: ("x", "v1"))
     storage, context = PackStorage(out_dir=str(tmp_path)), build_asset_check_context()
-    write_parquet(latency_table([1.0, 2.0, 3.0, 4.0, 5.0]), PackLayout(tmp_path).table("latency_percentiles"))
+    folder = PackLayout(tmp_path).partition("x", "v1")
+    write_parquet(latency_table([1.0, 2.0, 3.0, 4.0, 5.0]), folder.table("latency_percentiles"))
     good = latency_percentiles_ordered(context=context, storage=storage)
     assert good.passed and good.metadata["suite"].value == "latency_percentiles"
-    write_parquet(latency_table([1.0, 2.0, 1.5, 4.0, 5.0]), PackLayout(tmp_path).table("latency_percentiles"))
+    write_parquet(latency_table([1.0, 2.0, 1.5, 4.0, 5.0]), folder.table("latency_percentiles"))
     bad = latency_percentiles_ordered(context=context, storage=storage)
     assert not bad.passed
     failures = bad.metadata["failed"].value

@@ -7,10 +7,11 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey
 
-from assets.partitions import register
-from pipeline.definitions import (
+from assets.support.partitions import register
+from pipeline.definitions import build_definitions
+from assets.runner import (
     asset_keys_by_partitioning,
-    build_definitions,
+
     execute_partition_multiprocess,
     instance_for,
 )

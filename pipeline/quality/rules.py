@@ -11,16 +11,10 @@ The Dagster checks in assets/ call these; tests feed them crafted bad data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.pack.hashing import sha256_file
-
-
-@dataclass
-class Outcome:
-    passed: bool
-    metadata: dict = field(default_factory=dict)
+from pipeline.quality.outcome import Outcome
 
 
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:

@@ -23,7 +23,7 @@ from pipeline.quality.expectations.inputs import (
     representativeness_suite,
 )
 from pipeline.quality.expectations.pack import claims_frame, claims_suite
-from pipeline.quality.expectations.runner import FAILED_DETAIL_LIMIT, SuiteOutcome, validate
+from pipeline.quality.expectations.runner import FAILED_DETAIL_LIMIT, validate
 from pipeline.quality.expectations.tables import (
     cost_per_decision_suite,
     error_breakdown_frame,
@@ -40,7 +40,6 @@ __all__ = [
     "FAILED_DETAIL_LIMIT",
     "LOG_ORDER_MOSTLY",
     "UNSCORABLE",
-    "SuiteOutcome",
     "accuracy_results_frame",
     "accuracy_results_suite",
     "canonical_log_suite",

@@ -8,22 +8,16 @@ so the suites read as data and the import stays lazy.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-
 import pandas as pd
+
+from pipeline.quality.outcome import Outcome
 
 FAILED_DETAIL_LIMIT = 10
 UNEXPECTED_SHOWN = 5
 KWARG_ITEMS_SHOWN = 10  # a long value set (every item id of a slice) is summarised, not copied
 
 
-@dataclass
-class SuiteOutcome:
-    passed: bool
-    metadata: dict = field(default_factory=dict)
-
-
-def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str = "suite") -> SuiteOutcome:
+def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str = "suite") -> Outcome:
     """Run one suite on a pandas frame; metadata holds the statistics and each failed expectation."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     import great_expectations as gx
@@ -40,7 +34,7 @@ def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str =
     result = batch.validate(suite_definition)
     failed = [_failure(item) for item in result.results if not item.success]
     statistics = result.statistics
-    return SuiteOutcome(
+    return Outcome(
         passed=bool(result.success),
         metadata={
             "suite": name,

@@ -15,7 +15,13 @@ from dagster import (
     asset_check,
 )
 
-from assets.metadata import PREVIEW_ROWS, markdown_preview, table_metadata, with_run_id
+from assets.support.checks import check_result
+from assets.support.metadata import (
+    PREVIEW_ROWS,
+    markdown_preview,
+    table_metadata,
+    with_run_id,
+)
 from pipeline.pack.layout import write_parquet, write_text
 from pipeline.quality import expectations, rules
 from pipeline.workload.divergence import claim_divergence
@@ -55,7 +61,7 @@ def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> Ass
     accepted = pq.read_metadata(layout.table("production_logs")).num_rows
     rejected = pq.read_metadata(layout.table("quarantine")).num_rows
     outcome = rules.reject_rate_within_budget(accepted, rejected, spec.load().spec.workload.max_reject_rate)
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 LOG_CHECK_COLUMNS = ["request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_file", "source_line"]
@@ -66,7 +72,7 @@ def production_logs_expectations(storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(storage.layout().table("production_logs"), columns=LOG_CHECK_COLUMNS).to_pandas()
     frame = frame.sort_values(["source_file", "source_line"], kind="stable").reset_index(drop=True)
     outcome = expectations.validate(expectations.canonical_log_suite, frame, name="production_logs")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset(
@@ -100,7 +106,7 @@ def production_sample_within_window(spec: SpecResource, storage: PackStorage) ->
         "window_s": json.loads(layout.json("production_sample").read_text())["window_s"],
     }
     outcome = expectations.validate(expectations.production_sample_suite, frame, params, name="production_sample")
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)
 
 
 @asset_check(
@@ -148,4 +154,4 @@ def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: 
 def prompt_profile_quantiles_ordered(storage: PackStorage) -> AssetCheckResult:
     profile = json.loads(storage.layout().json("prompt_profile").read_text())
     outcome = rules.quantiles_ordered(profile)
-    return AssetCheckResult(passed=outcome.passed, metadata=outcome.metadata)
+    return check_result(outcome)

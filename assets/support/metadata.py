@@ -5,6 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import MaterializeResult, MetadataValue, TableColumn, TableSchema
 
+from assets.support.partitions import partition_layout
 from pipeline.pack.layout import write_parquet
 
 PREVIEW_ROWS = 5
@@ -42,7 +43,7 @@ def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
 
 def materialise_table(context, name: str, compute, source: str, spec, storage):
     """Compute table `name` from the partition's `source` table, write it, return its materialisation."""
-    layout = storage.partition_layout(context)
+    layout = partition_layout(storage, context)
     table = compute(layout.table(source), spec.load().spec)
     path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
     meta = table_metadata(table, path, context.run_id)

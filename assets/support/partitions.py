@@ -7,18 +7,26 @@ added when a version is first seen: by the new-version sensor, the weekly schedu
 
 from __future__ import annotations
 
-from dagster import DagsterInstance, DynamicPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition
+from dagster import (
+    DagsterInstance,
+    DynamicPartitionsDefinition,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+)
 
+from pipeline.pack.layout import PackLayout
 from pipeline.pack.partition_keys import partition_safe
 from pipeline.spec import Spec
 from pipeline.spec.candidates import Candidate
+from resources import PackStorage
 
 CANDIDATES = DynamicPartitionsDefinition(name="candidates")
 MODEL_VERSIONS = DynamicPartitionsDefinition(name="model_versions")
 REVALIDATION_PARTITIONS = MultiPartitionsDefinition({"candidate": CANDIDATES, "model_version": MODEL_VERSIONS})
 
-CANDIDATE_TAG = "dagster/partition/candidate"
-VERSION_TAG = "dagster/partition/model_version"
+# the tags Dagster sets on a run of one multi-partition key (automation.py sets its own, RUN_*_TAG)
+PARTITION_CANDIDATE_TAG = "dagster/partition/candidate"
+PARTITION_VERSION_TAG = "dagster/partition/model_version"
 
 
 def partition_key(candidate: str, version: str) -> MultiPartitionKey:
@@ -38,9 +46,9 @@ def register(instance: DagsterInstance, candidate: str, version: str) -> MultiPa
 def partition_of(context) -> tuple[str, str]:
     """(candidate, model version) of the running partition; works in assets and in checks."""
     tags = context.run.tags
-    if CANDIDATE_TAG not in tags or VERSION_TAG not in tags:
+    if PARTITION_CANDIDATE_TAG not in tags or PARTITION_VERSION_TAG not in tags:
         raise ValueError("this asset is partitioned by candidate × model_version: run it with a partition key")
-    return tags[CANDIDATE_TAG], tags[VERSION_TAG]
+    return tags[PARTITION_CANDIDATE_TAG], tags[PARTITION_VERSION_TAG]
 
 
 def partition_candidate(context, spec: Spec) -> Candidate:
@@ -50,3 +58,8 @@ def partition_candidate(context, spec: Spec) -> Candidate:
         if partition_safe(candidate.name) == name:
             return candidate
     raise ValueError(f"partition candidate {name!r} is not in the spec (candidates: {[c.name for c in spec.candidates]})")
+
+
+def partition_layout(storage: PackStorage, context) -> PackLayout:
+    """The running partition's pack folder, with the shared inputs it reads copied into it."""
+    return storage.partition_layout(*partition_of(context))

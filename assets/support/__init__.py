@@ -1,0 +1,1 @@
+"""What the asset modules share: partitions, materialisation metadata, check results, run records."""

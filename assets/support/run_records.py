@@ -1,0 +1,47 @@
+"""What Dagster's event log says about a run: its check evaluations and its materialisations.
+
+The evidence pack lists them (`data_quality`, `lineage`), so a reader sees which checks guarded
+the figures and which assets produced them.
+"""
+
+from dagster import AssetKey, DagsterEventType
+
+
+def data_quality(context) -> list[dict]:
+    """Every asset check evaluated so far in this run: what was checked and whether it passed."""
+    return _check_results(context, context.run_id)
+
+
+def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
+    """The checks of the shared inputs (log to plan) from the run that last planned, when this
+    partition's run did not materialise them itself (a later candidate of the same CLI run)."""
+    event = context.instance.get_latest_materialization_event(AssetKey("replay_plan"))
+    if event is None or event.run_id == context.run_id:
+        return []
+    graph = context.job_def.asset_layer.asset_graph
+    unpartitioned = {key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).partitions_def is None}
+    assets_here = {row["asset"] for row in evaluated}
+    shared = [row for row in _check_results(context, event.run_id) if row["asset"] in unpartitioned - assets_here]
+    return [{**row, "run_id": event.run_id} for row in shared]
+
+
+def _check_results(context, run_id: str) -> list[dict]:
+    records = context.instance.get_records_for_run(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
+    results = []
+    for record in records:
+        evaluation = record.event_log_entry.dagster_event.event_specific_data
+        results.append(
+            {
+                "asset": evaluation.asset_key.to_user_string(),
+                "check": evaluation.check_name,
+                "passed": evaluation.passed,
+                "severity": "blocking" if evaluation.blocking else evaluation.severity.value.lower(),
+            }
+        )
+    return results
+
+
+def materialised_assets(context) -> list[str]:
+    """The assets this run has materialised so far: the pack's upstream lineage in the UI."""
+    records = context.instance.get_records_for_run(context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION).records
+    return sorted({record.event_log_entry.dagster_event.asset_key.to_user_string() for record in records})
