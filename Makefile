@@ -33,7 +33,7 @@ demo: $(STAMP)
 
 # the whole suite, the real-model tests included (the first run compiles llama.cpp, ~7 min)
 test: $(STAMP) $(MODEL_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not real_model"

@@ -1,4 +1,9 @@
-"""Shared fixtures: a running reference endpoint and small specs pointing at the bundled log."""
+"""Fixtures every level shares: the session's zero-delay reference endpoint and a spec writer.
+
+Tests are grouped by level: unit/ (pure functions, SQL on hand-built tables), integration/ (real
+HTTP over loopback), e2e/ (whole Dagster graph runs, the UI, killed runs), real_model/ (llama.cpp
+and Gemma). Builders (specs, raw-timing rows, canonical logs) live in support/; no test module
+imports another."""
 
 from __future__ import annotations
 
@@ -8,12 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline import REPO_ROOT
 from pipeline.reference import ReferenceServer
-
-DEMO_LOG = REPO_ROOT / "examples" / "data" / "production_requests.jsonl"
-DEMO_SPEC = REPO_ROOT / "examples" / "demo.yaml"
-DEMO_SLICE = REPO_ROOT / "examples" / "data" / "banking77_slice.csv"
 
 
 @pytest.fixture(scope="session")
@@ -21,14 +21,6 @@ def zero_server() -> Iterator[ReferenceServer]:
     """The zero-delay reference endpoint, started once per test session on a free loopback port."""
     with ReferenceServer("zero") as server:
         yield server
-
-
-def demo_spec_dict() -> dict:
-    data = yaml.safe_load(DEMO_SPEC.read_text())
-    data["workload"]["log"]["path"] = str(DEMO_LOG)
-    if data.get("accuracy"):
-        data["accuracy"]["path"] = str(DEMO_SLICE)
-    return data
 
 
 @pytest.fixture()

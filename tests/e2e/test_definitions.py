@@ -1,0 +1,38 @@
+"""The Dagster project: definitions load, and the whole graph materialises against loopback."""
+
+
+from typer.testing import CliRunner
+
+from assets.automation import REVALIDATION_JOB
+from pipeline.cli import app
+from pipeline.definitions import defs
+from tests.support.specs import ASSETS, demo_spec_dict, small_spec
+
+
+def test_definitions_hold_every_asset_with_at_least_one_check():
+    graph = defs.resolve_asset_graph()
+    keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    assert set(ASSETS) <= keys
+    checked = {check.asset_key.to_user_string() for check in graph.asset_check_keys}
+    assert set(ASSETS) <= checked
+    assert defs.resolve_job_def(REVALIDATION_JOB) is not None
+
+
+def test_a_failing_blocking_check_stops_the_run_before_the_pack(tmp_path, write_spec, zero_server, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    out = tmp_path / "pack"
+    spec = small_spec(write_spec, zero_server.base_url, max_reject_rate=0.0)  # the demo log has 2 bad lines
+    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out)])
+    assert result.exit_code == 1
+    assert "production_logs_reject_rate" in result.output
+    assert not (out / "evidence_pack.json").exists()
+    assert not (out / "data" / "raw_timings.parquet").exists()
+
+
+def test_bad_spec_exits_2_naming_the_field(tmp_path, write_spec):
+    data = demo_spec_dict()
+    data["sla"]["ttft_ms"] = -5
+    result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert "sla.ttft_ms: Input should be greater than 0" in result.output

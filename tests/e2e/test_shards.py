@@ -1,0 +1,106 @@
+"""One plan across worker processes (Dagster's multiprocess executor) with one common start time."""
+
+import json
+import multiprocessing
+
+import pyarrow.parquet as pq
+import pytest
+from dagster import AssetKey
+
+from assets.runner import (
+    asset_keys_by_partitioning,
+    execute_partition_multiprocess,
+    instance_for,
+)
+from assets.support.partitions import register
+from pipeline.definitions import build_definitions
+from pipeline.replay.engine import PlannedRequest, ReplaySettings
+from pipeline.replay.shards import common_start_ns, shard_plan, shard_settings, shards_for
+from tests.support.specs import small_spec
+
+
+def planned(count: int) -> list[PlannedRequest]:
+    return [PlannedRequest(f"r{i}", i * 0.1, [{"role": "user", "content": "x"}], 4, 1) for i in range(count)]
+
+
+def test_shards_split_the_plan_round_robin_and_keep_every_request_once(tmp_path):
+    plan = planned(10)
+    shards = shards_for(3, tmp_path)
+    parts = [shard_plan(plan, shard) for shard in shards]
+    assert [[p.request_id for p in part] for part in parts] == [["r0", "r3", "r6", "r9"], ["r1", "r4", "r7"], ["r2", "r5", "r8"]]
+    merged = sorted((p for part in parts for p in part), key=lambda p: p.scheduled_offset_s)
+    assert merged == plan
+
+
+def test_a_sessions_turns_stay_in_one_shard(tmp_path):
+    plan = planned(6)
+    plan[2] = PlannedRequest("r2", None, [], 4, 1, session_id="s", session_turn=2, follows_request_id="r0")
+    plan[4] = PlannedRequest("r4", None, [], 4, 1, session_id="s", session_turn=3, follows_request_id="r2")
+    parts = [[p.request_id for p in shard_plan(plan, shard)] for shard in shards_for(2, tmp_path)]
+    assert parts == [["r0", "r2", "r3", "r4"], ["r1", "r5"]]
+
+
+def test_the_fixed_concurrency_is_split_across_shards_without_loss(tmp_path):
+    settings = ReplaySettings(mode="concurrency", concurrency=10, max_concurrency=None)
+    split = [shard_settings(settings, shard).concurrency for shard in shards_for(3, tmp_path)]
+    assert split == [4, 3, 3] and sum(split) == 10
+    assert shard_settings(settings, shards_for(3, tmp_path)[0]).max_concurrency is None
+
+
+def _start_in_a_process(shard, queue) -> None:
+    queue.put(common_start_ns(shard, timeout_s=60))
+
+
+def test_shards_in_separate_processes_agree_on_one_start_instant(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [context.Process(target=_start_in_a_process, args=(shard, queue)) for shard in shards_for(2, tmp_path)]
+    for worker in workers:
+        worker.start()
+    starts = [queue.get(timeout=120) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+    assert starts[0] == starts[1] and starts[0][1] == "monotonic"
+
+
+def test_a_shard_alone_times_out_with_a_clear_error(tmp_path):
+    (shard, _) = shards_for(2, tmp_path)
+    with pytest.raises(TimeoutError, match="only 1 of 2 shards ready"):
+        common_start_ns(shard, timeout_s=0.05)
+
+
+@pytest.mark.slow
+def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, write_spec, zero_server, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    out = tmp_path / "pack"
+    spec = small_spec(write_spec, zero_server.base_url)
+    data = json.loads(json.dumps(__import__("yaml").safe_load(spec.read_text())))
+    data["workload"]["replay"]["shards"] = 2
+    spec = write_spec(data)
+    job = build_definitions(spec, out).resolve_job_def("revalidation")
+    with instance_for(out) as instance:
+        shared, _ = asset_keys_by_partitioning()
+        assert job.execute_in_process(instance=instance, asset_selection=shared).success
+        key = register(instance, "fastserve-8b", "v-shards")
+        result = execute_partition_multiprocess((str(spec), str(out), "{}"), instance, key, [AssetKey("raw_timings")])
+        assert result.success
+        failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed and e.severity.value == "ERROR"]
+        assert failed == []
+
+    folder = out / "candidates" / "fastserve-8b" / "v-shards" / "data"
+    timings = pq.read_table(folder / "raw_timings.parquet").to_pylist()
+    plan = pq.read_table(out / "data" / "replay_plan.parquet").to_pylist()
+    summary = json.loads((folder / "replay_summary.json").read_text())
+    assert sorted(r["request_id"] for r in timings) == sorted(p["request_id"] for p in plan)  # every request once
+    assert {r["shard"] for r in timings} == {0, 1}
+    assert len({s["pid"] for s in summary["shards"]}) == 2  # two worker processes
+    # one common start: every row of both shards puts offset 0 at the same monotonic instant
+    starts = {r["t_scheduled_ns"] - int(r["scheduled_offset_s"] * 1e9) for r in timings if r["t_scheduled_ns"] is not None}
+    assert len(starts) == 1
+    # the merged arrival pattern is the plan's: scheduled instants in the plan's offset order,
+    # and the two processes' sends interleave rather than run one after the other
+    by_schedule = sorted(timings, key=lambda r: r["t_scheduled_ns"])
+    assert [r["request_id"] for r in by_schedule] == [p["request_id"] for p in sorted(plan, key=lambda p: p["scheduled_offset_s"])]
+    sent = {shard: sorted(r["t_sent_ns"] for r in timings if r["shard"] == shard) for shard in (0, 1)}
+    assert sent[1][0] < sent[0][-1] and sent[0][0] < sent[1][-1]

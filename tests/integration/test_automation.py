@@ -1,0 +1,100 @@
+"""The new-version sensor and the weekly schedule, against a reference endpoint whose version changes."""
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dagster import DagsterInstance, SensorResult, SkipReason, build_schedule_context, build_sensor_context
+
+from assets.automation import new_model_version, weekly_revalidation
+from pipeline.definitions import defs
+from pipeline.reference import ReferenceServer, load_profile
+from pipeline.reference.launch import free_port
+from pipeline.replay.engine import Target
+from pipeline.replay.fingerprint import fingerprint, unseen
+from resources import EndpointResource, SpecResource
+from tests.support.specs import demo_spec_dict, profile_file
+
+
+def evaluate(spec_path: Path, cursor: str | None):
+    resources = {"spec": SpecResource(spec_path=str(spec_path)), "endpoint": EndpointResource()}
+    with build_sensor_context(cursor=cursor, resources=resources) as context:
+        result = new_model_version(context)
+        return result, context.cursor
+
+
+def test_sensor_requests_one_run_per_new_version_and_none_for_a_seen_one(tmp_path, write_spec, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    port = free_port()
+    data = demo_spec_dict()
+    data["candidates"][0]["base_url"] = f"http://127.0.0.1:{port}/v1"
+    spec = write_spec(data)
+
+    with ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port):
+        first, cursor = evaluate(spec, None)
+        again, cursor = evaluate(spec, cursor)
+    assert isinstance(first, SensorResult) and len(first.run_requests) == 1
+    (request,) = first.run_requests
+    version = request.tags["loadproof/model_version"]
+    assert version.startswith("2026-11-01+")
+    # a partitioned run: the candidate × version partition is added along with the request
+    assert request.partition_key.keys_by_dimension == {"candidate": "fastserve-8b", "model_version": version}
+    added = {r.partitions_def_name: list(r.partition_keys) for r in first.dynamic_partitions_requests}
+    assert added == {"candidates": ["fastserve-8b"], "model_versions": [version]}
+    assert isinstance(again, SkipReason)
+
+    with ReferenceServer(profile_file(tmp_path, "2026-12-01"), port=port):
+        new, cursor = evaluate(spec, cursor)
+        seen, cursor = evaluate(spec, cursor)
+    assert len(new.run_requests) == 1 and new.run_requests[0].tags["loadproof/model_version"].startswith("2026-12-01+")
+    assert new.run_requests[0].run_key != request.run_key
+    assert isinstance(seen, SkipReason)
+
+    # Same advertised version, different weights (seed): the probe replies change, so it is new.
+    with ReferenceServer(profile_file(tmp_path, "2026-12-01", seed=7), port=port):
+        silent, _ = evaluate(spec, cursor)
+    assert len(silent.run_requests) == 1 and silent.run_requests[0].tags["loadproof/model_version"].startswith("2026-12-01+")
+    assert silent.run_requests[0].partition_key != new.run_requests[0].partition_key
+
+
+def test_an_unreachable_endpoint_is_skipped_not_fatal(write_spec, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    data = demo_spec_dict()
+    data["candidates"][0]["base_url"] = f"http://127.0.0.1:{free_port()}/v1"
+    result, cursor = evaluate(write_spec(data), None)
+    assert isinstance(result, SkipReason) and cursor == "{}"
+
+
+def test_fingerprint_is_stable_for_the_same_endpoint(zero_server):
+    target = Target("ref", zero_server.base_url, "reference-model")
+    one, two = fingerprint(target), fingerprint(target)
+    assert one["fingerprint_sha256"] == two["fingerprint_sha256"]
+    assert one["model_version"] == load_profile("zero").version
+    assert len(one["probe_sha256"]) == 3 and one["headers"]["x-reference-profile"] == "zero"
+
+
+def test_unseen_versions():
+    assert unseen({"a": ["v1"]}, {"a": "v1", "b": "v1"}) == [("b", "v1")]
+    assert unseen({"a": ["v1"]}, {"a": "v2"}) == [("a", "v2")]
+
+
+def test_weekly_schedule_requests_one_partitioned_run_per_candidate_at_its_served_version(tmp_path, write_spec, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    port = free_port()
+    data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]
+    data["candidates"][0]["base_url"] = f"http://127.0.0.1:{port}/v1"
+    resources = {"spec": SpecResource(spec_path=str(write_spec(data))), "endpoint": EndpointResource()}
+    (tmp_path / "home").mkdir()
+    with DagsterInstance.local_temp(tempdir=str(tmp_path / "home")) as instance, ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port):
+        monday = datetime(2026, 11, 30, 6, tzinfo=timezone.utc)
+        with build_schedule_context(instance=instance, resources=resources, scheduled_execution_time=monday) as context:
+            (request,) = weekly_revalidation(context)
+        version = request.partition_key.keys_by_dimension["model_version"]
+        assert version.startswith("2026-11-01+") and request.run_key.startswith("weekly-2026-11-30-fastserve-8b@")
+        assert instance.get_dynamic_partitions("model_versions") == [version]
+
+
+def test_weekly_schedule_and_sensor_are_registered():
+    assert weekly_revalidation.cron_schedule == "0 6 * * 1"
+    assert defs.resolve_schedule_def("weekly_revalidation").job_name == "revalidation"
+    assert defs.resolve_sensor_def("new_model_version") is not None

@@ -1,0 +1,114 @@
+"""Rendering the pack: every string escaped, plots inline, a JSON Schema that the pack meets."""
+
+import json
+
+import jsonschema
+import pytest
+
+from pipeline import REPO_ROOT
+from pipeline.pack import svg
+from pipeline.pack.render import delta, num, render_html, render_markdown
+from tests.support import chromium
+
+HOSTILE = "<script>alert('x')</script>|pipe"
+SHA = "0" * 64
+
+
+def pack(**overrides) -> dict:
+    figure = {
+        "candidate": HOSTILE, "metric": "ttft_ms_p95", "unit": "ms", "claimed": 250.0, "measured": 300.0,
+        "ci_low": 280.0, "ci_high": 320.0, "n": 400, "verdict": "not reproduced",
+        "lineage": {"sql": "sql/latency_percentiles.sql", "sql_sha256": SHA, "staged_sql": [], "inputs": [{"path": "data/raw_timings.parquet", "sha256": SHA, "rows": 400}]},
+    }
+    base = {
+        "run_id": "run-1", "spec_sha256": SHA, "spec_name": HOSTILE, "generated_at": "2026-11-29T00:00:00+00:00",
+        "claim": {"source": HOSTILE, "figures": {"ttft_ms_p95": 250.0}},
+        "figures": [figure],
+        "conditions": [{"axis": HOSTILE, "claimed": HOSTILE, "production": 1.0}],
+        "profile": {"requests": 10},
+        "replay": {"mode": "trace", "planned": 1, "sent": 1, "errors": 0, "unsent": 0, "wall_s": 1.0},
+        "client_validity": {"schedule_lag_ms_p99": 0.5, "client_limited": False, "threshold_ms": 10.0},
+        "proxy_verdict": {"verdict": "must be re-measured", "reasons": [HOSTILE]},
+        "claim_divergence": [],
+        "data_quality": [{"asset": "raw_timings", "check": HOSTILE, "passed": False, "severity": "blocking"}],
+        "inputs": [{"path": "data/raw_timings.parquet", "sha256": SHA, "rows": 400}],
+        "versions": {"loadproof": "0.1.0"},
+        "lineage": {"run_id": "run-1", "asset_keys": ["raw_timings"], "code_version": "abc"},
+        "manifest": [],
+    }
+    base.update(overrides)
+    return base
+
+
+def test_html_escapes_every_spec_and_log_string():
+    html = render_html(pack(), {"ttft_cdf": svg.cdf({HOSTILE: [1.0, 2.0]}, HOSTILE)})
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
+    assert html.count("<svg") == 1
+
+
+def comparison_keys() -> dict:
+    """The two-candidate sections (issue 6): side by side, ranking, accuracy with confusion."""
+    return {
+        "side_by_side": {"candidates": [HOSTILE], "rows": [{"metric": "accuracy", "unit": "fraction", "claimed": 0.9, "cells": [
+            {"measured": 0.8, "ci_low": 0.7, "ci_high": 0.9, "verdict": "inconclusive"}]}]},
+        "ranking": [{"rank": 1, "candidate": HOSTILE, "cost_per_decision_usd": 0.001, "cost_per_1000_decisions_usd": 1.0,
+                     "cost_per_decision_usd_ci_low": 0.0009, "cost_per_decision_usd_ci_high": 0.0011, "pricing": "hourly",
+                     "useful_decisions": 90, "sla_attainment": 0.95, "accuracy": 0.8}],
+        "accuracy": {"candidates": [HOSTILE], "summary": [{
+            "candidate": HOSTILE, "scored": 100, "correct": 80, "errors": 0, "accuracy": 0.8, "accuracy_ci_low": 0.71,
+            "accuracy_ci_high": 0.87, "claimed_accuracy": 0.9, "accuracy_delta": -0.1, "accuracy_delta_ci_low": -0.19,
+            "accuracy_delta_ci_high": -0.03}],
+            "per_label": [{"label": HOSTILE, "label_items": 10, "cells": [{"accuracy": 0.5, "confused_with": f"{HOSTILE} (5)"}]}]},
+    }
+
+
+def test_comparison_and_accuracy_sections_are_escaped_and_meet_the_schema():
+    good = pack(**comparison_keys())
+    html = render_html(good, {})
+    assert 'id="ranking-table"' in html and 'id="accuracy-table"' in html and 'id="confusion-table"' in html
+    assert "<script" not in html and html.count("&lt;script&gt;") >= 5
+    markdown = render_markdown(good)
+    assert "Ranking by cost per useful decision" in markdown and "<script" not in markdown
+    schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
+    jsonschema.validate(good, schema)
+    renamed = pack(**comparison_keys())
+    renamed["ranking"][0]["usd_per_decision"] = renamed["ranking"][0].pop("cost_per_decision_usd")
+    with pytest.raises(jsonschema.ValidationError, match="'cost_per_decision_usd' is a required property"):
+        jsonschema.validate(renamed, schema)
+
+
+def test_markdown_cells_cannot_break_the_table():
+    markdown = render_markdown(pack())
+    row = next(line for line in markdown.splitlines() if "ttft_ms_p95" in line)
+    assert "\\|pipe" in row and row.count(" | ") == 7  # 8 cells, no extra separator
+    assert "<script" not in markdown
+
+
+def test_number_and_delta_formatting():
+    assert num(None) == "—" and num(4200.0) == "4,200" and num(32.44) == "32.4" and num(0.01234) == "0.0123"
+    assert delta({"claimed": 250.0, "measured": 300.0}) == "+50.0 (+20%)"
+    assert delta({"claimed": 4200.0, "measured": 259.0}) == "−3,941 (-94%)"
+    assert delta({"claimed": None, "measured": 1.0}) == "—"
+
+
+def test_schema_accepts_a_well_formed_pack_and_rejects_a_renamed_key():
+    schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    good = pack()
+    jsonschema.validate(good, schema)
+    bad = pack()
+    bad["figures"][0]["measured_value"] = bad["figures"][0].pop("measured")
+    with pytest.raises(jsonschema.ValidationError, match="'measured' is a required property"):
+        jsonschema.validate(bad, schema)
+    escaping = pack()
+    escaping["figures"][0]["lineage"]["inputs"][0]["path"] = "../../etc/passwd"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(escaping, schema)
+
+
+@pytest.mark.skipif(chromium.chromium_path() is None, reason="chromium not installed")
+def test_the_console_check_can_fail(tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text("<html><body><script>console.error('boom'); undefinedFunction();</script></body></html>")
+    assert chromium.load(page).console, "a page with console errors must be caught"
