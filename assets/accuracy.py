@@ -39,7 +39,10 @@ from resources import EndpointResource, PackStorage, SpecResource
 GROUP = "accuracy"
 
 
-@asset(group_name=GROUP, description="The buyer's labelled slice (CSV or JSONL): each item with its label and rendered prompt.")
+@asset(
+    group_name=GROUP,
+    description="The buyer's labelled slice (CSV or JSONL): each item with its label and rendered prompt.",
+)
 def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     config = loaded.spec.accuracy
@@ -50,7 +53,13 @@ def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: 
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=labelled_slice, blocking=True, description="great-expectations: a configured slice has items, unique ids, a label on each, within the spec's labels.")
+@asset_check(
+    asset=labelled_slice,
+    blocking=True,
+    description=(
+        "great-expectations: a configured slice has items, unique ids, a label on each, within the spec's labels."
+    ),
+)
 def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(storage.layout().table("labelled_slice")).to_pandas()
     config = spec.load().spec.accuracy
@@ -63,7 +72,10 @@ def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> Asse
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[labelled_slice, raw_timings],  # separate: after the load replay; mixed: scored from it
-    description="Every slice item sent to the partition's candidate, its reply scored: on its own after the load (separate, non-streaming) or among the load's requests (mixed).",
+    description=(
+        "Every slice item sent to the partition's candidate, its reply scored: on its own after the load (separate, "
+        "non-streaming) or among the load's requests (mixed)."
+    ),
 )
 def accuracy_results(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
@@ -87,9 +99,14 @@ def accuracy_results(
 @asset_check(
     asset=accuracy_results,
     blocking=True,
-    description="great-expectations: one row per slice item and candidate, each scored or marked unscorable; labels (and choice predictions) within the label set.",
+    description=(
+        "great-expectations: one row per slice item and candidate, each scored or marked unscorable; labels (and "
+        "choice predictions) within the label set."
+    ),
 )
-def accuracy_results_one_per_item(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+def accuracy_results_one_per_item(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
     layout, loaded = partition_layout(storage, context), spec.load().spec
     slice_table = pq.read_table(layout.table("labelled_slice"))
     config = loaded.accuracy
@@ -114,7 +131,11 @@ def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage
     return materialise_table(context, "accuracy_summary", tables.accuracy_summary, "accuracy_results", spec, storage)
 
 
-@asset_check(asset=accuracy_summary, blocking=True, description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.")
+@asset_check(
+    asset=accuracy_summary,
+    blocking=True,
+    description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.",
+)
 def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(partition_layout(storage, context).table("accuracy_summary")).to_pandas()
     params = {"column": "accuracy", "n": "scored"}
@@ -132,7 +153,9 @@ def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storag
     return materialise_table(context, "accuracy_by_label", tables.accuracy_by_label, "accuracy_results", spec, storage)
 
 
-@asset_check(asset=accuracy_by_label, description="great-expectations: each label's accuracy lies inside its Wilson interval.")
+@asset_check(
+    asset=accuracy_by_label, description="great-expectations: each label's accuracy lies inside its Wilson interval."
+)
 def accuracy_by_label_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(partition_layout(storage, context).table("accuracy_by_label")).to_pandas()
     params = {"column": "label_accuracy", "n": "label_items"}

@@ -40,16 +40,25 @@ from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
 TABLES = {
-    "latency_percentiles": "TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, steady state.",
+    "latency_percentiles": (
+        "TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, "
+        "steady state."
+    ),
     "throughput": "Output/total tokens per second, requests per second, goodput, error rate.",
     "throughput_buckets": "The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.",
     "error_breakdown": "Every planned request by outcome (ok or error type), with Wilson intervals.",
-    "cost_per_decision": "Cost of the steady-state window per useful decision (succeeded, met the SLA, correct where scored) and per million output tokens.",
+    "cost_per_decision": (
+        "Cost of the steady-state window per useful decision (succeeded, met the SLA, correct where scored) "
+        "and per million output tokens."
+    ),
 }
 
 
 @multi_asset(
-    specs=[AssetSpec(name, group_name=GROUP, deps=[raw_timings, accuracy_summary], description=text) for name, text in TABLES.items()],
+    specs=[
+        AssetSpec(name, group_name=GROUP, deps=[raw_timings, accuracy_summary], description=text)
+        for name, text in TABLES.items()
+    ],
     partitions_def=REVALIDATION_PARTITIONS,
     name="analysis_tables",
 )
@@ -66,41 +75,81 @@ def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage:
         yield MaterializeResult(asset_key=name, metadata=meta)
 
 
-@asset_check(asset="latency_percentiles", blocking=True, description="great-expectations: p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 per series, each value inside its interval, no NaN where n > 0.")
+@asset_check(
+    asset="latency_percentiles",
+    blocking=True,
+    description=(
+        "great-expectations: p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 per series, each value inside its interval, no NaN where n "
+        "> 0."
+    ),
+)
 def latency_percentiles_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = expectations.latency_percentiles_frame(pq.read_table(partition_layout(storage, context).table("latency_percentiles")))
+    frame = expectations.latency_percentiles_frame(
+        pq.read_table(partition_layout(storage, context).table("latency_percentiles"))
+    )
     outcome = expectations.validate(expectations.latency_percentiles_suite, frame, name="latency_percentiles")
     return check_result(outcome)
 
 
-@asset_check(asset="throughput", blocking=True, description="great-expectations: no NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.")
+@asset_check(
+    asset="throughput",
+    blocking=True,
+    description="great-expectations: no NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.",
+)
 def throughput_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = expectations.throughput_frame(pq.read_table(partition_layout(storage, context).table("throughput")))
     outcome = expectations.validate(expectations.throughput_suite, frame, name="throughput")
     return check_result(outcome)
 
 
-@asset_check(asset="throughput_buckets", blocking=True, description="great-expectations: every request that ended is counted in exactly one bucket of its candidate.")
+@asset_check(
+    asset="throughput_buckets",
+    blocking=True,
+    description="great-expectations: every request that ended is counted in exactly one bucket of its candidate.",
+)
 def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = partition_layout(storage, context)
     path = layout.table("raw_timings")
     labelled = ["labelled_item_id"] if "labelled_item_id" in pq.read_schema(path).names else []
     timings = production_requests(pq.read_table(path, columns=["candidate", "t_end_ns", "t_sent_ns", *labelled]))
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
-    counts = {row["candidate"]: row["count"] for row in ended.group_by("candidate").aggregate([("candidate", "count")]).rename_columns(["candidate", "count"]).to_pylist()}
+    counts = {
+        row["candidate"]: row["count"]
+        for row in ended.group_by("candidate")
+        .aggregate([("candidate", "count")])
+        .rename_columns(["candidate", "count"])
+        .to_pylist()
+    }
     frame = expectations.throughput_buckets_frame(pq.read_table(layout.table("throughput_buckets")), counts)
-    outcome = expectations.validate(expectations.throughput_buckets_suite, frame, {"candidates": sorted(counts)}, name="throughput_buckets")
+    outcome = expectations.validate(
+        expectations.throughput_buckets_suite, frame, {"candidates": sorted(counts)}, name="throughput_buckets"
+    )
     return check_result(outcome)
 
 
-@asset_check(asset="error_breakdown", blocking=True, description="great-expectations: each candidate's outcome rates sum to one, counts to its planned requests; rates inside their Wilson intervals.")
+@asset_check(
+    asset="error_breakdown",
+    blocking=True,
+    description=(
+        "great-expectations: each candidate's outcome rates sum to one, counts to its planned requests; rates inside "
+        "their Wilson intervals."
+    ),
+)
 def error_breakdown_sums_to_one(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = expectations.error_breakdown_frame(pq.read_table(partition_layout(storage, context).table("error_breakdown")))
+    frame = expectations.error_breakdown_frame(
+        pq.read_table(partition_layout(storage, context).table("error_breakdown"))
+    )
     outcome = expectations.validate(expectations.error_breakdown_suite, frame, name="error_breakdown")
     return check_result(outcome)
 
 
-@asset_check(asset="cost_per_decision", blocking=True, description="great-expectations: cost present and non-negative for every candidate; cost per decision inside its interval.")
+@asset_check(
+    asset="cost_per_decision",
+    blocking=True,
+    description=(
+        "great-expectations: cost present and non-negative for every candidate; cost per decision inside its interval."
+    ),
+)
 def cost_per_decision_non_negative(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(partition_layout(storage, context).table("cost_per_decision")).to_pandas()
     outcome = expectations.validate(expectations.cost_per_decision_suite, frame, name="cost_per_decision")
@@ -111,7 +160,10 @@ def cost_per_decision_non_negative(context: AssetCheckExecutionContext, storage:
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[raw_timings, sweep_timings, accuracy_summary],
-    description="Per candidate × load level: throughput, goodput, SLA attainment, error rate, TTFT/TPOT/E2E percentiles, cost per useful decision.",
+    description=(
+        "Per candidate × load level: throughput, goodput, SLA attainment, error rate, TTFT/TPOT/E2E percentiles, cost "
+        "per useful decision."
+    ),
 )
 def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), partition_layout(storage, context)
@@ -120,7 +172,10 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
     else:
         accuracy = pq.read_table(layout.table("accuracy_summary"))
         table = sweep_analysis.sweep_levels(
-            layout.table("raw_timings"), layout.table("sweep_timings"), loaded.spec, accuracy if accuracy.num_rows else None
+            layout.table("raw_timings"),
+            layout.table("sweep_timings"),
+            loaded.spec,
+            accuracy if accuracy.num_rows else None,
         )
     path = write_parquet(with_run_id(table, context.run_id), layout.table("sweep_levels"))
     meta = table_metadata(table, path, context.run_id)
@@ -128,8 +183,14 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=sweep_levels, blocking=True, description="One row per candidate × measured level, the production level among them, proportions in [0, 1].")
-def sweep_levels_complete(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+@asset_check(
+    asset=sweep_levels,
+    blocking=True,
+    description="One row per candidate × measured level, the production level among them, proportions in [0, 1].",
+)
+def sweep_levels_complete(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
     loaded = spec.load().spec
     outcome = rules.sweep_levels_complete(
         pq.read_table(partition_layout(storage, context).table("sweep_levels")).to_pylist(),
@@ -143,7 +204,10 @@ def sweep_levels_complete(context: AssetCheckExecutionContext, spec: SpecResourc
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[sweep_levels],
-    description="Per candidate: the highest load level still meeting the SLA, its goodput and cost per useful decision, the headroom over production.",
+    description=(
+        "Per candidate: the highest load level still meeting the SLA, its goodput and cost per useful decision, the "
+        "headroom over production."
+    ),
 )
 def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), partition_layout(storage, context)
@@ -156,14 +220,21 @@ def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: P
     meta = table_metadata(table, path, context.run_id)
     meta["sql"] = "sql/sweep_summary.sql"
     for row in table.to_pylist():
-        context.log.info(f"{row['candidate']}: highest load still meeting the SLA: {row.get('max_sla_load_level_label')}")
+        context.log.info(
+            f"{row['candidate']}: highest load still meeting the SLA: {row.get('max_sla_load_level_label')}"
+        )
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=sweep_summary, blocking=True, description="The chosen level and every lighter level met the SLA; the first missing level is above it.")
+@asset_check(
+    asset=sweep_summary,
+    blocking=True,
+    description="The chosen level and every lighter level met the SLA; the first missing level is above it.",
+)
 def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = partition_layout(storage, context)
     outcome = rules.sweep_summary_consistent(
-        pq.read_table(layout.table("sweep_levels")).to_pylist(), pq.read_table(layout.table("sweep_summary")).to_pylist()
+        pq.read_table(layout.table("sweep_levels")).to_pylist(),
+        pq.read_table(layout.table("sweep_summary")).to_pylist(),
     )
     return check_result(outcome)

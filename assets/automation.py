@@ -37,7 +37,10 @@ revalidation_job = define_asset_job(
     REVALIDATION_JOB,
     selection=AssetSelection.all(),
     config=RUN_CONFIG,
-    description="Ingest → sample → profile → plan → replay → analyse → evidence pack for one candidate × model version (a partition), then the side-by-side comparison, with every check.",
+    description=(
+        "Ingest → sample → profile → plan → replay → analyse → evidence pack for one candidate × model version (a "
+        "partition), then the side-by-side comparison, with every check."
+    ),
 )
 
 
@@ -82,7 +85,9 @@ def weekly_revalidation(context: ScheduleEvaluationContext, spec: SpecResource, 
     job_name=REVALIDATION_JOB,
     minimum_interval_seconds=POLL_INTERVAL_S,
     default_status=DefaultSensorStatus.STOPPED,
-    description="Polls each candidate's /v1/models and probe replies; launches one re-validation per version not seen before.",
+    description=(
+        "Polls each candidate's /v1/models and probe replies; launches one re-validation per version not seen before."
+    ),
 )
 def new_model_version(context: SensorEvaluationContext, spec: SpecResource, endpoint: EndpointResource):
     seen: dict[str, list[str]] = json.loads(context.cursor) if context.cursor else {}

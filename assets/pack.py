@@ -98,14 +98,20 @@ PACK_DEPS = [prompt_profile, endpoint_fingerprint, *TABLES, accuracy_summary, ac
     group_name=GROUP,
     deps=PACK_DEPS,
     partitions_def=REVALIDATION_PARTITIONS,
-    description="One candidate at one model version: evidence_pack.{html,md,json} with claim vs measured, intervals, verdicts, plots, lineage, manifest, and the figure deltas against the previous version's run.",
+    description=(
+        "One candidate at one model version: evidence_pack.{html,md,json} with claim vs measured, intervals, "
+        "verdicts, plots, lineage, manifest, and the figure deltas against the previous version's run."
+    ),
 )
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, shared, layout = spec.load(), storage.layout(), partition_layout(storage, context)
     candidate, version = partition_of(context)
     pack = assemble(context, loaded, layout, json.loads(layout.json("replay_summary").read_text()))
     pack["partition"] = {"candidate": candidate, "model_version": version}
-    keys = [REVALIDATION_PARTITIONS.get_partition_key_from_str(k) for k in context.instance.get_materialized_partitions(context.asset_key)]
+    keys = [
+        REVALIDATION_PARTITIONS.get_partition_key_from_str(k)
+        for k in context.instance.get_materialized_partitions(context.asset_key)
+    ]
     measured = {k.keys_by_dimension["model_version"] for k in keys if k.keys_by_dimension["candidate"] == candidate}
     before = history.previous_version(context.instance.get_dynamic_partitions(MODEL_VERSIONS.name), measured, version)
     pack["history"] = history.compare(pack, history.load_previous_pack(shared.candidate_dir(candidate), before), before)
@@ -120,13 +126,18 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
 @asset(
     group_name=GROUP,
     deps=[evidence_pack],
-    description="Every candidate's latest measured version side by side (evidence_pack.* at the top of the pack folder): tables, ranking by cost per decision, each figure traceable to the gathered raw timings.",
+    description=(
+        "Every candidate's latest measured version side by side (evidence_pack.* at the top of the pack folder): "
+        "tables, ranking by cost per decision, each figure traceable to the gathered raw timings."
+    ),
 )
 def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     versions = gather.latest_versions(layout, [c.name for c in loaded.spec.candidates])
     pack = assemble(context, loaded, layout, gather.gather(layout, versions))
-    pack["partitions"] = [{"candidate": v.candidate, "model_version": v.model_version, "run_id": v.run_id} for v in versions]
+    pack["partitions"] = [
+        {"candidate": v.candidate, "model_version": v.model_version, "run_id": v.run_id} for v in versions
+    ]
     pack["data_quality"] = gather.partition_quality(versions) + data_quality(context)
     pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["candidate_comparison"])
     pack["lineage"]["partition_runs"] = pack["partitions"]
@@ -141,12 +152,17 @@ def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:
 def _claims_accounted_for(layout: PackLayout, candidates: list[str]) -> AssetCheckResult:
     pack = json.loads((layout.root / JSON_NAME).read_text())
     params = {"claims": len(pack["claim"]["figures"]), "candidates": len(candidates)}
-    outcome = expectations.validate(expectations.claims_suite, expectations.claims_frame(pack, candidates), params, name="evidence_pack_claims")
+    outcome = expectations.validate(
+        expectations.claims_suite, expectations.claims_frame(pack, candidates), params, name="evidence_pack_claims"
+    )
     return check_result(outcome)
 
 
 LINEAGE_DESCRIPTION = "Every file a figure's lineage names is in the pack with the recorded sha256."
-CLAIMS_DESCRIPTION = "great-expectations: every claimed figure has, for every candidate, a measured figure (with a verdict) or a stated reason."
+CLAIMS_DESCRIPTION = (
+    "great-expectations: every claimed figure has, for every candidate, a measured figure (with a verdict) "
+    "or a stated reason."
+)
 
 
 @asset_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
@@ -155,8 +171,12 @@ def evidence_pack_lineage_hashes_match(context: AssetCheckExecutionContext, stor
 
 
 @asset_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
-def evidence_pack_claims_accounted_for(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    return _claims_accounted_for(partition_layout(storage, context), [partition_candidate(context, spec.load().spec).name])
+def evidence_pack_claims_accounted_for(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
+    return _claims_accounted_for(
+        partition_layout(storage, context), [partition_candidate(context, spec.load().spec).name]
+    )
 
 
 @asset_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)

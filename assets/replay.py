@@ -101,7 +101,14 @@ def with_mixed_accuracy(plan: pa.Table, loaded_spec, layout) -> pa.Table:
     return mix_into_plan(plan, pq.read_table(layout.table("labelled_slice")), config, loaded_spec.workload.prompts)
 
 
-@asset_check(asset=replay_plan, blocking=True, description="great-expectations: ids present and unique, offsets non-decreasing, max_tokens ≥ 1, prompt + max_tokens within the model's context.")
+@asset_check(
+    asset=replay_plan,
+    blocking=True,
+    description=(
+        "great-expectations: ids present and unique, offsets non-decreasing, max_tokens ≥ 1, prompt + max_tokens "
+        "within the model's context."
+    ),
+)
 def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(storage.layout().table("replay_plan")).to_pandas()
     frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
@@ -112,18 +119,38 @@ def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetC
     return check_result(outcome)
 
 
-@asset(group_name=GROUP, deps=[replay_plan], description="The client's own schedule-lag and TTFT floor at the plan's peak rate, against a zero-delay echo endpoint.")
+@asset(
+    group_name=GROUP,
+    deps=[replay_plan],
+    description=(
+        "The client's own schedule-lag and TTFT floor at the plan's peak rate, against a zero-delay echo endpoint."
+    ),
+)
 def client_calibration(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = storage.layout()
     settings = ReplaySettings.from_spec(spec.load().spec.workload.replay)
     plan = planned_requests(pq.read_table(layout.table("replay_plan")))
     figures = calibrate(plan, settings, layout.journal(context.run_id, "calibration"))
     path = write_text(json.dumps(figures, indent=2), layout.json("client_calibration"))
-    context.log.info(f"client calibration: schedule lag p99 {figures['schedule_lag_ms_p99']} ms at {figures['peak_rate_per_s']} req/s")
-    return MaterializeResult(metadata={"path": MetadataValue.path(str(path)), **{k: v for k, v in figures.items() if v is not None}, "run_id": context.run_id})
+    context.log.info(
+        f"client calibration: schedule lag p99 {figures['schedule_lag_ms_p99']} ms at "
+        f"{figures['peak_rate_per_s']} req/s"
+    )
+    return MaterializeResult(
+        metadata={
+            "path": MetadataValue.path(str(path)),
+            **{k: v for k, v in figures.items() if v is not None},
+            "run_id": context.run_id,
+        }
+    )
 
 
-@asset_check(asset=client_calibration, description="The client keeps the plan's peak schedule against a zero-delay endpoint (else the run is client-limited).")
+@asset_check(
+    asset=client_calibration,
+    description=(
+        "The client keeps the plan's peak schedule against a zero-delay endpoint (else the run is client-limited)."
+    ),
+)
 def client_calibration_not_client_limited(storage: PackStorage) -> AssetCheckResult:
     figures = json.loads(storage.layout().json("client_calibration").read_text())
     return AssetCheckResult(
@@ -165,9 +192,14 @@ def endpoint_fingerprint_model_listed(context: AssetCheckExecutionContext, stora
 @asset_check(
     asset=endpoint_fingerprint,
     blocking=True,
-    description="The endpoint still serves the model version this partition is about (else its figures would be filed under the wrong version).",
+    description=(
+        "The endpoint still serves the model version this partition is about (else its figures would be filed under "
+        "the wrong version)."
+    ),
 )
-def endpoint_fingerprint_matches_partition(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+def endpoint_fingerprint_matches_partition(
+    context: AssetCheckExecutionContext, storage: PackStorage
+) -> AssetCheckResult:
     (document,) = json.loads(partition_layout(storage, context).json("endpoint_fingerprint").read_text())
     _, version = partition_of(context)
     return AssetCheckResult(
@@ -179,7 +211,9 @@ def endpoint_fingerprint_matches_partition(context: AssetCheckExecutionContext, 
 @op(
     ins={"plan": In(Nothing), "calibration": In(Nothing)},
     out=DynamicOut(Shard),
-    description="Split the plan across `workload.replay.shards` worker processes (one shard: the whole plan in this process).",
+    description=(
+        "Split the plan across `workload.replay.shards` worker processes (one shard: the whole plan in this process)."
+    ),
 )
 def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage: PackStorage):
     barrier = partition_layout(storage, context).root / "journal" / f"{context.run_id}-start-barrier"
@@ -199,28 +233,50 @@ def replay_shard(
     plan = shard_plan(planned_requests(pq.read_table(layout.table("replay_plan"))), shard)
     barrier = StartBarrier(shard, replay.shard_ready_timeout_s) if shard.count > 1 else None
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
-    context.log.info(f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of {shard.count}, pid {os.getpid()})")
+    context.log.info(
+        f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of "
+        f"{shard.count}, pid {os.getpid()})"
+    )
     with Journal(layout.journal(context.run_id, name)) as journal:
         stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at=barrier)
-    context.log.info(f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in {stats.wall_s:.1f} s")
-    return {"candidate": candidate.name, "shard": shard, "journal": str(journal.path), "stats": asdict(stats), "pid": os.getpid(), "clock": barrier.clock if barrier else "monotonic"}
+    context.log.info(
+        f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in "
+        f"{stats.wall_s:.1f} s"
+    )
+    return {
+        "candidate": candidate.name,
+        "shard": shard,
+        "journal": str(journal.path),
+        "stats": asdict(stats),
+        "pid": os.getpid(),
+        "clock": barrier.clock if barrier else "monotonic",
+    }
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")
-def merge_replay_shards(context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage) -> None:
+def merge_replay_shards(
+    context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage
+) -> None:
     layout, replay = partition_layout(storage, context), spec.load().spec.workload.replay
     shards = sorted(shards, key=lambda s: s["shard"].index)
     timings = pa.concat_tables([with_shard_column(journal_to_table(Path(s["journal"])), s["shard"]) for s in shards])
     timings = with_load_level(timings, production_level(replay))  # the spec's own load
-    stats = {key: sum(s["stats"][key] for s in shards) for key in ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")}
+    stats = {
+        key: sum(s["stats"][key] for s in shards)
+        for key in ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")
+    }
     stats["wall_s"] = max(s["stats"]["wall_s"] for s in shards)
     summary = {"mode": replay.mode, "planned": stats["planned"], "candidates": {shards[0]["candidate"]: stats}, **stats}
-    summary["shards"] = [{"shard": s["shard"].index, "pid": s["pid"], "clock": s["clock"], **s["stats"]} for s in shards]
+    summary["shards"] = [
+        {"shard": s["shard"].index, "pid": s["pid"], "clock": s["clock"], **s["stats"]} for s in shards
+    ]
     path = write_parquet(timings, layout.table("raw_timings"))
     write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
     meta = table_metadata(timings, path, context.run_id)
     meta.update(write_itl_histogram(timings, spec.load().spec, layout, context.run_id))
-    meta.update(errors=summary["errors"], unsent=summary["unsent"], shards=len(shards), summary=MetadataValue.json(summary))
+    meta.update(
+        errors=summary["errors"], unsent=summary["unsent"], shards=len(shards), summary=MetadataValue.json(summary)
+    )
     context.add_output_metadata(meta)
 
 
@@ -236,15 +292,24 @@ def write_itl_histogram(timings: pa.Table, spec, layout, run_id: str) -> dict:
     group_name=GROUP,
     ins={"replay_plan": AssetIn(dagster_type=Nothing), "client_calibration": AssetIn(dagster_type=Nothing)},
     partitions_def=REVALIDATION_PARTITIONS,
-    description="One row per replayed request of the partition's candidate: every lifecycle timestamp, monotonic clock; sent by one process or fanned out over shards.",
+    description=(
+        "One row per replayed request of the partition's candidate: every lifecycle timestamp, monotonic clock; sent "
+        "by one process or fanned out over shards."
+    ),
 )
 def raw_timings(replay_plan, client_calibration):
     shards = plan_replay_shards(plan=replay_plan, calibration=client_calibration)
     return merge_replay_shards(shards.map(replay_shard).collect())
 
 
-@asset_check(asset=raw_timings, blocking=True, description="great-expectations: exactly one row per planned request and candidate.")
-def raw_timings_one_row_per_planned_request(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+@asset_check(
+    asset=raw_timings,
+    blocking=True,
+    description="great-expectations: exactly one row per planned request and candidate.",
+)
+def raw_timings_one_row_per_planned_request(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
     layout = partition_layout(storage, context)
     params = {
         "planned": pq.read_table(layout.table("replay_plan"), columns=["request_id"]).column("request_id").to_pylist(),
@@ -255,15 +320,30 @@ def raw_timings_one_row_per_planned_request(context: AssetCheckExecutionContext,
     return check_result(outcome)
 
 
-@asset_check(asset=raw_timings, blocking=True, description="great-expectations: status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, no negative duration, output ≤ max_tokens.")
+@asset_check(
+    asset=raw_timings,
+    blocking=True,
+    description=(
+        "great-expectations: status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, no "
+        "negative duration, output ≤ max_tokens."
+    ),
+)
 def raw_timings_expectations(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(partition_layout(storage, context).table("raw_timings")).to_pandas()
     outcome = expectations.validate(expectations.raw_timings_suite, frame, name="raw_timings")
     return check_result(outcome)
 
 
-@asset_check(asset=raw_timings, description="Error rate within the spec's budget; schedule lag p99 within the client-validity bound (else the client was the bottleneck).")
-def raw_timings_endpoint_health(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+@asset_check(
+    asset=raw_timings,
+    description=(
+        "Error rate within the spec's budget; schedule lag p99 within the client-validity bound (else the client was "
+        "the bottleneck)."
+    ),
+)
+def raw_timings_endpoint_health(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
     frame = pq.read_table(partition_layout(storage, context).table("raw_timings")).to_pandas()
     params = {"max_error_rate": spec.load().spec.sla.max_error_rate, "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS}
     outcome = expectations.validate(expectations.endpoint_health_suite, frame, params, name="endpoint_health")
@@ -274,7 +354,10 @@ def raw_timings_endpoint_health(context: AssetCheckExecutionContext, spec: SpecR
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
     deps=[replay_plan, raw_timings, "accuracy_results"],  # after every other replay: no two ever overlap
-    description="The plan replayed at each further load level of workload.replay.sweep, after the spec's own load (raw_timings); every row carries load_level.",
+    description=(
+        "The plan replayed at each further load level of workload.replay.sweep, after the spec's own load "
+        "(raw_timings); every row carries load_level."
+    ),
 )
 def sweep_timings(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
@@ -308,8 +391,14 @@ def sweep_timings(
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=sweep_timings, blocking=True, description="Per candidate and replayed level: exactly one row per request of the level's plan.")
-def sweep_timings_one_row_per_level_request(context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
+@asset_check(
+    asset=sweep_timings,
+    blocking=True,
+    description="Per candidate and replayed level: exactly one row per request of the level's plan.",
+)
+def sweep_timings_one_row_per_level_request(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
     layout = partition_layout(storage, context)
     replay = spec.load().spec.workload.replay
     timings = pq.read_table(layout.table("sweep_timings"))
@@ -322,15 +411,27 @@ def sweep_timings_one_row_per_level_request(context: AssetCheckExecutionContext,
         if level.production or mine.num_rows == 0:
             continue  # raw_timings holds the production level; a skipped level has no rows
         levels += 1
-        params = {"planned": [item.request_id for item in level_plan(plan, level, replay)], "candidates": sorted(set(mine.column("candidate").to_pylist()))}
+        params = {
+            "planned": [item.request_id for item in level_plan(plan, level, replay)],
+            "candidates": sorted(set(mine.column("candidate").to_pylist())),
+        }
         frame = mine.select(["candidate", "request_id"]).to_pandas()
-        outcome = expectations.validate(expectations.raw_timings_complete_suite, frame, params, name=f"sweep_timings_{level.label}")
+        outcome = expectations.validate(
+            expectations.raw_timings_complete_suite, frame, params, name=f"sweep_timings_{level.label}"
+        )
         if not outcome.passed:
             problems.append(f"{level.label}: {outcome.metadata}")
     return AssetCheckResult(passed=not problems, metadata={"levels": levels, "problems": "; ".join(problems) or "none"})
 
 
-@asset_check(asset=sweep_timings, blocking=True, description="great-expectations (the raw-timings suite): status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, output ≤ max_tokens.")
+@asset_check(
+    asset=sweep_timings,
+    blocking=True,
+    description=(
+        "great-expectations (the raw-timings suite): status typed, send ≤ first byte ≤ first token ≤ last token ≤ "
+        "end, TTFT ≤ E2E, output ≤ max_tokens."
+    ),
+)
 def sweep_timings_lifecycle_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(partition_layout(storage, context).table("sweep_timings")).to_pandas()
     outcome = expectations.validate(expectations.raw_timings_suite, frame, name="sweep_timings")

@@ -71,7 +71,11 @@ def execute(
                 recipe = (str(spec_path), str(out_dir), json.dumps(base_url_overrides or {}))
                 results.append(execute_partition_multiprocess(recipe, instance, key, selection))
             else:
-                results.append(job.execute_in_process(instance=instance, partition_key=key, asset_selection=selection, raise_on_error=False))
+                results.append(
+                    job.execute_in_process(
+                        instance=instance, partition_key=key, asset_selection=selection, raise_on_error=False
+                    )
+                )
             if not results[-1].success:
                 return results
         results.append(job.execute_in_process(instance=instance, asset_selection=[COMPARISON], raise_on_error=False))
@@ -83,10 +87,15 @@ def revalidation_job_for(spec_path: str, out_dir: str, base_url_overrides_json: 
     return build_definitions(spec_path, out_dir, json.loads(base_url_overrides_json)).resolve_job_def(REVALIDATION_JOB)
 
 
-def execute_partition_multiprocess(recipe: tuple[str, str, str], instance: DagsterInstance, key: MultiPartitionKey, selection: list[AssetKey]):
+def execute_partition_multiprocess(
+    recipe: tuple[str, str, str], instance: DagsterInstance, key: MultiPartitionKey, selection: list[AssetKey]
+):
     """One partition run on Dagster's multiprocess executor (every step a process of its own: the
     replay shards run side by side); the same job runs on the k8s or celery executors."""
     job = build_reconstructable_job(__name__, revalidation_job_for.__name__, reconstructable_args=recipe)
-    tags = {"dagster/partition": str(key), **{f"dagster/partition/{name}": value for name, value in key.keys_by_dimension.items()}}
+    tags = {
+        "dagster/partition": str(key),
+        **{f"dagster/partition/{name}": value for name, value in key.keys_by_dimension.items()},
+    }
     with execute_job(job, instance=instance, tags=tags, asset_selection=selection, raise_on_error=False) as result:
         return result

@@ -33,7 +33,9 @@ from resources import PackStorage, SpecResource
 GROUP = "workload"
 
 
-@asset(group_name=GROUP, description="The production request log, parsed into the canonical table; bad lines quarantined.")
+@asset(
+    group_name=GROUP, description="The production request log, parsed into the canonical table; bad lines quarantined."
+)
 def production_logs(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     source = loaded.spec.workload.log
@@ -41,9 +43,15 @@ def production_logs(context: AssetExecutionContext, spec: SpecResource, storage:
     stats = ingest(source, loaded.path.parent, path, quarantine, context.run_id)
     meta = table_metadata(_head(path), path, context.run_id)
     meta.update(
-        {"dagster/row_count": stats.accepted, "rejected": stats.rejected, "reject_rate": stats.reject_rate,
-         "log_format": source.format, "files": len(stats.files), "ingest_seconds": round(stats.seconds, 3),
-         "quarantine_preview": MetadataValue.md(markdown_preview(_head(quarantine)))}
+        {
+            "dagster/row_count": stats.accepted,
+            "rejected": stats.rejected,
+            "reject_rate": stats.reject_rate,
+            "log_format": source.format,
+            "files": len(stats.files),
+            "ingest_seconds": round(stats.seconds, 3),
+            "quarantine_preview": MetadataValue.md(markdown_preview(_head(quarantine))),
+        }
     )
     return MaterializeResult(metadata=meta)
 
@@ -55,7 +63,9 @@ def _head(path, rows: int = PREVIEW_ROWS) -> pa.Table:
     return pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()
 
 
-@asset_check(asset=production_logs, blocking=True, description="Reject rate within the spec's max_reject_rate; at least one row.")
+@asset_check(
+    asset=production_logs, blocking=True, description="Reject rate within the spec's max_reject_rate; at least one row."
+)
 def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     layout = storage.layout()
     accepted = pq.read_metadata(layout.table("production_logs")).num_rows
@@ -67,7 +77,13 @@ def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> Ass
 LOG_CHECK_COLUMNS = ["request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_file", "source_line"]
 
 
-@asset_check(asset=production_logs, blocking=True, description="great-expectations: ids and timestamps present, timestamps monotonic in log order (99 %), token counts ≥ 1.")
+@asset_check(
+    asset=production_logs,
+    blocking=True,
+    description=(
+        "great-expectations: ids and timestamps present, timestamps monotonic in log order (99 %), token counts ≥ 1."
+    ),
+)
 def production_logs_expectations(storage: PackStorage) -> AssetCheckResult:
     frame = pq.read_table(storage.layout().table("production_logs"), columns=LOG_CHECK_COLUMNS).to_pandas()
     frame = frame.sort_values(["source_file", "source_line"], kind="stable").reset_index(drop=True)
@@ -78,7 +94,10 @@ def production_logs_expectations(storage: PackStorage) -> AssetCheckResult:
 @asset(
     group_name=GROUP,
     deps=[production_logs],
-    description="A window of the log that keeps its real arrival process (busiest N s, peak hour, explicit bounds), or a seeded stratified draw; KS/χ² against the whole log.",
+    description=(
+        "A window of the log that keeps its real arrival process (busiest N s, peak hour, explicit bounds), or a "
+        "seeded stratified draw; KS/χ² against the whole log."
+    ),
 )
 def production_sample(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     sample_spec, layout = spec.load().spec.workload.sample, storage.layout()
@@ -90,14 +109,20 @@ def production_sample(context: AssetExecutionContext, spec: SpecResource, storag
     description = {**window.as_dict(), "representativeness": check}
     write_text(json.dumps(description, indent=2), layout.json("production_sample"))
     meta = table_metadata(sample, path, context.run_id)
-    meta.update(mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"])
+    meta.update(
+        mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"]
+    )
     for test in check["tests"]:
         meta[f"{test['test']}_{test['column']}_statistic"] = test["statistic"]
         meta[f"{test['test']}_{test['column']}_p_value"] = test["p_value"]
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=production_sample, blocking=True, description="great-expectations: 1 ≤ size ≤ max_requests, every request inside the sampled window.")
+@asset_check(
+    asset=production_sample,
+    blocking=True,
+    description="great-expectations: 1 ≤ size ≤ max_requests, every request inside the sampled window.",
+)
 def production_sample_within_window(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     layout = storage.layout()
     frame = pq.read_table(layout.table("production_sample"), columns=["window_offset_s"]).to_pandas()
@@ -112,7 +137,10 @@ def production_sample_within_window(spec: SpecResource, storage: PackStorage) ->
 @asset_check(
     asset=production_sample,
     blocking=True,
-    description="great-expectations on the p-values of the sample vs the whole log (scipy: two-sample KS on prompt and output lengths, χ² on tenant and route); warns or blocks per spec.",
+    description=(
+        "great-expectations on the p-values of the sample vs the whole log (scipy: two-sample KS on prompt and output "
+        "lengths, χ² on tenant and route); warns or blocks per spec."
+    ),
 )
 def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
     check = json.loads(storage.layout().json("production_sample").read_text())["representativeness"]
@@ -121,26 +149,41 @@ def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
     params = {"alpha_per_test": check["alpha_per_test"]}
     outcome = expectations.validate(expectations.representativeness_suite, frame, params, name="representativeness")
     failed = [f"{t['test']} {t['column']}" for t in check["tests"] if not t["passed"]]
-    metadata = {**outcome.metadata, "alpha": check["alpha"], "failed_tests": ", ".join(failed) or "none", "tests": MetadataValue.json(check["tests"])}
+    metadata = {
+        **outcome.metadata,
+        "alpha": check["alpha"],
+        "failed_tests": ", ".join(failed) or "none",
+        "tests": MetadataValue.json(check["tests"]),
+    }
     return AssetCheckResult(passed=outcome.passed, severity=severity, metadata=metadata)
 
 
 @asset(
     group_name=GROUP,
     deps=[production_sample],
-    description="Lengths, structure shares, prefix reuse, arrival rate, burstiness and concurrency of the sample; the claim's divergence and the proxy verdict.",
+    description=(
+        "Lengths, structure shares, prefix reuse, arrival rate, burstiness and concurrency of the sample; the claim's "
+        "divergence and the proxy verdict."
+    ),
 )
 def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     settings = loaded.spec.workload.profile
     profile = profile_requests(layout.table("production_sample"), settings)
-    profile["log"] = {k: v for k, v in profile_requests(layout.table("production_logs"), settings).items() if not isinstance(v, list)}
+    profile["log"] = {
+        k: v for k, v in profile_requests(layout.table("production_logs"), settings).items() if not isinstance(v, list)
+    }
     divergence = claim_divergence(loaded.spec, profile)
     scalars = {k: v for k, v in profile.items() if not isinstance(v, (list, dict))}
     table = with_run_id(pa.Table.from_pylist([scalars]), context.run_id)
     path = write_parquet(table, layout.table("prompt_profile"))
-    write_parquet(with_run_id(pa.Table.from_pylist(profile["histograms"]), context.run_id), layout.table("prompt_length_histogram"))
-    write_parquet(with_run_id(pa.Table.from_pylist(profile["arrival_rate"]), context.run_id), layout.table("arrival_rate"))
+    write_parquet(
+        with_run_id(pa.Table.from_pylist(profile["histograms"]), context.run_id),
+        layout.table("prompt_length_histogram"),
+    )
+    write_parquet(
+        with_run_id(pa.Table.from_pylist(profile["arrival_rate"]), context.run_id), layout.table("arrival_rate")
+    )
     write_text(json.dumps(profile, indent=2, default=str), layout.json("prompt_profile"))
     write_text(json.dumps(divergence, indent=2, default=str), layout.json("claim_divergence"))
     meta = table_metadata(table, path, context.run_id)
@@ -150,7 +193,9 @@ def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: 
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(asset=prompt_profile, description="Length quantiles ordered (p50 ≤ p90 ≤ p99 ≤ max), arrival rate positive.")
+@asset_check(
+    asset=prompt_profile, description="Length quantiles ordered (p50 ≤ p90 ≤ p99 ≤ max), arrival rate positive."
+)
 def prompt_profile_quantiles_ordered(storage: PackStorage) -> AssetCheckResult:
     profile = json.loads(storage.layout().json("prompt_profile").read_text())
     outcome = rules.quantiles_ordered(profile)

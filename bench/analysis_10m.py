@@ -63,7 +63,10 @@ def timed(label: str, compute) -> tuple[float, object]:
     result = compute()
     seconds = time.perf_counter() - started
     rows = result.num_rows if isinstance(result, pa.Table) else ""
-    print(f"  {label:<22} {seconds:7.2f} s  ({rows:,} rows)" if rows != "" else f"  {label:<22} {seconds:7.2f} s", flush=True)
+    print(
+        f"  {label:<22} {seconds:7.2f} s  ({rows:,} rows)" if rows != "" else f"  {label:<22} {seconds:7.2f} s",
+        flush=True,
+    )
     return seconds, result
 
 
@@ -79,16 +82,22 @@ def build_histogram(raw: Path, out: Path) -> None:
     started = time.perf_counter()
     histogram = analysis_tables.itl_histogram(raw, bench_spec())
     write_parquet(histogram, out)
-    print(f"  itl_histogram built in {time.perf_counter() - started:.1f} s ({histogram.num_rows:,} rows, "
-          f"{out.stat().st_size / 1e6:.1f} MB), peak RSS {peak_rss_gb():.2f} GB", flush=True)
+    print(
+        f"  itl_histogram built in {time.perf_counter() - started:.1f} s ({histogram.num_rows:,} rows, "
+        f"{out.stat().st_size / 1e6:.1f} MB), peak RSS {peak_rss_gb():.2f} GB",
+        flush=True,
+    )
 
 
 def verify_path(raw: Path) -> None:
     """Every table from the raw timings alone, as `loadproof verify` computes them."""
     started = time.perf_counter()
     tables = analysis_tables.analyse_all(raw, bench_spec())
-    print(f"  re-computed from the raw timings alone in {time.perf_counter() - started:.1f} s, "
-          f"peak RSS {peak_rss_gb():.2f} GB", flush=True)
+    print(
+        f"  re-computed from the raw timings alone in {time.perf_counter() - started:.1f} s, "
+        f"peak RSS {peak_rss_gb():.2f} GB",
+        flush=True,
+    )
     print("ITL_P99 " + json.dumps(itl_p99(tables["latency_percentiles"])), flush=True)
 
 
@@ -138,8 +147,18 @@ def main() -> None:
     stem = f"{args.rows}_{int(args.itl_mean)}"
     raw, histogram = args.data / f"raw_timings_{stem}.parquet", args.data / f"itl_histogram_{stem}.parquet"
     if not raw.exists():
-        subprocess.run([sys.executable, str(BENCH / "analysis_synthetic.py"), str(raw), "--rows", str(args.rows),
-                        "--itl-mean", str(args.itl_mean)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(BENCH / "analysis_synthetic.py"),
+                str(raw),
+                "--rows",
+                str(args.rows),
+                "--itl-mean",
+                str(args.itl_mean),
+            ],
+            check=True,
+        )
     spec = bench_spec()
     if not analysis_tables.itl_histogram_usable(histogram, spec):
         print(f"ITL histogram (once, when raw_timings is written; here from the Parquet file, {load()}):")
@@ -147,9 +166,11 @@ def main() -> None:
     counts = pq.read_table(raw, columns=["content_chunks", "status"])
     ok = pc.equal(counts.column("status"), "ok")
     gaps = pc.sum(pc.subtract(pc.filter(counts.column("content_chunks"), ok), 1)).as_py()
-    print(f"{args.rows:,} raw-timing rows, {gaps:,} inter-chunk gaps, {raw.stat().st_size / 1e9:.2f} GB; "
-          f"itl_histogram {pq.read_metadata(histogram).num_rows:,} rows; DuckDB {duckdb.__version__} on "
-          f"{os.cpu_count()} cores (shared with other work); {load()}")
+    print(
+        f"{args.rows:,} raw-timing rows, {gaps:,} inter-chunk gaps, {raw.stat().st_size / 1e9:.2f} GB; "
+        f"itl_histogram {pq.read_metadata(histogram).num_rows:,} rows; DuckDB {duckdb.__version__} on "
+        f"{os.cpu_count()} cores (shared with other work); {load()}"
+    )
     del counts, ok
 
     if args.per_table:
@@ -161,10 +182,12 @@ def main() -> None:
 
     if args.verify:
         print(f"what `loadproof verify` does (histogram re-built from the gap lists; subprocess, {load()}):")
-        done = subprocess.run([sys.executable, __file__, "--verify-path", str(raw)], check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--verify-path", str(raw)], check=True, capture_output=True, text=True
+        )
         for line in done.stdout.splitlines():
             if line.startswith("ITL_P99 "):
-                same = json.loads(line[len("ITL_P99 "):]) == {k: list(v) for k, v in from_histogram.items()}
+                same = json.loads(line[len("ITL_P99 ") :]) == {k: list(v) for k, v in from_histogram.items()}
                 print(f"  ITL p99 figures equal to those from the stored histogram: {same}")
             else:
                 print(line)

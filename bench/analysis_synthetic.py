@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +26,12 @@ from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 
 CHUNK_ROWS = 500_000
 CANDIDATES = ("alpha", "beta")
-EPOCH = datetime(2026, 11, 29, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 11, 29, tzinfo=UTC)
 
 
-def chunk(rng: np.random.Generator, first: int, rows: int, candidate: str, rate: float, itl_mean: float, speed: float) -> pa.Table:
+def chunk(
+    rng: np.random.Generator, first: int, rows: int, candidate: str, rate: float, itl_mean: float, speed: float
+) -> pa.Table:
     index = np.arange(first, first + rows)
     sent_s = np.cumsum(rng.exponential(1 / rate, rows)) + first / rate
     ok = rng.random(rows) >= 0.01

@@ -30,14 +30,20 @@ def pct(values: list[float], q: float) -> float:
 
 def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path) -> None:
     messages = [{"role": "user", "content": "Why was my card declined at the shop today? " * 8}]
-    plan = [PlannedRequest(f"c{concurrency}-{i}", None, messages, max_tokens, count_message_tokens(messages))
-            for i in range(requests)]
+    plan = [
+        PlannedRequest(f"c{concurrency}-{i}", None, messages, max_tokens, count_message_tokens(messages))
+        for i in range(requests)
+    ]
     timeline = folder / f"timeline-{concurrency}.jsonl"
     journal_path = folder / f"journal-{concurrency}.jsonl"
     with ReferenceServer(profile, timeline_path=timeline) as server, Journal(journal_path) as journal:
-        stats = run_replay(plan, Target("ref", server.base_url, "reference-model"),
-                           ReplaySettings(mode="concurrency", concurrency=concurrency, request_timeout_s=120),
-                           "bench", journal)
+        stats = run_replay(
+            plan,
+            Target("ref", server.base_url, "reference-model"),
+            ReplaySettings(mode="concurrency", concurrency=concurrency, request_timeout_s=120),
+            "bench",
+            journal,
+        )
     rows = journal_to_table(journal_path).to_pylist()
     pairs = compare(rows, read_timeline(timeline))
     ms = 1e6
@@ -48,8 +54,10 @@ def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: 
         "first-token transit": [p.first_token_transit_ns / ms for p in pairs],
     }
     ttft = sorted(r["ttft_ms"] for r in rows if r["ttft_ms"] is not None)
-    print(f"concurrency {concurrency:4d}: {len(pairs)}/{requests} joined, errors {stats.errors}, "
-          f"peak in flight {stats.peak_in_flight}, client TTFT p50 {pct(ttft, 50):.1f} ms, wall {stats.wall_s:.1f} s")
+    print(
+        f"concurrency {concurrency:4d}: {len(pairs)}/{requests} joined, errors {stats.errors}, "
+        f"peak in flight {stats.peak_in_flight}, client TTFT p50 {pct(ttft, 50):.1f} ms, wall {stats.wall_s:.1f} s"
+    )
     for name, values in series.items():
         print(f"    {name:20s} p50 {pct(values, 50):7.3f}  p99 {pct(values, 99):7.3f}  max {max(values):7.3f} ms")
 

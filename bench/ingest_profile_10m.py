@@ -67,7 +67,8 @@ def main() -> None:
         child = multiprocessing.get_context("spawn").Process(target=generate, args=(log, args.rows, args.format))
         child.start()
         child.join()
-        print(f"generated {args.rows:,} rows ({log.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - started:.1f} s (child process)")
+        size_mib, seconds = log.stat().st_size / 2**20, time.perf_counter() - started
+        print(f"generated {args.rows:,} rows ({size_mib:,.0f} MiB) in {seconds:.1f} s (child process)")
 
         from pipeline.workload.profile import profile_requests  # imported late: not part of the generator's RSS
 
@@ -87,13 +88,19 @@ def main() -> None:
             f"index of dispersion {profile['dispersion'][0]['index_of_dispersion']:.2f} "
             f"at {profile['dispersion'][0]['bin_s']:g} s, in {profile_s:.1f} s"
         )
-        print(f"TOTAL ingest + profile: {ingest_s + profile_s:.1f} s; peak RSS {peak_rss_mib():,.0f} MiB; DuckDB memory_limit {args.memory_limit}")
+        print(
+            f"TOTAL ingest + profile: {ingest_s + profile_s:.1f} s; peak RSS {peak_rss_mib():,.0f} MiB; DuckDB "
+            f"memory_limit {args.memory_limit}"
+        )
         from pipeline.spec.workload import Sample
         from pipeline.workload.sampling import draw_sample
 
         started = time.perf_counter()
         sample, window = draw_sample(rows, Sample(window_s=60, max_requests=1_000_000), memory_limit=args.memory_limit)
-        print(f"busiest 60 s window: {sample.num_rows:,} requests from {window.as_dict()['window_start']} in {time.perf_counter() - started:.1f} s; peak RSS {peak_rss_mib():,.0f} MiB")
+        print(
+            f"busiest 60 s window: {sample.num_rows:,} requests from {window.as_dict()['window_start']} in "
+            f"{time.perf_counter() - started:.1f} s; peak RSS {peak_rss_mib():,.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -58,7 +58,8 @@ def main() -> None:
             with asyncio.Runner(loop_factory=factory) as runner:
                 late = runner.run(lateness(args.rate, args.seconds, precise))
             wait = "DeadlinePacer" if precise else "asyncio.sleep"
-            print(f"{loop_name:<9}{wait:<16}{late[len(late) // 2]:>9.3f}{late[int(0.99 * (len(late) - 1))]:>9.3f}{late[-1]:>9.3f}")
+            p50, p99, worst = late[len(late) // 2], late[int(0.99 * (len(late) - 1))], late[-1]
+            print(f"{loop_name:<9}{wait:<16}{p50:>9.3f}{p99:>9.3f}{worst:>9.3f}")
 
 
 if __name__ == "__main__":

@@ -71,9 +71,24 @@ class LoadproofTool:
             self.name = f"loadproof-{transport}"
 
     def command(self, load: Load, out: Path) -> tuple[list[str], dict]:
-        command = [sys.executable, str(BENCH_DIR / "loadproof_client.py"), "--base-url", f"{load.root_url}/v1",
-                   "--model", MODEL, "--rate", str(load.rate), "--duration-s", str(load.duration_s),
-                   "--max-tokens", str(OUTPUT_TOKENS), "--transport", self.transport, "--out", str(out)]
+        command = [
+            sys.executable,
+            str(BENCH_DIR / "loadproof_client.py"),
+            "--base-url",
+            f"{load.root_url}/v1",
+            "--model",
+            MODEL,
+            "--rate",
+            str(load.rate),
+            "--duration-s",
+            str(load.duration_s),
+            "--max-tokens",
+            str(OUTPUT_TOKENS),
+            "--transport",
+            self.transport,
+            "--out",
+            str(out),
+        ]
         if load.concurrency:
             command += ["--max-concurrency", str(load.concurrency)]
         return command, {}
@@ -103,14 +118,44 @@ class AiperfTool:
 
     def command(self, load: Load, out: Path) -> tuple[list[str], dict]:
         command = [
-            str(peer_bin("aiperf", "aiperf")), "profile", "--model", MODEL, "--url", load.root_url,
-            "--endpoint-type", "chat", "--streaming", "--request-rate", str(load.rate),
-            "--arrival-pattern", "constant", "--benchmark-duration", str(load.duration_s),
-            "--benchmark-grace-period", "30", "--tokenizer", str(tokenizer_dir("aiperf")),
-            "--synthetic-input-tokens-mean", str(PROMPT_TOKENS), "--synthetic-input-tokens-stddev", "0",
-            "--output-tokens-mean", str(OUTPUT_TOKENS), "--extra-inputs", "ignore_eos:true",
-            "--use-server-token-count", "--random-seed", "0", "--artifact-dir", str(out), "--ui", "none",
-            "--no-server-metrics", "--no-gpu-telemetry", "--export-level", "records",
+            str(peer_bin("aiperf", "aiperf")),
+            "profile",
+            "--model",
+            MODEL,
+            "--url",
+            load.root_url,
+            "--endpoint-type",
+            "chat",
+            "--streaming",
+            "--request-rate",
+            str(load.rate),
+            "--arrival-pattern",
+            "constant",
+            "--benchmark-duration",
+            str(load.duration_s),
+            "--benchmark-grace-period",
+            "30",
+            "--tokenizer",
+            str(tokenizer_dir("aiperf")),
+            "--synthetic-input-tokens-mean",
+            str(PROMPT_TOKENS),
+            "--synthetic-input-tokens-stddev",
+            "0",
+            "--output-tokens-mean",
+            str(OUTPUT_TOKENS),
+            "--extra-inputs",
+            "ignore_eos:true",
+            "--use-server-token-count",
+            "--random-seed",
+            "0",
+            "--artifact-dir",
+            str(out),
+            "--ui",
+            "none",
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
+            "--export-level",
+            "records",
         ]
         if load.concurrency:
             command += ["--concurrency", str(load.concurrency)]
@@ -141,11 +186,15 @@ class AiperfTool:
         if credits:
             first_credit = credits[0][0]
             interval_ns = 1e9 / load.rate
-            result.lag_ms = [(start - (first_credit + index * interval_ns)) / 1e6 for index, (_, start) in enumerate(credits)]
+            result.lag_ms = [
+                (start - (first_credit + index * interval_ns)) / 1e6 for index, (_, start) in enumerate(credits)
+            ]
             result.send_span_s = _span([start / 1e9 for _, start in credits])
         if credit_to_start:
             credit_to_start.sort()
-            result.note = f"AIPerf's own credit_to_start p99 {credit_to_start[int(0.99 * (len(credit_to_start) - 1))]:.2f} ms"
+            result.note = (
+                f"AIPerf's own credit_to_start p99 {credit_to_start[int(0.99 * (len(credit_to_start) - 1))]:.2f} ms"
+            )
         return result
 
 
@@ -157,12 +206,21 @@ class GuidellmTool:
         if load.concurrency:
             profile += f",max_concurrency={load.concurrency}"
         command = [
-            str(peer_bin("guidellm", "guidellm")), "run",
-            "--backend", f"kind=openai_http,target={load.root_url},model={MODEL}",
-            "--profile", profile, "--constraint", f"kind=max_duration,seconds={load.duration_s}",
-            "--tokenizer", f"kind=hf_auto,model={tokenizer_dir('guidellm')}",
-            "--data", f"kind=synthetic_text,prompt_tokens={PROMPT_TOKENS},output_tokens={OUTPUT_TOKENS}",
-            "--output", f"kind=json,path={out / 'benchmarks.json'}", "--disable-console-interactive",
+            str(peer_bin("guidellm", "guidellm")),
+            "run",
+            "--backend",
+            f"kind=openai_http,target={load.root_url},model={MODEL}",
+            "--profile",
+            profile,
+            "--constraint",
+            f"kind=max_duration,seconds={load.duration_s}",
+            "--tokenizer",
+            f"kind=hf_auto,model={tokenizer_dir('guidellm')}",
+            "--data",
+            f"kind=synthetic_text,prompt_tokens={PROMPT_TOKENS},output_tokens={OUTPUT_TOKENS}",
+            "--output",
+            f"kind=json,path={out / 'benchmarks.json'}",
+            "--disable-console-interactive",
         ]
         return command, {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -188,16 +246,47 @@ class GuidellmTool:
         return result
 
 
-TOOLS = {"loadproof": LoadproofTool, "loadproof-httpx": lambda: LoadproofTool("httpx"), "aiperf": AiperfTool, "guidellm": GuidellmTool}
+TOOLS = {
+    "loadproof": LoadproofTool,
+    "loadproof-httpx": lambda: LoadproofTool("httpx"),
+    "aiperf": AiperfTool,
+    "guidellm": GuidellmTool,
+}
 
 
 def endpoint_command(kind: str, port: int) -> list[str]:
     """The zero-delay endpoint: loadproof's reference (`zero` profile) or GuideLLM's mock server."""
     if kind == "reference":
-        return [sys.executable, "-m", "pipeline.reference", "--host", "127.0.0.1", "--port", str(port), "--profile", "zero"]
+        return [
+            sys.executable,
+            "-m",
+            "pipeline.reference",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--profile",
+            "zero",
+        ]
     if kind == "guidellm-mock":
-        return [str(peer_bin("guidellm", "guidellm")), "mock-server", "--host", "127.0.0.1", "--port", str(port),
-                "--model", MODEL, "--ttft-ms", "0", "--itl-ms", "0", "--output-tokens", str(OUTPUT_TOKENS), "--workers", "1"]
+        return [
+            str(peer_bin("guidellm", "guidellm")),
+            "mock-server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--model",
+            MODEL,
+            "--ttft-ms",
+            "0",
+            "--itl-ms",
+            "0",
+            "--output-tokens",
+            str(OUTPUT_TOKENS),
+            "--workers",
+            "1",
+        ]
     raise ValueError(f"unknown endpoint {kind!r}: reference or guidellm-mock")
 
 

@@ -79,7 +79,9 @@ def run_measured(command: list[str], env: dict, log_path: Path, timeout_s: float
     cpu_seen: dict[int, float] = {}
     peak_rss = 0
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         while process.poll() is None:
             members = _tree(process.pid)
             peak_rss = max(peak_rss, sum(rss for _, rss in members.values()))
@@ -105,8 +107,14 @@ class Endpoint:
             self.port = sock.getsockname()[1]
         self.root_url = f"http://127.0.0.1:{self.port}"
         self._log = (log_dir / f"endpoint-{kind}.log").open("wb")
-        self.process = subprocess.Popen(endpoint_command(kind, self.port), cwd=REPO_ROOT, env=child_env({"HF_HUB_OFFLINE": "1"}),
-                                        stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            endpoint_command(kind, self.port),
+            cwd=REPO_ROOT,
+            env=child_env({"HF_HUB_OFFLINE": "1"}),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while True:
             if self.process.poll() is not None:
@@ -148,23 +156,52 @@ def percentile(values: list[float], p: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def summarise(tool: str, endpoint: str, load: Load, result: ToolResult | None, code: int, cpu_s: float,
-              rss: int, wall_s: float, endpoint_cpu_s: float, error: str = "") -> dict:
-    row = {"endpoint": endpoint, "tool": tool, "rate": load.rate, "duration_s": load.duration_s,
-           "exit_code": code, "client_cpu_s": round(cpu_s, 2), "peak_rss_mb": round(rss / 2**20, 1),
-           "wall_s": round(wall_s, 1), "endpoint_cpu_s": round(endpoint_cpu_s, 2), "failure": error}
+def summarise(
+    tool: str,
+    endpoint: str,
+    load: Load,
+    result: ToolResult | None,
+    code: int,
+    cpu_s: float,
+    rss: int,
+    wall_s: float,
+    endpoint_cpu_s: float,
+    error: str = "",
+) -> dict:
+    row = {
+        "endpoint": endpoint,
+        "tool": tool,
+        "rate": load.rate,
+        "duration_s": load.duration_s,
+        "exit_code": code,
+        "client_cpu_s": round(cpu_s, 2),
+        "peak_rss_mb": round(rss / 2**20, 1),
+        "wall_s": round(wall_s, 1),
+        "endpoint_cpu_s": round(endpoint_cpu_s, 2),
+        "failure": error,
+    }
     if result is None:
         return {**row, "sustained": False}
     planned = int(load.rate * load.duration_s)
-    row.update(requests=result.requests, errors=result.errors, incomplete=result.incomplete,
-               lag_kind=result.lag_kind, note=result.note,
-               sends_per_s=round((len(result.lag_ms) - 1) / result.send_span_s, 1) if result.send_span_s else None)
+    row.update(
+        requests=result.requests,
+        errors=result.errors,
+        incomplete=result.incomplete,
+        lag_kind=result.lag_kind,
+        note=result.note,
+        sends_per_s=round((len(result.lag_ms) - 1) / result.send_span_s, 1) if result.send_span_s else None,
+    )
     for name, values in (("lag_ms", result.lag_ms), ("ttft_ms", result.ttft_ms), ("e2e_ms", result.e2e_ms)):
         for p in (50, 95, 99):
             value = percentile(values, p)
             row[f"{name}_p{p}"] = round(value, 3) if value is not None else None
-    row["sustained"] = (code == 0 and result.errors == 0 and row["lag_ms_p99"] is not None
-                        and row["lag_ms_p99"] <= SUSTAINED_LAG_MS and result.requests >= 0.9 * planned)
+    row["sustained"] = (
+        code == 0
+        and result.errors == 0
+        and row["lag_ms_p99"] is not None
+        and row["lag_ms_p99"] <= SUSTAINED_LAG_MS
+        and result.requests >= 0.9 * planned
+    )
     return row
 
 
@@ -180,17 +217,21 @@ def _fmt(value, width: int, digits: int = 2) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    header = (f"{'endpoint':<14}{'tool':<16}{'rate':>6}{'sent':>6}{'err':>5}{'sent/s':>8}{'lag p99':>9}{'ok':>4}"
-              f"{'cpu s':>7}{'rss MB':>8}{'ep cpu':>7}{'ttft p50':>9}{'p95':>7}{'p99':>7}{'e2e p50':>9}{'p95':>7}{'p99':>7}")
+    header = (
+        f"{'endpoint':<14}{'tool':<16}{'rate':>6}{'sent':>6}{'err':>5}{'sent/s':>8}{'lag p99':>9}{'ok':>4}"
+        f"{'cpu s':>7}{'rss MB':>8}{'ep cpu':>7}{'ttft p50':>9}{'p95':>7}{'p99':>7}{'e2e p50':>9}{'p95':>7}{'p99':>7}"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
-        print(f"{row['endpoint']:<14}{row['tool']:<16}{_fmt(row['rate'], 6, 0)}{_fmt(row.get('requests'), 6)}"
-              f"{_fmt(row.get('errors'), 5)}{_fmt(row.get('sends_per_s'), 8, 1)}{_fmt(row.get('lag_ms_p99'), 9)}"
-              f"{'yes' if row['sustained'] else 'no':>4}{_fmt(row['client_cpu_s'], 7, 1)}{_fmt(row['peak_rss_mb'], 8, 0)}"
-              f"{_fmt(row['endpoint_cpu_s'], 7, 1)}{_fmt(row.get('ttft_ms_p50'), 9)}{_fmt(row.get('ttft_ms_p95'), 7)}"
-              f"{_fmt(row.get('ttft_ms_p99'), 7)}{_fmt(row.get('e2e_ms_p50'), 9)}{_fmt(row.get('e2e_ms_p95'), 7)}"
-              f"{_fmt(row.get('e2e_ms_p99'), 7)}{('  ' + row['failure']) if row['failure'] else ''}")
+        print(
+            f"{row['endpoint']:<14}{row['tool']:<16}{_fmt(row['rate'], 6, 0)}{_fmt(row.get('requests'), 6)}"
+            f"{_fmt(row.get('errors'), 5)}{_fmt(row.get('sends_per_s'), 8, 1)}{_fmt(row.get('lag_ms_p99'), 9)}"
+            f"{'yes' if row['sustained'] else 'no':>4}{_fmt(row['client_cpu_s'], 7, 1)}{_fmt(row['peak_rss_mb'], 8, 0)}"
+            f"{_fmt(row['endpoint_cpu_s'], 7, 1)}{_fmt(row.get('ttft_ms_p50'), 9)}{_fmt(row.get('ttft_ms_p95'), 7)}"
+            f"{_fmt(row.get('ttft_ms_p99'), 7)}{_fmt(row.get('e2e_ms_p50'), 9)}{_fmt(row.get('e2e_ms_p95'), 7)}"
+            f"{_fmt(row.get('e2e_ms_p99'), 7)}{('  ' + row['failure']) if row['failure'] else ''}"
+        )
 
 
 def print_summary(rows: list[dict], tools: list[str]) -> None:
@@ -201,7 +242,10 @@ def print_summary(rows: list[dict], tools: list[str]) -> None:
         print(f"  {tool:<16}{'; '.join(sorted(kinds))}{('  [' + notes[-1] + ']') if notes else ''}")
     for endpoint in dict.fromkeys(row["endpoint"] for row in rows):
         mine = [row for row in rows if row["endpoint"] == endpoint]
-        best = {tool: max((row["rate"] for row in mine if row["tool"] == tool and row["sustained"]), default=None) for tool in tools}
+        best = {
+            tool: max((row["rate"] for row in mine if row["tool"] == tool and row["sustained"]), default=None)
+            for tool in tools
+        }
         print(f"\n[{endpoint}] highest sustained rate (lag p99 <= {SUSTAINED_LAG_MS:g} ms, no errors), req/s:")
         for tool in tools:
             print(f"  {tool:<16}{_fmt(best[tool], 8, 0)}")
@@ -214,8 +258,11 @@ def print_summary(rows: list[dict], tools: list[str]) -> None:
                 else:
                     shown = f"{peer} sustained none of the rates tried (goal >= {goal:g}x: met, ratio unbounded)"
                 print(f"  loadproof vs {peer}: {shown}; the highest rate tried bounds loadproof's own figure")
-        common = [rate for rate in dict.fromkeys(row["rate"] for row in mine)
-                  if all(any(r["rate"] == rate and r["tool"] == t and r["sustained"] for r in mine) for t in tools)]
+        common = [
+            rate
+            for rate in dict.fromkeys(row["rate"] for row in mine)
+            if all(any(r["rate"] == rate and r["tool"] == t and r["sustained"] for r in mine) for t in tools)
+        ]
         if "loadproof" in tools and len(tools) > 1 and common:
             rate = max(common)
             at = {row["tool"]: row for row in mine if row["rate"] == rate}
@@ -228,7 +275,9 @@ def print_summary(rows: list[dict], tools: list[str]) -> None:
                     for p in (50, 95, 99):
                         mine_v, theirs = at["loadproof"].get(f"{metric}_p{p}"), at[tool].get(f"{metric}_p{p}")
                         if mine_v and theirs is not None:
-                            diffs.append(f"{metric[:-3]} p{p} {theirs:.2f} vs {mine_v:.2f} ({(theirs - mine_v) / mine_v:+.0%})")
+                            diffs.append(
+                                f"{metric[:-3]} p{p} {theirs:.2f} vs {mine_v:.2f} ({(theirs - mine_v) / mine_v:+.0%})"
+                            )
                 print(f"    {tool}: " + "; ".join(diffs))
 
 
@@ -236,7 +285,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="loadproof vs AIPerf vs GuideLLM on a zero-delay endpoint")
     parser.add_argument("--rates", default="50,100,200", help="comma-separated request rates (req/s)")
     parser.add_argument("--duration-s", type=float, default=10.0, help="seconds of load per tool per rate")
-    parser.add_argument("--tools", default="loadproof,aiperf,guidellm", help=f"comma-separated, from {', '.join(TOOLS)}")
+    parser.add_argument(
+        "--tools", default="loadproof,aiperf,guidellm", help=f"comma-separated, from {', '.join(TOOLS)}"
+    )
     parser.add_argument("--endpoints", default="reference,guidellm-mock", help="reference and/or guidellm-mock")
     parser.add_argument("--concurrency", type=int, default=None, help="cap on in-flight requests, for every tool")
     parser.add_argument("--json-out", type=Path, default=None, help="write every row as JSON here")
@@ -249,7 +300,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unknown tool(s) {unknown}: choose from {', '.join(TOOLS)}")
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="loadproof-peers-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"exports and logs: {work}  (machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f})", flush=True)
+    print(
+        f"exports and logs: {work}  (machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f})",
+        flush=True,
+    )
     rows = []
     for endpoint_kind in args.endpoints.split(","):
         endpoint = Endpoint(endpoint_kind, work)
@@ -262,15 +316,25 @@ def main(argv: list[str] | None = None) -> None:
                     out.mkdir(parents=True, exist_ok=True)
                     command, env = tool.command(load, out)
                     endpoint_before = endpoint.cpu_s()
-                    code, cpu_s, rss, wall_s = run_measured(command, child_env(env), out / "client.log", args.duration_s * 4 + 180)
+                    code, cpu_s, rss, wall_s = run_measured(
+                        command, child_env(env), out / "client.log", args.duration_s * 4 + 180
+                    )
                     endpoint_cpu = endpoint.cpu_s() - endpoint_before
                     try:
-                        result, error = tool.read(load, out), "" if code == 0 else f"exit {code}, see {out / 'client.log'}"
+                        result, error = (
+                            tool.read(load, out),
+                            "" if code == 0 else f"exit {code}, see {out / 'client.log'}",
+                        )
                     except (OSError, ValueError, KeyError, IndexError) as exc:
                         result, error = None, f"no results ({type(exc).__name__}: {exc}); see {out / 'client.log'}"
-                    rows.append(summarise(name, endpoint_kind, load, result, code, cpu_s, rss, wall_s, endpoint_cpu, error))
-                    print(f"  done {endpoint_kind} {name} @ {rate:g} req/s: lag p99 {rows[-1].get('lag_ms_p99')} ms, "
-                          f"errors {rows[-1].get('errors')}, cpu {cpu_s:.1f} s", flush=True)
+                    rows.append(
+                        summarise(name, endpoint_kind, load, result, code, cpu_s, rss, wall_s, endpoint_cpu, error)
+                    )
+                    print(
+                        f"  done {endpoint_kind} {name} @ {rate:g} req/s: lag p99 {rows[-1].get('lag_ms_p99')} ms, "
+                        f"errors {rows[-1].get('errors')}, cpu {cpu_s:.1f} s",
+                        flush=True,
+                    )
         finally:
             endpoint.stop()
     print()

@@ -64,9 +64,15 @@ def main() -> None:
 
     rss = [value for _, value in samples]
     half = len(rss) // 2
-    print(f"requests planned {len(plan)}, recorded {rows}, sent {stats.sent}, errors {stats.errors}, not sent {stats.unsent}")
+    print(
+        f"requests planned {len(plan)}, recorded {rows}, sent {stats.sent}, errors {stats.errors}, not sent "
+        f"{stats.unsent}"
+    )
     print(f"wall {stats.wall_s:.1f} s, {stats.sent / stats.wall_s:.0f} req/s")
-    print(f"RSS MiB: start {rss[0]:.0f}, peak {max(rss):.0f}, end {rss[-1]:.0f}; growth over the second half {rss[-1] - rss[half]:+.1f}")
+    print(
+        f"RSS MiB: start {rss[0]:.0f}, peak {max(rss):.0f}, end {rss[-1]:.0f}; growth over the second half "
+        f"{rss[-1] - rss[half]:+.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -55,11 +55,17 @@ def demo_endpoints() -> dict[str, tuple[str, str | None]]:
         return str((DEMO_ENDPOINTS.parent / value).resolve())
 
     data = yaml.safe_load(DEMO_ENDPOINTS.read_text(encoding="utf-8")) or {}
-    return {name: (resolve(entry.get("profile", DEMO_PROFILE)), resolve(entry.get("oracle"))) for name, entry in data.items()}
+    return {
+        name: (resolve(entry.get("profile", DEMO_PROFILE)), resolve(entry.get("oracle")))
+        for name, entry in data.items()
+    }
 
 
 @app.command()
-def run(spec: Path = typer.Argument(..., help="re-validation spec (YAML)"), out: Path = typer.Option(Path("out/run"), help="pack folder")) -> None:
+def run(
+    spec: Path = typer.Argument(..., help="re-validation spec (YAML)"),
+    out: Path = typer.Option(Path("out/run"), help="pack folder"),
+) -> None:
     """Run a re-validation spec end to end and write its evidence pack."""
     _load_or_exit(spec)
     _execute(spec, out, {})
@@ -75,7 +81,13 @@ def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with 
         typer.echo(f"FAIL {problem}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
     sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
-    console.print(f"{pack}: {verdict}: {result.files_checked} files hashed, {result.figures_recomputed} figures re-computed{sweep} from the raw timings", soft_wrap=True)
+    console.print(
+        (
+            f"{pack}: {verdict}: {result.files_checked} files hashed, {result.figures_recomputed} figures "
+            f"re-computed{sweep} from the raw timings"
+        ),
+        soft_wrap=True,
+    )
     raise typer.Exit(0 if result.ok else 1)
 
 
@@ -122,8 +134,14 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     warnings = [e.check_name for e in evaluations if e.check_name not in failed_checks]
     run_ids = ", ".join(result.run_id for result in results)
     if not all(result.success for result in results) or not (out / JSON_NAME).is_file():
-        failed = next(result for result in results if not result.success) if not all(r.success for r in results) else results[-1]
-        console.print(f"[red]run {failed.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}")
+        failed = (
+            next(result for result in results if not result.success)
+            if not all(r.success for r in results)
+            else results[-1]
+        )
+        console.print(
+            f"[red]run {failed.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}"
+        )
         for event in failed.all_events:
             if event.is_step_failure:
                 error = event.event_specific_data.error
@@ -134,8 +152,17 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     print_headline(pack)
     console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
     for partition in pack.get("partitions", []):
-        console.print(f"{partition['candidate']} at {partition['model_version']}: {out / 'candidates'} (run {partition['run_id']})", markup=False)
-    console.print(f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, {elapsed:.0f} s; re-check it with: loadproof verify {out}")
+        console.print(
+            (
+                f"{partition['candidate']} at {partition['model_version']}: {out / 'candidates'} (run "
+                f"{partition['run_id']})"
+            ),
+            markup=False,
+        )
+    console.print(
+        f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, "
+        f"{elapsed:.0f} s; re-check it with: loadproof verify {out}"
+    )
 
 
 def print_headline(pack: dict) -> None:
@@ -156,4 +183,6 @@ def print_headline(pack: dict) -> None:
         )
     console.print(table)
     validity = pack["client_validity"]
-    console.print(f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}")
+    console.print(
+        f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}"
+    )

@@ -23,6 +23,7 @@ from resources import EndpointResource, PackStorage, SpecResource
 DEFAULT_SPEC = REPO_ROOT / "examples" / "demo.yaml"
 DEFAULT_OUT = REPO_ROOT / "out" / "dev"
 
+
 def build_definitions(
     spec_path: str | Path = DEFAULT_SPEC,
     out_dir: str | Path = DEFAULT_OUT,

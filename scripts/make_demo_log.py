@@ -19,12 +19,12 @@ import argparse
 import json
 import math
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pipeline.tokens import count_message_tokens
 
-START = datetime(2026, 11, 2, 14, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 2, 14, 0, 0, tzinfo=UTC)
 DURATION_S = 20 * 60
 SEED = 20261102
 SESSION_SEED = SEED + 1
@@ -95,7 +95,12 @@ def messages_for(rng: random.Random) -> list[dict]:
     if rng.random() < 0.25:
         question = history(rng) + "\n\n" + question
     if rng.random() < 0.3:
-        messages.append({"role": "user", "content": rng.choice(QUESTIONS).format(shop=rng.choice(SHOPS), country=rng.choice(COUNTRIES))})
+        messages.append(
+            {
+                "role": "user",
+                "content": rng.choice(QUESTIONS).format(shop=rng.choice(SHOPS), country=rng.choice(COUNTRIES)),
+            }
+        )
         messages.append({"role": "assistant", "content": "Thanks, I can help with that. " * rng.randint(2, 12)})
     messages.append({"role": "user", "content": question})
     return messages
@@ -105,7 +110,9 @@ def record(rng: random.Random, index: int, offset_s: float) -> dict:
     return logged(rng, index, offset_s, messages_for(rng))
 
 
-def logged(rng: random.Random, index: int, offset_s: float, messages: list[dict], tenant_route: tuple | None = None) -> dict:
+def logged(
+    rng: random.Random, index: int, offset_s: float, messages: list[dict], tenant_route: tuple | None = None
+) -> dict:
     output_tokens = max(4, min(400, int(rng.lognormvariate(math.log(70), 0.6))))
     tenant, route = tenant_route or rng.choices([(t, r) for t, r, _ in TENANTS], weights=[w for *_, w in TENANTS])[0]
     prompt_tokens = count_message_tokens(messages)
@@ -135,8 +142,11 @@ def with_sessions(records: list[tuple[float, dict]], rng: random.Random) -> list
             if at_s >= DURATION_S:
                 break
             reply = REPLY * max(1, previous["response"]["usage"]["completion_tokens"] // 8)
-            messages = [*previous["request"]["messages"], {"role": "assistant", "content": reply.strip()},
-                        {"role": "user", "content": rng.choice(FOLLOW_UPS)}]
+            messages = [
+                *previous["request"]["messages"],
+                {"role": "assistant", "content": reply.strip()},
+                {"role": "user", "content": rng.choice(FOLLOW_UPS)},
+            ]
             turn = logged(rng, 0, at_s, messages, (first["tenant"], first["route"]))
             turn["session_id"] = first["session_id"]
             turns.append((at_s, turn))

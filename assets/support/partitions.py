@@ -57,7 +57,9 @@ def partition_candidate(context, spec: Spec) -> Candidate:
     for candidate in spec.candidates:
         if partition_safe(candidate.name) == name:
             return candidate
-    raise ValueError(f"partition candidate {name!r} is not in the spec (candidates: {[c.name for c in spec.candidates]})")
+    raise ValueError(
+        f"partition candidate {name!r} is not in the spec (candidates: {[c.name for c in spec.candidates]})"
+    )
 
 
 def partition_layout(storage: PackStorage, context) -> PackLayout:

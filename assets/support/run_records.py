@@ -19,7 +19,9 @@ def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
     if event is None or event.run_id == context.run_id:
         return []
     graph = context.job_def.asset_layer.asset_graph
-    unpartitioned = {key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).partitions_def is None}
+    unpartitioned = {
+        key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).partitions_def is None
+    }
     assets_here = {row["asset"] for row in evaluated}
     shared = [row for row in _check_results(context, event.run_id) if row["asset"] in unpartitioned - assets_here]
     return [{**row, "run_id": event.run_id} for row in shared]
@@ -43,5 +45,7 @@ def _check_results(context, run_id: str) -> list[dict]:
 
 def materialised_assets(context) -> list[str]:
     """The assets this run has materialised so far: the pack's upstream lineage in the UI."""
-    records = context.instance.get_records_for_run(context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION).records
+    records = context.instance.get_records_for_run(
+        context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION
+    ).records
     return sorted({record.event_log_entry.dagster_event.asset_key.to_user_string() for record in records})

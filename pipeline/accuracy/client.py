@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 
@@ -20,9 +20,7 @@ def accuracy_body(model: str, messages: list[dict], max_tokens: int) -> dict:
     return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": False}
 
 
-def replay_slice(
-    items: list[dict], target: Target, max_tokens: int, concurrency: int, timeout_s: float
-) -> list[dict]:
+def replay_slice(items: list[dict], target: Target, max_tokens: int, concurrency: int, timeout_s: float) -> list[dict]:
     """One reply record per item (item_id, label, messages_json), in the slice's order."""
     return asyncio.run(_replay(items, target, max_tokens, concurrency, timeout_s))
 
@@ -51,7 +49,7 @@ async def _ask(client: httpx.AsyncClient, target: Target, item: dict, max_tokens
         "latency_ms": None,
         "prompt_tokens": None,
         "output_tokens": None,
-        "sent_at": datetime.now(timezone.utc),
+        "sent_at": datetime.now(UTC),
     }
     body = accuracy_body(target.model, json.loads(item["messages_json"]), max_tokens)
     started = time.perf_counter_ns()
@@ -60,7 +58,9 @@ async def _ask(client: httpx.AsyncClient, target: Target, item: dict, max_tokens
             response = await client.post(target.chat_url, json=body, headers=target.headers())
         record["http_status"] = response.status_code
         if response.status_code != 200:
-            record["error_type"] = "http_429" if response.status_code == 429 else f"http_{response.status_code // 100}xx"
+            record["error_type"] = (
+                "http_429" if response.status_code == 429 else f"http_{response.status_code // 100}xx"
+            )
         else:
             payload = response.json()
             record["reply"] = payload["choices"][0]["message"]["content"] or ""

@@ -98,7 +98,9 @@ def load_slice(config: AccuracySlice, path: Path) -> pa.Table:
                 raise SliceError(f"{path}:{line}: {field}: missing or empty")
         item_id = str(record[config.id_field]) if config.id_field else str(line)
         if item_id in seen:
-            raise SliceError(f"{path}:{line}: {config.id_field}: duplicate id {item_id!r} (first on line {seen[item_id]})")
+            raise SliceError(
+                f"{path}:{line}: {config.id_field}: duplicate id {item_id!r} (first on line {seen[item_id]})"
+            )
         seen[item_id] = line
         items.append((item_id, str(record[config.text_field]), str(record[config.label_field]), line))
         if config.max_items and len(items) >= config.max_items:

@@ -12,8 +12,16 @@ import pyarrow.compute as pc
 from pipeline.duck.session import run_query
 
 REPLY_KEYS = (  # the fields of a reply record (pipeline.accuracy.client), besides the label
-    "candidate", "item_id", "reply", "status", "error_type", "http_status", "latency_ms", "prompt_tokens",
-    "output_tokens", "sent_at",
+    "candidate",
+    "item_id",
+    "reply",
+    "status",
+    "error_type",
+    "http_status",
+    "latency_ms",
+    "prompt_tokens",
+    "output_tokens",
+    "sent_at",
 )
 
 

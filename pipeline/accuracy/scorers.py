@@ -59,7 +59,11 @@ def choice_scorer(labels: Sequence[str]) -> Scorer:
     def score(reply: str, label: str) -> tuple[str, bool]:
         padded = f" {normalise(reply)} "
         named = [name for name, form in forms.items() if form and f" {form} " in padded]
-        named = [name for name in named if not any(forms[name] != forms[other] and f" {forms[name]} " in f" {forms[other]} " for other in named)]
+        named = [
+            name
+            for name in named
+            if not any(forms[name] != forms[other] and f" {forms[name]} " in f" {forms[other]} " for other in named)
+        ]
         if not named:
             return NO_ANSWER, False
         if len(named) > 1:

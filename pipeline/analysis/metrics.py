@@ -22,9 +22,7 @@ RATE_FIGURES: dict[str, tuple[str, bool]] = {
     "cost_per_decision_at_max_sla_load_usd": ("USD", False),
 }
 
-_LATENCY_NAME = re.compile(
-    r"^(?P<metric>ttft_ms|tpot_ms|itl_ms|e2e_ms)_(?P<pct>" + "|".join(PERCENTILES) + r")$"
-)
+_LATENCY_NAME = re.compile(r"^(?P<metric>ttft_ms|tpot_ms|itl_ms|e2e_ms)_(?P<pct>" + "|".join(PERCENTILES) + r")$")
 
 
 def latency_figure_name(metric: str, percentile: str) -> str:

@@ -63,9 +63,7 @@ def one_sided_confidence(confidence: float = CONFIDENCE) -> float:
     return 1.0 - (1.0 - confidence) / 2.0
 
 
-def early_stopping_min_queries(
-    q: float, overlatency: int, confidence: float = 0.99, tolerance: float = 0.0
-) -> int:
+def early_stopping_min_queries(q: float, overlatency: int, confidence: float = 0.99, tolerance: float = 0.0) -> int:
     """MLPerf LoadGen's early-stopping rule (loadgen/early_stopping.cc, `MinPassingQueriesFinder`).
 
     The smallest number h of queries at or under the latency bound such that, with
@@ -105,9 +103,7 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float | No
     return low, high
 
 
-def verdict(
-    claimed: float | None, ci_low: float | None, ci_high: float | None, larger_is_better: bool
-) -> str | None:
+def verdict(claimed: float | None, ci_low: float | None, ci_high: float | None, larger_is_better: bool) -> str | None:
     """holds / not reproduced / inconclusive for one claimed figure, from its interval.
 
     An open side of the interval (None: the run was too short to bound it) can never support a

@@ -44,7 +44,9 @@ def level_spec(spec: Spec, level: LoadLevel) -> Spec:
     return spec.model_copy(update={"workload": workload})
 
 
-def level_sources(raw_timings: Path | pa.Table, sweep_timings: Path | pa.Table | None, spec: Spec) -> list[tuple[LoadLevel, Path | pa.Table]]:
+def level_sources(
+    raw_timings: Path | pa.Table, sweep_timings: Path | pa.Table | None, spec: Spec
+) -> list[tuple[LoadLevel, Path | pa.Table]]:
     """(level, its raw timings) for the production level and every level the sweep replayed."""
     levels = load_levels(spec.workload.replay)
     production = next(level for level in levels if level.production)
@@ -73,13 +75,18 @@ def _tagged(table: pa.Table, level: LoadLevel) -> pa.Table:
 
 
 def level_tables(
-    source: Path | pa.Table, level: LoadLevel, spec: Spec, accuracy_summary: pa.Table | None,
+    source: Path | pa.Table,
+    level: LoadLevel,
+    spec: Spec,
+    accuracy_summary: pa.Table | None,
     queries: QueryCatalog = REPO_QUERIES,
 ) -> dict[str, pa.Table]:
     """One level's throughput (with the error rate's Wilson interval), latency and cost."""
     tables = analysis_tables.analyse_all(source, level_spec(spec, level), accuracy_summary, queries=queries)
     z = analysis_tables.z_value(spec.analysis.confidence)
-    throughput = analysis_tables.with_wilson(tables["throughput"], "requests_failed", "requests_planned", "error_rate", z)
+    throughput = analysis_tables.with_wilson(
+        tables["throughput"], "requests_failed", "requests_planned", "error_rate", z
+    )
     return {
         "level_throughput": _tagged(throughput, level),
         "level_latency": _tagged(tables["latency_percentiles"], level),
@@ -92,7 +99,9 @@ def _params(spec: Spec) -> dict:
 
 
 def sweep_levels_from(
-    sources: list[tuple[LoadLevel, Path | pa.Table]], spec: Spec, accuracy_summary: pa.Table | None = None,
+    sources: list[tuple[LoadLevel, Path | pa.Table]],
+    spec: Spec,
+    accuracy_summary: pa.Table | None = None,
     queries: QueryCatalog = REPO_QUERIES,
 ) -> pa.Table:
     per_level = [level_tables(source, level, spec, accuracy_summary, queries) for level, source in sources]
@@ -102,7 +111,10 @@ def sweep_levels_from(
 
 
 def sweep_levels(
-    raw_timings: Path | pa.Table, sweep_timings: Path | pa.Table | None, spec: Spec, accuracy_summary: pa.Table | None = None,
+    raw_timings: Path | pa.Table,
+    sweep_timings: Path | pa.Table | None,
+    spec: Spec,
+    accuracy_summary: pa.Table | None = None,
     queries: QueryCatalog = REPO_QUERIES,
 ) -> pa.Table:
     """One row per candidate × load level (production level included)."""

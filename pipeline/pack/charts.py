@@ -19,8 +19,12 @@ def workload_charts(sample: pa.Table) -> dict[str, str | None]:
     per_second = Counter(int(offset) for offset in offsets)
     seconds = list(range(int(max(offsets, default=0)) + 1))
     return {
-        "prompt_lengths": svg.histogram({"prompt tokens": sample.column("prompt_tokens").to_pylist()}, "prompt tokens per request"),
-        "output_lengths": svg.histogram({"output tokens": sample.column("output_tokens").to_pylist()}, "output tokens per request"),
+        "prompt_lengths": svg.histogram(
+            {"prompt tokens": sample.column("prompt_tokens").to_pylist()}, "prompt tokens per request"
+        ),
+        "output_lengths": svg.histogram(
+            {"output tokens": sample.column("output_tokens").to_pylist()}, "output tokens per request"
+        ),
         "arrivals": svg.timeline(
             {"sampled production arrivals": (seconds, [per_second.get(s, 0) for s in seconds])},
             "seconds into the sampled window",
@@ -36,7 +40,9 @@ def latency_charts(marked: list[dict], spec: Spec) -> dict[str, str | None]:
             for metric in ("ttft_ms", "e2e_ms"):
                 by_candidate[metric][row["candidate"]].append(row[metric])
     claims = spec.claim.figures
-    ttft_bounds = {f"claimed p95 {claims['ttft_ms_p95']:g} ms": claims["ttft_ms_p95"]} if "ttft_ms_p95" in claims else {}
+    ttft_bounds = (
+        {f"claimed p95 {claims['ttft_ms_p95']:g} ms": claims["ttft_ms_p95"]} if "ttft_ms_p95" in claims else {}
+    )
     e2e_bounds = {f"claimed p99 {claims['e2e_ms_p99']:g} ms": claims["e2e_ms_p99"]} if "e2e_ms_p99" in claims else {}
     if spec.sla.ttft_ms:
         ttft_bounds[f"SLA {spec.sla.ttft_ms:g} ms"] = spec.sla.ttft_ms
@@ -60,10 +66,14 @@ def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
             xs.append(row["second"])
             ys.append(value)
     return {
-        "throughput_timeline": svg.timeline(dict(tokens), "seconds since the replay's first send", "output tokens per second"),
+        "throughput_timeline": svg.timeline(
+            dict(tokens), "seconds since the replay's first send", "output tokens per second"
+        ),
         "goodput_timeline": svg.timeline(
-            {**{f"{name} completed": xy for name, xy in done.items()},
-             **{f"{name} met SLA (goodput)": xy for name, xy in good.items()}},
+            {
+                **{f"{name} completed": xy for name, xy in done.items()},
+                **{f"{name} met SLA (goodput)": xy for name, xy in good.items()},
+            },
             "seconds since the replay's first send",
             "requests per second",
         ),
@@ -84,8 +94,15 @@ def comparison_charts(pack: dict) -> dict[str, str | None]:
             {f"claimed {claimed:g}": claimed} if claimed is not None else None,
         ),
         "cost_intervals": svg.intervals(
-            [(f"{row['rank']}. {row['candidate']}", row["cost_per_decision_usd"], row["cost_per_decision_usd_ci_low"],
-              row["cost_per_decision_usd_ci_high"]) for row in ranking],
+            [
+                (
+                    f"{row['rank']}. {row['candidate']}",
+                    row["cost_per_decision_usd"],
+                    row["cost_per_decision_usd_ci_low"],
+                    row["cost_per_decision_usd_ci_high"],
+                )
+                for row in ranking
+            ],
             "USD per useful decision (lower is better)",
         ),
     }

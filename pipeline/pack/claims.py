@@ -51,7 +51,9 @@ def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
             row["n"],
             lineage,
         )
-        item["early_stopping"] = early_stopping_note(row["q"], row["n"], row.get("confidence") or spec.analysis.confidence)
+        item["early_stopping"] = early_stopping_note(
+            row["q"], row["n"], row.get("confidence") or spec.analysis.confidence
+        )
         if (row.get("sample_every") or 1) > 1:
             item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
         out.append(item)
@@ -83,8 +85,14 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
             )
         out.append(
             figure(
-                spec, row["candidate"], "sla_attainment", row.get("sla_attainment"),
-                row.get("sla_attainment_ci_low"), row.get("sla_attainment_ci_high"), row["requests_in_window"], lineage,
+                spec,
+                row["candidate"],
+                "sla_attainment",
+                row.get("sla_attainment"),
+                row.get("sla_attainment_ci_low"),
+                row.get("sla_attainment_ci_high"),
+                row["requests_in_window"],
+                lineage,
             )
         )
         low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
@@ -102,14 +110,26 @@ def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
         n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
         out.append(
             figure(
-                spec, row["candidate"], "cost_per_decision_usd", row["cost_per_decision_usd"],
-                row.get("cost_per_decision_usd_ci_low"), row.get("cost_per_decision_usd_ci_high"), n, lineage,
+                spec,
+                row["candidate"],
+                "cost_per_decision_usd",
+                row["cost_per_decision_usd"],
+                row.get("cost_per_decision_usd_ci_low"),
+                row.get("cost_per_decision_usd_ci_high"),
+                n,
+                lineage,
             )
         )
         out.append(
             figure(
-                spec, row["candidate"], "cost_per_million_output_tokens_usd",
-                row["cost_per_million_output_tokens_usd"], None, None, n, lineage,
+                spec,
+                row["candidate"],
+                "cost_per_million_output_tokens_usd",
+                row["cost_per_million_output_tokens_usd"],
+                None,
+                None,
+                n,
+                lineage,
             )
         )
     return out
@@ -127,8 +147,14 @@ def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[d
             continue
         row = row or {}
         item = figure(
-            spec, candidate, SWEEP_COST_FIGURE, row.get(SWEEP_COST_FIGURE), row.get(f"{SWEEP_COST_FIGURE}_ci_low"),
-            row.get(f"{SWEEP_COST_FIGURE}_ci_high"), row.get("requests_in_window_at_max_sla_load") or 0, lineage,
+            spec,
+            candidate,
+            SWEEP_COST_FIGURE,
+            row.get(SWEEP_COST_FIGURE),
+            row.get(f"{SWEEP_COST_FIGURE}_ci_low"),
+            row.get(f"{SWEEP_COST_FIGURE}_ci_high"),
+            row.get("requests_in_window_at_max_sla_load") or 0,
+            lineage,
         )
         if row.get("max_sla_load_level") is not None:
             item["load_level"] = row["max_sla_load_level"]
@@ -146,8 +172,14 @@ def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
     out = []
     for row in rows:
         item = figure(
-            spec, row["candidate"], "accuracy", row["accuracy"], row["accuracy_ci_low"], row["accuracy_ci_high"],
-            row["scored"], lineage,
+            spec,
+            row["candidate"],
+            "accuracy",
+            row["accuracy"],
+            row["accuracy_ci_low"],
+            row["accuracy_ci_high"],
+            row["scored"],
+            lineage,
         )
         item["delta"] = row.get("accuracy_delta")
         out.append(item)

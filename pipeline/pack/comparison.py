@@ -51,7 +51,9 @@ def ranking(cost_rows: list[dict], throughput_rows: list[dict], accuracy_rows: l
             "rank": position,
             "candidate": row["candidate"],
             "cost_per_decision_usd": row["cost_per_decision_usd"],
-            "cost_per_1000_decisions_usd": None if row["cost_per_decision_usd"] is None else row["cost_per_decision_usd"] * 1000,
+            "cost_per_1000_decisions_usd": None
+            if row["cost_per_decision_usd"] is None
+            else row["cost_per_decision_usd"] * 1000,
             "cost_per_decision_usd_ci_low": row.get("cost_per_decision_usd_ci_low"),
             "cost_per_decision_usd_ci_high": row.get("cost_per_decision_usd_ci_high"),
             "pricing": row["pricing"],
@@ -76,7 +78,11 @@ def accuracy_section(summary_rows: list[dict], label_rows: list[dict]) -> dict |
         if not row["correct"] and cell["confused_with"] is None:  # rows come most frequent first
             cell["confused_with"] = f"{row['predicted']} ({row['items']})"
     per_label = [
-        {"label": entry["label"], "label_items": entry["label_items"], "cells": [entry["cells"].get(name) or {"accuracy": None, "confused_with": None} for name in names]}
+        {
+            "label": entry["label"],
+            "label_items": entry["label_items"],
+            "cells": [entry["cells"].get(name) or {"accuracy": None, "confused_with": None} for name in names],
+        }
         for entry in sorted(labels.values(), key=lambda e: e["label"])
     ]
     return {"candidates": names, "summary": summary_rows, "per_label": per_label}

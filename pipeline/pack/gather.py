@@ -14,9 +14,19 @@ from pipeline.pack.render import JSON_NAME
 
 # what a candidate × version partition writes (and the comparison concatenates)
 PARTITION_TABLES = (
-    "raw_timings", "latency_percentiles", "throughput", "throughput_buckets", "error_breakdown",
-    "cost_per_decision", "accuracy_results", "accuracy_summary", "accuracy_by_label",
-    "sweep_timings", "sweep_levels", "sweep_summary", "itl_histogram",
+    "raw_timings",
+    "latency_percentiles",
+    "throughput",
+    "throughput_buckets",
+    "error_breakdown",
+    "cost_per_decision",
+    "accuracy_results",
+    "accuracy_summary",
+    "accuracy_by_label",
+    "sweep_timings",
+    "sweep_levels",
+    "sweep_summary",
+    "itl_histogram",
 )
 LATEST_NAME = "latest.json"
 REPLAY_TOTALS = ("sent", "errors", "unsent", "retries", "peak_in_flight", "wall_s")
@@ -52,7 +62,10 @@ def latest_versions(shared: PackLayout, candidates: list[str]) -> list[MeasuredV
             continue
         found.append(MeasuredVersion(name, document["model_version"], document["run_id"], layout))
     if missing:
-        raise ValueError(f"no evidence pack yet for candidate(s) {missing} under {shared.root / 'candidates'}: re-validate them first")
+        raise ValueError(
+            f"no evidence pack yet for candidate(s) {missing} under {shared.root / 'candidates'}: re-validate "
+            "them first"
+        )
     return found
 
 
@@ -72,7 +85,11 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
     for key in REPLAY_TOTALS:
         merged[key] = sum(stats.get(key, 0) for stats in merged["candidates"].values())
     write_text(json.dumps(merged, indent=2), shared.json("replay_summary"))
-    sweeps = [json.loads(v.layout.json("sweep_replay").read_text()) for v in versions if v.layout.json("sweep_replay").is_file()]
+    sweeps = [
+        json.loads(v.layout.json("sweep_replay").read_text())
+        for v in versions
+        if v.layout.json("sweep_replay").is_file()
+    ]
     if sweeps:
         sweep = {**sweeps[0], "candidates": {name: entry for s in sweeps for name, entry in s["candidates"].items()}}
         write_text(json.dumps(sweep, indent=2), shared.json("sweep_replay"))

@@ -18,9 +18,16 @@ CANDIDATES_DIR = "candidates"
 # its pack reads, snapshotted into its own folder so the pack stands alone and a later re-plan
 # never changes a past version's evidence. (Not the whole log: production_logs stays shared.)
 SHARED_INPUTS = (
-    "production_sample.parquet", "production_sample.json", "prompt_profile.parquet", "prompt_profile.json",
-    "prompt_length_histogram.parquet", "arrival_rate.parquet", "claim_divergence.json",
-    "replay_plan.parquet", "client_calibration.json", "labelled_slice.parquet",
+    "production_sample.parquet",
+    "production_sample.json",
+    "prompt_profile.parquet",
+    "prompt_profile.json",
+    "prompt_length_histogram.parquet",
+    "arrival_rate.parquet",
+    "claim_divergence.json",
+    "replay_plan.parquet",
+    "client_calibration.json",
+    "labelled_slice.parquet",
 )
 
 

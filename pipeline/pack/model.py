@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 
 import pyarrow.parquet as pq
@@ -25,18 +25,53 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
     """The benchmark's frozen assumptions beside what the production sample shows, axis by axis."""
     claimed = loaded.spec.claim.conditions
     return [
-        {"axis": "input tokens (claim) / prompt tokens p50 (production)", "claimed": claimed.input_tokens, "production": profile["prompt_tokens_p50"]},
+        {
+            "axis": "input tokens (claim) / prompt tokens p50 (production)",
+            "claimed": claimed.input_tokens,
+            "production": profile["prompt_tokens_p50"],
+        },
         {"axis": "prompt tokens p99", "claimed": claimed.input_tokens, "production": profile["prompt_tokens_p99"]},
-        {"axis": "output tokens (claim) / p50 (production)", "claimed": claimed.output_tokens, "production": profile["output_tokens_p50"]},
+        {
+            "axis": "output tokens (claim) / p50 (production)",
+            "claimed": claimed.output_tokens,
+            "production": profile["output_tokens_p50"],
+        },
         {"axis": "output tokens p99", "claimed": claimed.output_tokens, "production": profile["output_tokens_p99"]},
-        {"axis": "concurrency / batch size (peak in flight during replay)", "claimed": claimed.concurrency, "production": peak_concurrency},
+        {
+            "axis": "concurrency / batch size (peak in flight during replay)",
+            "claimed": claimed.concurrency,
+            "production": peak_concurrency,
+        },
         {"axis": "arrival rate (requests/s)", "claimed": None, "production": profile["arrival_rate_per_s"]},
         {"axis": "inter-arrival coefficient of variation", "claimed": None, "production": profile["interarrival_cv"]},
-        {"axis": "concurrency in production (Little's law / peak, logged latencies)", "claimed": claimed.concurrency, "production": _pair(profile.get("concurrency_littles_law"), profile.get("concurrency_peak_logged"))},
-        {"axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean", "claimed": None, "production": _pair(next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"), profile.get("peak_to_mean_ratio"))},
-        {"axis": "long-context / structured-output / multi-turn share", "claimed": None, "production": _shares(profile, ("long_context", "structured_output", "multi_turn"))},
-        {"axis": "multi-turn sessions: share of requests / turns per session p50 / think time p50 (s)", "claimed": None, "production": _sessions(profile)},
-        {"axis": "prefix reuse (share of prompt blocks sent before)", "claimed": None, "production": profile.get("prefix_block_reuse_share")},
+        {
+            "axis": "concurrency in production (Little's law / peak, logged latencies)",
+            "claimed": claimed.concurrency,
+            "production": _pair(profile.get("concurrency_littles_law"), profile.get("concurrency_peak_logged")),
+        },
+        {
+            "axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean",
+            "claimed": None,
+            "production": _pair(
+                next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"),
+                profile.get("peak_to_mean_ratio"),
+            ),
+        },
+        {
+            "axis": "long-context / structured-output / multi-turn share",
+            "claimed": None,
+            "production": _shares(profile, ("long_context", "structured_output", "multi_turn")),
+        },
+        {
+            "axis": "multi-turn sessions: share of requests / turns per session p50 / think time p50 (s)",
+            "claimed": None,
+            "production": _sessions(profile),
+        },
+        {
+            "axis": "prefix reuse (share of prompt blocks sent before)",
+            "claimed": None,
+            "production": profile.get("prefix_block_reuse_share"),
+        },
         {"axis": "precision", "claimed": claimed.precision, "production": loaded.spec.workload.production.precision},
         {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
@@ -64,7 +99,9 @@ def _itl_histogram_ref(layout: PackLayout) -> list[dict]:
 def _sessions(profile: dict) -> str | None:
     if not profile.get("sessions"):
         return None
-    share, turns, think = (profile.get(k) for k in ("share_requests_in_sessions", "session_turns_p50", "session_think_time_s_p50"))
+    share, turns, think = (
+        profile.get(k) for k in ("share_requests_in_sessions", "session_turns_p50", "session_think_time_s_p50")
+    )
     return " / ".join("—" if v is None else f"{v:.3g}" for v in (share, turns, think))
 
 
@@ -104,8 +141,12 @@ def build_pack(
     throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
     latency_inputs = [raw_ref] + _itl_histogram_ref(layout)
     figures = (
-        claims.latency_figures(loaded.spec, latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs))
-        + claims.throughput_figures(loaded.spec, throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref]))
+        claims.latency_figures(
+            loaded.spec, latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs)
+        )
+        + claims.throughput_figures(
+            loaded.spec, throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref])
+        )
         + claims.cost_figures(loaded.spec, cost_rows, claims.lineage([staged, cost_sql], [raw_ref]))
     )
     inputs = [raw_ref]
@@ -127,12 +168,14 @@ def build_pack(
         "run_id": run_id,
         "spec_sha256": loaded.sha256,
         "spec_name": loaded.spec.name,
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "claim": {"source": loaded.spec.claim.source, "figures": dict(loaded.spec.claim.figures)},
         "figures": figures,
         "conditions": conditions(
-            loaded, profile,
-            max((row.get("peak_concurrency") or 0 for row in throughput_rows), default=None) or replay_summary.get("peak_in_flight"),
+            loaded,
+            profile,
+            max((row.get("peak_concurrency") or 0 for row in throughput_rows), default=None)
+            or replay_summary.get("peak_in_flight"),
         ),
         "proxy_verdict": divergence["proxy_verdict"],
         "claim_divergence": divergence["axes"],
@@ -149,7 +192,9 @@ def build_pack(
             {"candidate": row["candidate"], "peak": row.get("peak_concurrency"), "mean": row.get("mean_concurrency")}
             for row in throughput_rows
         ],
-        "sweep": pack_sweep.sweep_section(loaded.spec, list(sweep_level_rows), list(sweep_summary_rows), sweep_replay, sweep_lineage),
+        "sweep": pack_sweep.sweep_section(
+            loaded.spec, list(sweep_level_rows), list(sweep_summary_rows), sweep_replay, sweep_lineage
+        ),
         "versions": {name: _version(name) for name in PACKAGES},
     }
 
@@ -180,8 +225,16 @@ def code_version() -> str:
     from pipeline import REPO_ROOT
 
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")

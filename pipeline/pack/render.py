@@ -46,7 +46,13 @@ def delta(figure: dict) -> str:
 
 def markdown_safe(value: object) -> str:
     """Any value printed into the Markdown: cannot end a table cell, a line, or open a tag."""
-    text = value if isinstance(value, str) else num(value) if isinstance(value, (int, float)) or value is None else str(value)
+    text = (
+        value
+        if isinstance(value, str)
+        else num(value)
+        if isinstance(value, (int, float)) or value is None
+        else str(value)
+    )
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
 
 

@@ -90,8 +90,11 @@ def timeline(
     return _svg(figure)
 
 
-def intervals(rows: list[tuple[str, float | None, float | None, float | None]], xlabel: str,
-              reference: dict[str, float] | None = None) -> str | None:
+def intervals(
+    rows: list[tuple[str, float | None, float | None, float | None]],
+    xlabel: str,
+    reference: dict[str, float] | None = None,
+) -> str | None:
     """One point with its interval per row, (label, value, low, high), top to bottom; `reference`
     draws labelled vertical lines (a claim, say)."""
     rows = [row for row in rows if row[1] is not None]
@@ -112,7 +115,10 @@ def intervals(rows: list[tuple[str, float | None, float | None, float | None]], 
 
 
 def sweep(
-    series: dict[str, dict[str, list]], marked: dict[str, float], labels: dict[float, str], xlabel: str,
+    series: dict[str, dict[str, list]],
+    marked: dict[str, float],
+    labels: dict[float, str],
+    xlabel: str,
     ttft_bound: dict[str, float] | None = None,
 ) -> str | None:
     """A load sweep, per candidate: requests/s (solid) and goodput (dashed) on the left, p99 TTFT

@@ -26,8 +26,14 @@ def sweep_steps() -> tuple[str, ...]:
     from pipeline.pack.model import LATENCY_STEPS, THROUGHPUT_STEPS  # model builds the pack with this module
 
     return (
-        "steady_requests", *LATENCY_STEPS, "latency_percentiles", *THROUGHPUT_STEPS, "throughput", "cost_per_decision",
-        "sweep_levels", "sweep_summary",
+        "steady_requests",
+        *LATENCY_STEPS,
+        "latency_percentiles",
+        *THROUGHPUT_STEPS,
+        "throughput",
+        "cost_per_decision",
+        "sweep_levels",
+        "sweep_summary",
     )
 
 
@@ -41,7 +47,9 @@ def sweep_lineage(layout: PackLayout, raw_timings_rows: int, sweep_timings_rows:
     return claims.lineage(steps, inputs), inputs
 
 
-def sweep_section(spec: Spec, level_rows: list[dict], summary_rows: list[dict], replay_summary: dict | None, lineage: dict | None) -> dict | None:
+def sweep_section(
+    spec: Spec, level_rows: list[dict], summary_rows: list[dict], replay_summary: dict | None, lineage: dict | None
+) -> dict | None:
     """evidence_pack.json's `sweep`: None when no sweep ran."""
     if not sweep_ran(spec):
         return None
@@ -54,8 +62,11 @@ def sweep_section(spec: Spec, level_rows: list[dict], summary_rows: list[dict], 
         "production_load_level": production_level(replay).value,
         "production_load_level_label": production_level(replay).label,
         "sla": {
-            "ttft_ms": spec.sla.ttft_ms, "tpot_ms": spec.sla.tpot_ms, "e2e_ms": spec.sla.e2e_ms,
-            "min_attainment": spec.sla.min_attainment, "max_error_rate": spec.sla.max_error_rate,
+            "ttft_ms": spec.sla.ttft_ms,
+            "tpot_ms": spec.sla.tpot_ms,
+            "e2e_ms": spec.sla.e2e_ms,
+            "min_attainment": spec.sla.min_attainment,
+            "max_error_rate": spec.sla.max_error_rate,
         },
         "levels": [{k: v for k, v in row.items() if k not in drop} for row in level_rows],
         "summary": [{k: v for k, v in row.items() if k not in drop} for row in summary_rows],
@@ -91,12 +102,19 @@ def sweep_charts(section: dict | None) -> dict[str, str | None]:
         entry["requests_per_s"].append(row["requests_per_s"])
         entry["goodput"].append(row["goodput_requests_per_s"])
         entry["ttft_p99"].append(row["ttft_ms_p99"])
-    marked = {row["candidate"]: row["max_sla_load_level"] for row in section["summary"] if row.get("max_sla_load_level") is not None}
+    marked = {
+        row["candidate"]: row["max_sla_load_level"]
+        for row in section["summary"]
+        if row.get("max_sla_load_level") is not None
+    }
     labels = {row["load_level"]: row["load_level_label"] for row in section["levels"]}
     sla_ttft = section["sla"]["ttft_ms"]
     return {
         "sweep": svg.sweep(
-            series, marked, labels, f"load level ({section['unit']})",
+            series,
+            marked,
+            labels,
+            f"load level ({section['unit']})",
             {f"SLA TTFT {sla_ttft:g} ms": sla_ttft} if sla_ttft else None,
         )
     }

@@ -117,7 +117,9 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         result.figures_recomputed += 1
         for name in COMPARED:
             if not _same(figure[name], again[name]):
-                result.problems.append(f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}")
+                result.problems.append(
+                    f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}"
+                )
 
 
 def _recompute_sweep(
@@ -127,9 +129,14 @@ def _recompute_sweep(
     pack's `sweep` section; returns the re-computed summary (for the sweep's cost figure)."""
     if not section:
         return []
-    levels = sweep_analysis.sweep_levels(data / "raw_timings.parquet", data / "sweep_timings.parquet", spec, accuracy, queries)
+    levels = sweep_analysis.sweep_levels(
+        data / "raw_timings.parquet", data / "sweep_timings.parquet", spec, accuracy, queries
+    )
     summary = sweep_analysis.sweep_summary(levels, spec, queries).to_pylist()
-    for name, key, fresh in (("levels", ("candidate", "load_level"), levels.to_pylist()), ("summary", ("candidate",), summary)):
+    for name, key, fresh in (
+        ("levels", ("candidate", "load_level"), levels.to_pylist()),
+        ("summary", ("candidate",), summary),
+    ):
         again = {tuple(row[k] for k in key): row for row in fresh}
         packed = {tuple(row[k] for k in key): row for row in section[name]}
         if set(again) != set(packed):
@@ -140,7 +147,8 @@ def _recompute_sweep(
             for column, value in row.items():
                 if not _same(value, again[identity].get(column)):
                     result.problems.append(
-                        f"sweep {name} {'/'.join(map(str, identity))}: {column} in the pack {value!r}, re-computed {again[identity].get(column)!r}"
+                        f"sweep {name} {'/'.join(map(str, identity))}: {column} in the pack {value!r}, "
+                        f"re-computed {again[identity].get(column)!r}"
                     )
     return summary
 
@@ -150,8 +158,11 @@ def _same_histogram(stored: pa.Table, rebuilt: pa.Table) -> bool:
     if any(name not in stored.schema.names for name in columns):
         return False
     order = [(name, "ascending") for name in ITL_HISTOGRAM_KEY]
-    return stored.select(columns).sort_by(order).replace_schema_metadata(None).equals(
-        rebuilt.select(columns).sort_by(order).replace_schema_metadata(None)
+    return (
+        stored.select(columns)
+        .sort_by(order)
+        .replace_schema_metadata(None)
+        .equals(rebuilt.select(columns).sort_by(order).replace_schema_metadata(None))
     )
 
 

@@ -74,7 +74,9 @@ def labelled_rows(slice_table: pa.Table, config: AccuracySlice, prompts: Prompts
     return rows
 
 
-def mix_into_plan(plan: pa.Table, slice_table: pa.Table, config: AccuracySlice, prompts: Prompts | None = None) -> pa.Table:
+def mix_into_plan(
+    plan: pa.Table, slice_table: pa.Table, config: AccuracySlice, prompts: Prompts | None = None
+) -> pa.Table:
     """The production plan with every labelled item placed among its requests (module doc)."""
     production = plan.to_pylist()
     labelled = labelled_rows(slice_table, config, prompts)

@@ -64,9 +64,11 @@ def planned_offsets(sample: pa.Table, replay, leads: list[bool] | None = None) -
         return arrivals.scaled_trace(sample.column("window_offset_s").to_pylist(), replay.time_scale)
     if replay.mode == "rate":
         leads = leads or [True] * sample.num_rows
-        synthetic = iter(arrivals.synthetic(
-            sum(leads), replay.rate_per_s, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
-        ))
+        synthetic = iter(
+            arrivals.synthetic(
+                sum(leads), replay.rate_per_s, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+            )
+        )
         return [next(synthetic) if lead else None for lead in leads]
     return [None] * sample.num_rows
 
@@ -83,7 +85,9 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
     think_scale = replay.time_scale if replay.mode == "trace" else 1.0
     records = sample.to_pylist()
     rows, chain_first = [], {}  # chain_first: row -> logged messages of its chain's first turn
-    for index, (record, offset, link) in enumerate(zip(records, planned_offsets(sample, replay, session_plan.lead_rows(links)), links)):
+    for index, (record, offset, link) in enumerate(
+        zip(records, planned_offsets(sample, replay, session_plan.lead_rows(links)), links)
+    ):
         logged = session_plan.parse_messages(record["messages_json"])
         if link.chained:
             previous, previous_row = records[link.follows], rows[link.follows]
@@ -98,7 +102,9 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
                 )
                 messages, own = fit_messages(target, record["request_id"], tokenizer)
                 source = "synthetic"
-            achieved = session_plan.expected_context(previous_row["prompt_tokens_client"], previous["output_tokens"], own)
+            achieved = session_plan.expected_context(
+                previous_row["prompt_tokens_client"], previous["output_tokens"], own
+            )
         elif logged is not None:
             messages, source = logged, "logged"
             achieved = tokenizer.count_messages(messages)

@@ -83,13 +83,13 @@ def link_turns(sample: pa.Table, enabled: bool) -> list[TurnLink]:
 def own_messages(previous_logged: list[dict], logged: list[dict], chain_first: list[dict]) -> list[dict]:
     """What a later turn adds to the conversation (module docstring); never empty."""
     if len(logged) > len(previous_logged) and logged[: len(previous_logged)] == previous_logged:
-        added = logged[len(previous_logged):]
+        added = logged[len(previous_logged) :]
         if len(added) > 1 and added[0].get("role") == "assistant":
             added = added[1:]  # the logged reply: the replay carries the one it received
         return added
     system = _leading_system(chain_first)
     if system and logged[: len(system)] == system and len(logged) > len(system):
-        return logged[len(system):]
+        return logged[len(system) :]
     return logged
 
 

@@ -22,12 +22,55 @@ from typing import Protocol
 
 from pipeline.tokens import count_message_tokens
 
-WORDS = (
-    "account card transfer payment balance statement branch limit fee refund order delivery "
-    "invoice customer request status update policy report summary contract renewal service "
-    "support ticket issue error network latency region quota storage backup schedule meeting "
-    "travel booking flight hotel price offer discount return warranty product model version"
-).split()
+WORDS = [
+    "account",
+    "card",
+    "transfer",
+    "payment",
+    "balance",
+    "statement",
+    "branch",
+    "limit",
+    "fee",
+    "refund",
+    "order",
+    "delivery",
+    "invoice",
+    "customer",
+    "request",
+    "status",
+    "update",
+    "policy",
+    "report",
+    "summary",
+    "contract",
+    "renewal",
+    "service",
+    "support",
+    "ticket",
+    "issue",
+    "error",
+    "network",
+    "latency",
+    "region",
+    "quota",
+    "storage",
+    "backup",
+    "schedule",
+    "meeting",
+    "travel",
+    "booking",
+    "flight",
+    "hotel",
+    "price",
+    "offer",
+    "discount",
+    "return",
+    "warranty",
+    "product",
+    "model",
+    "version",
+]
 PUNCTUATION = (".", ",", "?", ";", ":")
 
 
@@ -51,7 +94,11 @@ def word_stream(seed: str, length: int) -> list[str]:
     rng = random.Random(seed)
     tokens = []
     while len(tokens) < length:
-        tokens.append(rng.choice(PUNCTUATION) if tokens and rng.random() < 0.12 and tokens[-1] not in PUNCTUATION else rng.choice(WORDS))
+        tokens.append(
+            rng.choice(PUNCTUATION)
+            if tokens and rng.random() < 0.12 and tokens[-1] not in PUNCTUATION
+            else rng.choice(WORDS)
+        )
     return tokens
 
 

@@ -20,7 +20,10 @@ from pipeline.quality.outcome import Outcome
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
     total = accepted + rejected
     rate = rejected / total if total else 1.0
-    return Outcome(accepted > 0 and rate <= budget, {"reject_rate": rate, "budget": budget, "rejected": rejected, "accepted": accepted})
+    return Outcome(
+        accepted > 0 and rate <= budget,
+        {"reject_rate": rate, "budget": budget, "rejected": rejected, "accepted": accepted},
+    )
 
 
 def quantiles_ordered(profile: dict) -> Outcome:
@@ -30,7 +33,10 @@ def quantiles_ordered(profile: dict) -> Outcome:
         if not profile[f"{kind}_p50"] <= profile[f"{kind}_p90"] <= profile[f"{kind}_p99"] <= profile[f"{kind}_max"]
     ]
     rate_ok = (profile.get("arrival_rate_per_s") or 0) > 0 or profile["requests"] == 1
-    return Outcome(not bad and rate_ok, {"unordered": ", ".join(bad) or "none", "arrival_rate_per_s": profile.get("arrival_rate_per_s")})
+    return Outcome(
+        not bad and rate_ok,
+        {"unordered": ", ".join(bad) or "none", "arrival_rate_per_s": profile.get("arrival_rate_per_s")},
+    )
 
 
 def lineage_hashes_match(pack: dict, pack_dir: Path) -> Outcome:
@@ -41,7 +47,11 @@ def lineage_hashes_match(pack: dict, pack_dir: Path) -> Outcome:
         refs[lineage["sql"]] = lineage["sql_sha256"]
         for ref in lineage["inputs"] + lineage["staged_sql"]:
             refs[ref["path"]] = ref["sha256"]
-    mismatched = [path for path, digest in refs.items() if not (pack_dir / path).is_file() or sha256_file(pack_dir / path) != digest]
+    mismatched = [
+        path
+        for path, digest in refs.items()
+        if not (pack_dir / path).is_file() or sha256_file(pack_dir / path) != digest
+    ]
     return Outcome(bool(refs) and not mismatched, {"files": len(refs), "mismatched": ", ".join(mismatched) or "none"})
 
 

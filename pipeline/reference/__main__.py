@@ -9,13 +9,15 @@ from pipeline.reference.launch import serve
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and serve until interrupted."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline.reference",
-                                     description="Serve the loadproof reference endpoint.")
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.reference", description="Serve the loadproof reference endpoint."
+    )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=8100)
     parser.add_argument("--profile", default="demo", help="bundled profile name or YAML path")
-    parser.add_argument("--timeline", default=None,
-                        help="append the server's per-request timeline (JSONL) to this file")
+    parser.add_argument(
+        "--timeline", default=None, help="append the server's per-request timeline (JSONL) to this file"
+    )
     parser.add_argument("--oracle", default=None, help="accuracy oracle YAML (answer key + probabilities)")
     args = parser.parse_args(argv)
     try:

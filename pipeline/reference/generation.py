@@ -85,8 +85,9 @@ def apply_stop(pieces: list[str], stop: str | list[str] | None) -> Reply:
     return Reply(kept, "stop")
 
 
-def generate_pieces(profile: ServingProfile, messages: list[dict], n_tokens: int,
-                    stop: str | list[str] | None) -> tuple[list[str], str]:
+def generate_pieces(
+    profile: ServingProfile, messages: list[dict], n_tokens: int, stop: str | list[str] | None
+) -> tuple[list[str], str]:
     """The seeded words of a chat reply and its finish reason (kept for callers of the old API)."""
     reply = default_writer(GenerationRequest(profile, "chat", messages, None, n_tokens, stop))
     return reply.pieces, reply.finish_reason

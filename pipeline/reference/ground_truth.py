@@ -44,19 +44,27 @@ def compare(raw_rows: list[dict], timeline_rows: list[dict]) -> list[Comparison]
         truth = server.get(row["request_id"])
         if row["status"] != "ok" or truth is None or truth.get("first_token_ns") is None:
             continue
-        out.append(Comparison(
-            request_id=row["request_id"],
-            request_transit_ns=truth["arrival_ns"] - row["t_sent_ns"],
-            first_token_transit_ns=row["t_first_token_ns"] - truth["first_token_ns"],
-            end_transit_ns=row["t_end_ns"] - truth["end_ns"],
-        ))
+        out.append(
+            Comparison(
+                request_id=row["request_id"],
+                request_transit_ns=truth["arrival_ns"] - row["t_sent_ns"],
+                first_token_transit_ns=row["t_first_token_ns"] - truth["first_token_ns"],
+                end_transit_ns=row["t_end_ns"] - truth["end_ns"],
+            )
+        )
     return out
 
 
 def monotonic_clock_is_shared() -> bool:
     """True when a child process's perf_counter_ns lies between two readings of ours."""
     before = time.perf_counter_ns()
-    child = int(subprocess.run([sys.executable, "-c", "import time; print(time.perf_counter_ns())"],
-                               capture_output=True, text=True, check=True).stdout)
+    child = int(
+        subprocess.run(
+            [sys.executable, "-c", "import time; print(time.perf_counter_ns())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     after = time.perf_counter_ns()
     return before <= child <= after

@@ -52,8 +52,9 @@ def check_loopback(host: str) -> str:
     return host
 
 
-def serve(host: str, port: int, profile: str, timeline_path: str | Path | None = None,
-          oracle: str | None = None) -> None:
+def serve(
+    host: str, port: int, profile: str, timeline_path: str | Path | None = None, oracle: str | None = None
+) -> None:
     """Serve the reference endpoint with `profile` (a name or a YAML path) until interrupted;
     with `timeline_path`, append the server's own per-request timeline there (JSONL);
     `oracle` (a YAML file) adds or replaces the profile's accuracy oracle."""
@@ -64,8 +65,7 @@ def serve(host: str, port: int, profile: str, timeline_path: str | Path | None =
     if oracle:
         serving = serving.model_copy(update={"oracle": load_oracle_config(oracle)})
     app = build_app(serving, timeline_path=timeline_path)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
-                timeout_graceful_shutdown=3)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=3)
 
 
 def free_port(host: str = LOOPBACK_HOST) -> int:
@@ -82,9 +82,14 @@ class ReferenceServer:
     ...     httpx.get(f"{server.root_url}/health")
     """
 
-    def __init__(self, profile: str = "zero", port: int | None = None,
-                 startup_timeout_s: float = 20.0, timeline_path: str | Path | None = None,
-                 oracle: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        profile: str = "zero",
+        port: int | None = None,
+        startup_timeout_s: float = 20.0,
+        timeline_path: str | Path | None = None,
+        oracle: str | Path | None = None,
+    ) -> None:
         self.profile = profile
         self.timeline_path = Path(timeline_path) if timeline_path else None
         self.oracle = oracle
@@ -99,15 +104,25 @@ class ReferenceServer:
         """Start the subprocess and return once `/health` answers 200."""
         if self._process is not None:
             raise RuntimeError("reference server already started")
-        self._stderr = tempfile.TemporaryFile()
-        command = [sys.executable, "-m", "pipeline.reference", "--host", LOOPBACK_HOST,
-                   "--port", str(self.port), "--profile", str(self.profile)]
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the server)
+        command = [
+            sys.executable,
+            "-m",
+            "pipeline.reference",
+            "--host",
+            LOOPBACK_HOST,
+            "--port",
+            str(self.port),
+            "--profile",
+            str(self.profile),
+        ]
         if self.timeline_path is not None:
             command += ["--timeline", str(self.timeline_path)]
         if self.oracle:
             command += ["--oracle", str(self.oracle)]
-        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=self._stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
         try:
             self._wait_ready()
         except BaseException:
@@ -154,6 +169,7 @@ class ReferenceServer:
     def __enter__(self) -> ReferenceServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

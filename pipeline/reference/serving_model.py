@@ -111,7 +111,8 @@ class EngineCore:
         if capacity is not None and prompt_tokens + output_tokens > capacity:
             raise PromptTooLong(
                 f"this request needs {prompt_tokens + output_tokens} tokens of context "
-                f"({prompt_tokens} prompt + {output_tokens} output); the KV cache holds {capacity}")
+                f"({prompt_tokens} prompt + {output_tokens} output); the KV cache holds {capacity}"
+            )
 
     def add(self, seq: Sequence) -> None:
         self.check_fits(seq.prompt_tokens, seq.output_tokens)
@@ -140,8 +141,13 @@ class EngineCore:
         budget -= len(decoders)
         chunks = self._plan_prefill(budget, now_ns)
         prefill_tokens = sum(n for _, n in chunks)
-        result = StepResult(now_ns, step_duration_ns(self.profile, prefill_tokens, len(decoders)),
-                            prefill_tokens, len(decoders), preempted=preempted)
+        result = StepResult(
+            now_ns,
+            step_duration_ns(self.profile, prefill_tokens, len(decoders)),
+            prefill_tokens,
+            len(decoders),
+            preempted=preempted,
+        )
         end = result.end_ns
         for seq in decoders:
             self._fill(seq, 1)
@@ -181,8 +187,7 @@ class EngineCore:
     def _kv_needed_by_running(self) -> int:
         """KV the running sequences need to finish this step: one per decoder, plus the rest of
         every unfinished prefill (kept free so chunked prefills can never starve each other)."""
-        return sum(1 if not s.prefilling else s.context_tokens - s.context_prefilled
-                   for s in self.running)
+        return sum(1 if not s.prefilling else s.context_tokens - s.context_prefilled for s in self.running)
 
     def _preempt_for_kv(self) -> list[int]:
         if self.profile.kv_policy != "preempt" or self.profile.kv_cache_tokens is None:
@@ -211,8 +216,11 @@ class EngineCore:
             free -= self._kv_needed_by_running()
         while self.waiting and budget > 0 and len(self.running) < self.profile.max_running_seqs:
             head = self.waiting[0]
-            need = (head.prompt_tokens + head.output_tokens if self.profile.kv_policy == "reserve"
-                    else head.context_tokens + 1)  # preempt: the whole context plus one token
+            need = (
+                head.prompt_tokens + head.output_tokens
+                if self.profile.kv_policy == "reserve"
+                else head.context_tokens + 1
+            )  # preempt: the whole context plus one token
             if need > free:
                 break  # strict FIFO: the head of the queue blocks the rest
             free -= need

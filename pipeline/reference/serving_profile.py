@@ -18,8 +18,7 @@ from pipeline.reference.oracle import OracleConfig
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 # Fault names, as written in a profile's `faults.rates` and in the `x-reference-fault` header.
-FaultKind = Literal["5xx", "429", "reset", "stall", "cut", "malformed", "wrong_usage", "no_usage",
-                    "model_not_found"]
+FaultKind = Literal["5xx", "429", "reset", "stall", "cut", "malformed", "wrong_usage", "no_usage", "model_not_found"]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
 
@@ -28,8 +27,7 @@ class FaultConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    rates: dict[FaultKind, float] = Field(default_factory=dict,
-                                          description="probability per request of each fault")
+    rates: dict[FaultKind, float] = Field(default_factory=dict, description="probability per request of each fault")
     retry_after_s: int = Field(default=1, ge=0, description="Retry-After of a 429")
     stall_s: float = Field(default=3600.0, gt=0, description="how long a stalled stream stays silent")
 
@@ -62,14 +60,15 @@ class ServingProfile(BaseModel):
     decode_slowdown_per_seq: float = Field(ge=0)
     max_running_seqs: int = Field(ge=1)
     max_batch_tokens: int | None = Field(
-        default=None, ge=1, description="per-step token budget (decode tokens + prefill chunk); none: unbounded")
+        default=None, ge=1, description="per-step token budget (decode tokens + prefill chunk); none: unbounded"
+    )
     step_overhead_ms: float = Field(default=0.0, ge=0, description="fixed cost of every engine step")
-    kv_cache_tokens: int | None = Field(
-        default=None, ge=1, description="KV-cache capacity in tokens; none: unbounded")
+    kv_cache_tokens: int | None = Field(default=None, ge=1, description="KV-cache capacity in tokens; none: unbounded")
     kv_policy: Literal["reserve", "preempt"] = Field(
         default="preempt",
         description="reserve: admit only when prompt + max output fit (queue, never pre-empt); "
-                    "preempt: admit when the prompt fits, pre-empt the newest sequence when full")
+        "preempt: admit when the prompt fits, pre-empt the newest sequence when full",
+    )
     default_max_tokens: int = Field(default=128, ge=0)
     seed: int = 0
     faults: FaultConfig = Field(default_factory=FaultConfig)
@@ -78,8 +77,12 @@ class ServingProfile(BaseModel):
     @property
     def instant(self) -> bool:
         """True when the model costs nothing and bounds nothing: the zero-delay echo."""
-        return (self.prefill_ms_per_token == 0 and self.decode_ms_per_token == 0
-                and self.step_overhead_ms == 0 and self.kv_cache_tokens is None)
+        return (
+            self.prefill_ms_per_token == 0
+            and self.decode_ms_per_token == 0
+            and self.step_overhead_ms == 0
+            and self.kv_cache_tokens is None
+        )
 
 
 def available_profiles() -> list[str]:
@@ -98,10 +101,7 @@ def load_profile(name_or_path: str) -> ServingProfile:
     else:
         path = PROFILES_DIR / f"{name_or_path}.yaml"
         if not path.is_file():
-            raise ValueError(
-                f"unknown serving profile {name_or_path!r}; "
-                f"available: {', '.join(available_profiles())}"
-            )
+            raise ValueError(f"unknown serving profile {name_or_path!r}; available: {', '.join(available_profiles())}")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"profile {path} must be a YAML mapping")

@@ -80,8 +80,9 @@ def simulate(profile: ServingProfile, arrivals: Iterable[Arrival], until_s: floa
 # --- seeded load generators -------------------------------------------------------------------
 
 
-def poisson_arrivals(rate_per_s: float, duration_s: float, prompt_tokens: int, output_tokens: int,
-                     seed: int) -> list[Arrival]:
+def poisson_arrivals(
+    rate_per_s: float, duration_s: float, prompt_tokens: int, output_tokens: int, seed: int
+) -> list[Arrival]:
     """Poisson arrivals at `rate_per_s` for `duration_s`, all with the same lengths."""
     rng = random.Random(seed)
     out, t = [], rng.expovariate(rate_per_s)
@@ -91,11 +92,19 @@ def poisson_arrivals(rate_per_s: float, duration_s: float, prompt_tokens: int, o
     return out
 
 
-def bursty_mixed_arrivals(rate_per_s: float, duration_s: float, seed: int, *,
-                          burst_factor: float = 6.0, burst_share: float = 0.5,
-                          prompt_median: int = 600, prompt_sigma: float = 1.2,
-                          output_median: int = 96, output_sigma: float = 0.8,
-                          max_tokens: int = 8000) -> list[Arrival]:
+def bursty_mixed_arrivals(
+    rate_per_s: float,
+    duration_s: float,
+    seed: int,
+    *,
+    burst_factor: float = 6.0,
+    burst_share: float = 0.5,
+    prompt_median: int = 600,
+    prompt_sigma: float = 1.2,
+    output_median: int = 96,
+    output_sigma: float = 0.8,
+    max_tokens: int = 8000,
+) -> list[Arrival]:
     """On/off bursty arrivals with log-normal prompt and output lengths, mean rate `rate_per_s`.
 
     Time is cut into 10-second periods; `burst_share` of each period runs at `burst_factor`

@@ -12,7 +12,9 @@ process of the machine — so they compare directly with the replay's `t_*_ns` c
 | `end_ns` | monotonic, just before the last chunk (`[DONE]`, or the whole body) was handed to the socket |
 | `arrival_unix_ns`, `end_unix_ns` | the same two instants on the wall clock (time.time_ns) |
 | `*_virtual_ns` | arrival / admission / first token / end on the engine's virtual clock |
-| `prompt_tokens`, `completion_tokens`, `engine_seq`, `preemptions`, `lag_ns` | model accounting (`engine_seq`: admission order); lag = how far real time trailed the model |
+| `prompt_tokens`, `completion_tokens` | model accounting |
+| `engine_seq`, `preemptions` | admission order; how often the sequence was preempted |
+| `lag_ns` | how far real time trailed the model |
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ CALIBRATION_MAX_REQUESTS = 2000
 CALIBRATION_MAX_DURATION_S = 60.0
 
 
-def busiest_stretch(plan: list[PlannedRequest], span_s: float = CALIBRATION_SPAN_S, limit: int = CALIBRATION_MAX_REQUESTS) -> list[PlannedRequest]:
+def busiest_stretch(
+    plan: list[PlannedRequest], span_s: float = CALIBRATION_SPAN_S, limit: int = CALIBRATION_MAX_REQUESTS
+) -> list[PlannedRequest]:
     """The densest `span_s` seconds of an open-loop plan, re-based to start at 0 (the plan's peak
     rate); for a closed-loop plan (no offsets), its first `limit` requests."""
     if not plan or plan[0].scheduled_offset_s is None:
@@ -32,7 +34,10 @@ def busiest_stretch(plan: list[PlannedRequest], span_s: float = CALIBRATION_SPAN
             best_start, best_count = start, end - start
     stretch = plan[best_start : best_start + min(best_count, limit)]
     origin = stretch[0].scheduled_offset_s
-    return [replace(item, request_id=f"calibration-{item.request_id}", scheduled_offset_s=item.scheduled_offset_s - origin) for item in stretch]
+    return [
+        replace(item, request_id=f"calibration-{item.request_id}", scheduled_offset_s=item.scheduled_offset_s - origin)
+        for item in stretch
+    ]
 
 
 def calibrate(plan: list[PlannedRequest], settings: ReplaySettings, journal_path: Path) -> dict:
@@ -40,7 +45,9 @@ def calibrate(plan: list[PlannedRequest], settings: ReplaySettings, journal_path
     from pipeline.reference import ReferenceServer
 
     stretch = busiest_stretch(plan)
-    bounded = replace(settings, max_duration_s=min(settings.max_duration_s, CALIBRATION_MAX_DURATION_S), retries=0, progress=False)
+    bounded = replace(
+        settings, max_duration_s=min(settings.max_duration_s, CALIBRATION_MAX_DURATION_S), retries=0, progress=False
+    )
     with ReferenceServer("zero") as server, Journal(journal_path) as journal:
         echo = Target("calibration-echo", server.base_url, "reference-model")
         run_replay(stretch, echo, bounded, "calibration", journal)

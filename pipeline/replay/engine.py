@@ -11,7 +11,7 @@ import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 import httpx
@@ -84,7 +84,17 @@ class ReplaySettings:
 
     @classmethod
     def from_spec(cls, replay, progress: bool = False) -> ReplaySettings:
-        names = ("mode", "concurrency", "max_concurrency", "ramp_up_s", "request_timeout_s", "max_duration_s", "retries", "retry_backoff_s", "transport")
+        names = (
+            "mode",
+            "concurrency",
+            "max_concurrency",
+            "ramp_up_s",
+            "request_timeout_s",
+            "max_duration_s",
+            "retries",
+            "retry_backoff_s",
+            "transport",
+        )
         return cls(**{name: getattr(replay, name) for name in names}, progress=progress)
 
 
@@ -289,7 +299,7 @@ async def _closed_loop(plan, settings: ReplaySettings, began_ns: int, deadline_n
 
 def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: float | None) -> dict:
     """A planned request the replay never sent because its time bound ran out."""
-    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(timezone.utc), t_end_ns=0)
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     outcome.error_type, outcome.error_message = "not_sent", "replay time bound (max_duration_s) reached"
     record = build_record(
         run_id=run_id,

@@ -21,7 +21,9 @@ class ReplayProgress:
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]:.1f} req/s · in flight {task.fields[in_flight]} · errors {task.fields[errors]}"),
+                TextColumn(
+                    "{task.fields[rate]:.1f} req/s · in flight {task.fields[in_flight]} · errors {task.fields[errors]}"
+                ),
                 TimeElapsedColumn(),
                 transient=False,
             )

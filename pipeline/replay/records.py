@@ -81,7 +81,9 @@ class RequestOutcome:
     usage_issue: str | None = None
     finish_reason: str | None = None
     retry_after_s: float | None = None
-    reply_text: str | None = None  # the content received: a session's next turn carries it; recorded for labelled requests only
+    reply_text: str | None = (
+        None  # the content received: a session's next turn carries it; recorded for labelled requests only
+    )
 
 
 def _ms(ns: int) -> float:

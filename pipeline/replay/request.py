@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 from httpx_sse import EventSource
@@ -21,7 +21,7 @@ async def send_chat(
     client: httpx.AsyncClient, url: str, body: dict, headers: dict, total_timeout_s: float
 ) -> RequestOutcome:
     """POST a streaming chat completion and record every lifecycle timestamp."""
-    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(timezone.utc), t_end_ns=0)
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     reader = StreamReader(outcome)
     outcome.t_sent_ns = time.perf_counter_ns()
     try:

@@ -114,7 +114,9 @@ def _with_history(item: PlannedRequest, conversation: list[dict], exchanges: int
     if not conversation:
         return replace(item, history_turns=0)
     messages = [*conversation, *item.messages]
-    return replace(item, messages=messages, prompt_tokens_client=count_message_tokens(messages), history_turns=exchanges)
+    return replace(
+        item, messages=messages, prompt_tokens_client=count_message_tokens(messages), history_turns=exchanges
+    )
 
 
 def add_record_columns(record: dict, item: PlannedRequest) -> None:

@@ -76,7 +76,12 @@ def common_start_ns(shard: Shard, timeout_s: float) -> tuple[int, str]:
     """Block until every shard is ready; return the shared start on this process's perf_counter_ns
     clock and which clock agreed it ("monotonic" on one host, "wall" across hosts)."""
     folder = Path(shard.barrier_dir)
-    ready = {"index": shard.index, "monotonic_ns": time.perf_counter_ns(), "unix_ns": time.time_ns(), "boot_id": _boot_id()}
+    ready = {
+        "index": shard.index,
+        "monotonic_ns": time.perf_counter_ns(),
+        "unix_ns": time.time_ns(),
+        "boot_id": _boot_id(),
+    }
     write_text(json.dumps(ready), folder / f"ready-{shard.index}.json")
     deadline = time.perf_counter() + timeout_s
     while True:
@@ -84,7 +89,9 @@ def common_start_ns(shard: Shard, timeout_s: float) -> tuple[int, str]:
         if len(documents) >= shard.count:
             break
         if time.perf_counter() > deadline:
-            raise TimeoutError(f"{shard.label}: only {len(documents)} of {shard.count} shards ready after {timeout_s} s")
+            raise TimeoutError(
+                f"{shard.label}: only {len(documents)} of {shard.count} shards ready after {timeout_s} s"
+            )
         time.sleep(BARRIER_POLL_S)
     if len({d["boot_id"] for d in documents}) == 1 and ready["boot_id"] != "unknown":
         return max(d["monotonic_ns"] for d in documents) + START_LEAD_NS, "monotonic"

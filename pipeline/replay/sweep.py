@@ -75,7 +75,9 @@ def level_plan(plan: list[PlannedRequest], level: LoadLevel, replay) -> list[Pla
         ratio = level.knob / replay.time_scale
         offsets = [None if item.scheduled_offset_s is None else item.scheduled_offset_s * ratio for item in prefix]
     elif replay.mode == "rate":
-        offsets = arrivals.synthetic(len(prefix), level.knob, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s)
+        offsets = arrivals.synthetic(
+            len(prefix), level.knob, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+        )
     else:
         return prefix
     timed = [dataclasses.replace(item, scheduled_offset_s=offset) for item, offset in zip(prefix, offsets)]
@@ -141,5 +143,9 @@ def run_sweep(
                 if entry["clearly_missed_sla"]:
                     missed = level.label
         summary["candidates"][target.candidate] = entries
-    timings = pa.concat_tables([t.cast(SWEEP_TIMINGS_SCHEMA) for t in tables]) if tables else SWEEP_TIMINGS_SCHEMA.empty_table()
+    timings = (
+        pa.concat_tables([t.cast(SWEEP_TIMINGS_SCHEMA) for t in tables])
+        if tables
+        else SWEEP_TIMINGS_SCHEMA.empty_table()
+    )
     return timings, summary

@@ -26,7 +26,9 @@ class Sla(Strict):
     tpot_ms: float | None = Field(default=None, gt=0)
     e2e_ms: float | None = Field(default=None, gt=0)
     min_attainment: float = Field(
-        default=0.95, gt=0, le=1,
+        default=0.95,
+        gt=0,
+        le=1,
         description="share of requests that must meet every bound for a run (or load level) to meet the SLA",
     )
     max_error_rate: float = Field(default=0.05, ge=0, le=1, description="error budget of the replay")
@@ -40,8 +42,11 @@ class Analysis(Strict):
         default=[256, 1024, 4096], description="ascending upper edges (exclusive) of prompt-length buckets"
     )
     itl_max_values: int = Field(
-        default=10_000_000, ge=1000,
-        description="no longer used: ITL counts every gap, exact to 1 µs, from itl_histogram; accepted so older specs load",
+        default=10_000_000,
+        ge=1000,
+        description=(
+            "no longer used: ITL counts every gap, exact to 1 µs, from itl_histogram; accepted so older specs load"
+        ),
     )
 
     @field_validator("prompt_token_buckets")

@@ -16,10 +16,7 @@ class Price(Strict):
     @model_validator(mode="after")
     def _one_pricing(self) -> Price:
         hourly = self.usd_per_hour is not None
-        tokens = (
-            self.usd_per_million_input_tokens is not None
-            or self.usd_per_million_output_tokens is not None
-        )
+        tokens = self.usd_per_million_input_tokens is not None or self.usd_per_million_output_tokens is not None
         if hourly == tokens:
             raise ValueError(
                 "give either usd_per_hour (with replicas) or usd_per_million_input_tokens/"
@@ -32,9 +29,7 @@ class Candidate(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     base_url: str = Field(pattern=r"^https?://", description="OpenAI-compatible base URL, e.g. .../v1")
     model: str
-    api_key_env: str | None = Field(
-        default=None, description="name of the environment variable holding the API key"
-    )
+    api_key_env: str | None = Field(default=None, description="name of the environment variable holding the API key")
     price: Price
     max_context_tokens: int | None = Field(
         default=None, ge=1, description="the model's context window: prompt + max_tokens must fit"

@@ -27,7 +27,5 @@ class Claim(Strict):
     def _known_figures(cls, value: dict[str, float]) -> dict[str, float]:
         unknown = sorted(set(value) - set(metrics.known_names()))
         if unknown:
-            raise ValueError(
-                f"unknown figure(s) {unknown}; known: {', '.join(metrics.known_names())}"
-            )
+            raise ValueError(f"unknown figure(s) {unknown}; known: {', '.join(metrics.known_names())}")
         return value

@@ -26,23 +26,35 @@ class Sweep(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     time_scales: list[float] | None = Field(
-        default=None, min_length=1, max_length=MAX_LEVELS,
+        default=None,
+        min_length=1,
+        max_length=MAX_LEVELS,
         description="mode trace: offsets × each time scale (0.5 = twice the logged rate: load level 2×)",
     )
     rates_per_s: list[float] | None = Field(
-        default=None, min_length=1, max_length=MAX_LEVELS, description="mode rate: mean requests per second of each level"
+        default=None,
+        min_length=1,
+        max_length=MAX_LEVELS,
+        description="mode rate: mean requests per second of each level",
     )
     concurrencies: list[int] | None = Field(
-        default=None, min_length=1, max_length=MAX_LEVELS, description="mode concurrency: requests in flight at each level"
+        default=None,
+        min_length=1,
+        max_length=MAX_LEVELS,
+        description="mode concurrency: requests in flight at each level",
     )
     requests_per_level: int | None = Field(
         default=None, ge=1, description="each sweep level sends at most the plan's first N requests"
     )
     duration_s_per_level: float | None = Field(
-        default=None, gt=0, description="open-loop modes: each sweep level sends the requests scheduled in its first D seconds"
+        default=None,
+        gt=0,
+        description="open-loop modes: each sweep level sends the requests scheduled in its first D seconds",
     )
     warmup_s: float | None = Field(default=None, ge=0, description="per sweep level; default: the replay's warmup_s")
-    cooldown_s: float | None = Field(default=None, ge=0, description="per sweep level; default: the replay's cooldown_s")
+    cooldown_s: float | None = Field(
+        default=None, ge=0, description="per sweep level; default: the replay's cooldown_s"
+    )
     stop_after_miss: bool = Field(
         default=True,
         description="skip a candidate's higher levels once a level clearly misses the SLA (the attainment "

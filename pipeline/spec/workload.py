@@ -142,32 +142,48 @@ class Replay(Strict):
     or closed-loop at a fixed concurrency."""
 
     mode: Literal["trace", "rate", "concurrency"] = "trace"
-    time_scale: float = Field(default=1.0, gt=0, description="trace: offsets and session think times × time_scale (0.5 = twice as fast)")
+    time_scale: float = Field(
+        default=1.0, gt=0, description="trace: offsets and session think times × time_scale (0.5 = twice as fast)"
+    )
     arrival: Literal["constant", "poisson", "gamma"] = Field(default="poisson", description="rate: the process")
     rate_per_s: float | None = Field(default=None, gt=0, description="rate: mean requests per second")
     burstiness: float = Field(default=1.0, gt=0, description="gamma shape: 1 = Poisson, < 1 burstier")
-    ramp_up_s: float = Field(default=0.0, ge=0, description="rate: linear ramp to rate_per_s; concurrency: staggered workers")
+    ramp_up_s: float = Field(
+        default=0.0, ge=0, description="rate: linear ramp to rate_per_s; concurrency: staggered workers"
+    )
     seed: int = Field(default=0, description="seed of the synthetic arrival process")
     concurrency: int | None = Field(default=None, ge=1, description="closed loop: fixed in-flight")
-    max_concurrency: int | None = Field(default=None, ge=1, description="cap on in-flight requests in any open-loop mode")
+    max_concurrency: int | None = Field(
+        default=None, ge=1, description="cap on in-flight requests in any open-loop mode"
+    )
     warmup_s: float = Field(default=0.0, ge=0)
     cooldown_s: float = Field(default=0.0, ge=0)
     request_timeout_s: float = Field(default=60.0, gt=0)
     max_duration_s: float = Field(default=600.0, gt=0, description="hard bound on the replay")
     retries: int = Field(default=0, ge=0, le=10, description="retries of 429/5xx/connection failures; off by default")
-    retry_backoff_s: float = Field(default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)")
+    retry_backoff_s: float = Field(
+        default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)"
+    )
     transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
     shards: int = Field(
-        default=1, ge=1, le=64,
-        description="worker processes the plan is split across (Dagster's multiprocess executor), one common start time",
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "worker processes the plan is split across (Dagster's multiprocess executor), one common start time"
+        ),
     )
-    shard_ready_timeout_s: float = Field(default=120.0, gt=0, description="how long a shard waits for the others to be ready")
+    shard_ready_timeout_s: float = Field(
+        default=120.0, gt=0, description="how long a shard waits for the others to be ready"
+    )
     sessions: Literal["auto", "off"] = Field(
         default="auto",
         description="auto: when the log carries session ids, each session's turns go in order, each after the "
         "previous reply + the logged think time, with the conversation so far; off: every request on its own",
     )
-    sweep: Sweep | None = Field(default=None, description="load levels replayed after the spec's own (pipeline/spec/sweep.py)")
+    sweep: Sweep | None = Field(
+        default=None, description="load levels replayed after the spec's own (pipeline/spec/sweep.py)"
+    )
 
     @field_validator("sweep")
     @classmethod

@@ -15,7 +15,12 @@ from pipeline.duck import connect as duck
 from pipeline.spec.workload import ProfileSettings
 
 QUERIES = (
-    "prompt_profile", "prompt_length_histogram", "arrival_rate", "arrival_dispersion", "logged_concurrency", "prefix_reuse",
+    "prompt_profile",
+    "prompt_length_histogram",
+    "arrival_rate",
+    "arrival_dispersion",
+    "logged_concurrency",
+    "prefix_reuse",
     "session_profile",
 )
 

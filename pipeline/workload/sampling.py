@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +55,9 @@ class SampleWindow:
         }
 
 
-def draw_sample(logs: Path, spec: Sample, memory_limit: str = duck.DEFAULT_MEMORY_LIMIT) -> tuple[pa.Table, SampleWindow]:
+def draw_sample(
+    logs: Path, spec: Sample, memory_limit: str = duck.DEFAULT_MEMORY_LIMIT
+) -> tuple[pa.Table, SampleWindow]:
     """The sample of the canonical log at `logs` that `spec` asks for."""
     with duck.connection(memory_limit) as con:
         con.read_parquet(str(logs)).create_view("production_logs")
@@ -132,7 +134,10 @@ def representativeness(logs: Path, sample: pa.Table, alpha: float) -> dict:
     the sample against the whole canonical log. The family of tests holds level alpha
     (Bonferroni): a test fails when its p-value is below alpha / number of tests."""
     population = pq.read_table(logs, columns=["prompt_tokens", "output_tokens", "tenant", "route"])
-    tests = [_ks_test(column, sample.column(column), population.column(column)) for column in ("prompt_tokens", "output_tokens")]
+    tests = [
+        _ks_test(column, sample.column(column), population.column(column))
+        for column in ("prompt_tokens", "output_tokens")
+    ]
     for column in ("tenant", "route"):
         result = _chi_square_test(column, sample.column(column), population.column(column))
         if result is not None:
@@ -145,8 +150,14 @@ def representativeness(logs: Path, sample: pa.Table, alpha: float) -> dict:
 
 def _ks_test(column: str, sample: pa.ChunkedArray, population: pa.ChunkedArray) -> dict:
     if len(sample) == 0:
-        return {"test": "ks_2samp", "column": column, "statistic": None, "p_value": None, "n_sample": 0,
-                "n_population": len(population)}
+        return {
+            "test": "ks_2samp",
+            "column": column,
+            "statistic": None,
+            "p_value": None,
+            "n_sample": 0,
+            "n_population": len(population),
+        }
     result = stats.ks_2samp(sample.to_numpy(), population.to_numpy())
     return {
         "test": "ks_2samp",
@@ -199,4 +210,4 @@ def _epoch_us(moment: datetime) -> int:
 def _iso(epoch_us: int | None) -> str | None:
     if epoch_us is None:
         return None
-    return datetime.fromtimestamp(epoch_us / 1e6, tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(epoch_us / 1e6, tz=UTC).isoformat()

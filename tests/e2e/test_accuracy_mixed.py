@@ -31,9 +31,18 @@ def config(**overrides) -> AccuracySlice:
 
 def production_plan(offsets: list[float | None]) -> pa.Table:
     rows = [
-        {"request_id": f"q{i}", "scheduled_offset_s": offset, "messages_json": json.dumps(MESSAGES), "max_tokens": 8,
-         "prompt_source": "logged", "tokenizer": "loadproof-approx", "prompt_tokens_logged": 12,
-         "prompt_tokens_client": 12, "prompt_tokens_error": 0, "source_line": i + 1}
+        {
+            "request_id": f"q{i}",
+            "scheduled_offset_s": offset,
+            "messages_json": json.dumps(MESSAGES),
+            "max_tokens": 8,
+            "prompt_source": "logged",
+            "tokenizer": "loadproof-approx",
+            "prompt_tokens_logged": 12,
+            "prompt_tokens_client": 12,
+            "prompt_tokens_error": 0,
+            "source_line": i + 1,
+        }
         for i, offset in enumerate(offsets)
     ]
     return pa.Table.from_pylist(rows, schema=PLAN_SCHEMA)
@@ -48,14 +57,22 @@ def test_even_placement_by_hand():
     frame = plan.to_pandas()
     frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
     assert plan.num_rows == 13
-    assert expectations.validate(expectations.replay_plan_suite, frame, {"max_context_tokens": None}, name="replay_plan").passed
+    assert expectations.validate(
+        expectations.replay_plan_suite, frame, {"max_context_tokens": None}, name="replay_plan"
+    ).passed
     labelled = [(i, r["scheduled_offset_s"], r["request_id"]) for i, r in enumerate(rows) if r["labelled_item_id"]]
     items = load_slice(cfg, DEMO_SLICE).column("item_id").to_pylist()
     # 1.5 s goes after q0, q1 (index 2); 4.5 s after q0..q4 and the first item (index 6); 7.5 s at 10
-    assert labelled == [(2, 1.5, f"labelled:{items[0]}"), (6, 4.5, f"labelled:{items[1]}"), (10, 7.5, f"labelled:{items[2]}")]
+    assert labelled == [
+        (2, 1.5, f"labelled:{items[0]}"),
+        (6, 4.5, f"labelled:{items[1]}"),
+        (10, 7.5, f"labelled:{items[2]}"),
+    ]
     first = rows[2]
     assert (first["prompt_source"], first["max_tokens"], first["min_tokens"]) == ("labelled", 16, None)
-    assert json.loads(first["messages_json"]) == json.loads(load_slice(cfg, DEMO_SLICE).column("messages_json")[0].as_py())
+    assert json.loads(first["messages_json"]) == json.loads(
+        load_slice(cfg, DEMO_SLICE).column("messages_json")[0].as_py()
+    )
     assert [r["labelled_item_id"] for r in rows if not r["request_id"].startswith("labelled:")] == [None] * 10
     assert planned_requests(plan)[2].labelled_item_id == items[0]
 
@@ -64,7 +81,7 @@ def test_random_placement_is_seeded_and_inside_the_span():
     offsets = [float(i) for i in range(10)]
     drawn = labelled_offsets(offsets, 50, "random", 7)
     assert drawn == labelled_offsets(offsets, 50, "random", 7) != labelled_offsets(offsets, 50, "random", 8)
-    assert drawn == sorted(drawn) and 0.0 <= drawn[0] and drawn[-1] <= 9.0
+    assert drawn == sorted(drawn) and drawn[0] >= 0.0 and drawn[-1] <= 9.0
 
 
 def test_closed_loop_interleaves_by_position():
@@ -138,8 +155,11 @@ def test_a_mixed_spec_scores_every_item_from_the_load_replay(tmp_path: Path, wri
     assert all((r["reply_text"] is not None) == (r["labelled_item_id"] is not None) for r in timings)
 
     # the load figures count production requests only
-    ttft = next(r for r in pq.read_table(data_dir / "latency_percentiles.parquet").to_pylist()
-                if r["metric"] == "ttft_ms" and r["scope"] == "all" and r["percentile"] == "p50")
+    ttft = next(
+        r
+        for r in pq.read_table(data_dir / "latency_percentiles.parquet").to_pylist()
+        if r["metric"] == "ttft_ms" and r["scope"] == "all" and r["percentile"] == "p50"
+    )
     throughput = pq.read_table(data_dir / "throughput.parquet").to_pylist()[0]
     assert throughput["requests_planned"] == len(plan) - len(items)
     assert ttft["n"] == throughput["requests_ok"]

@@ -71,8 +71,15 @@ def test_graphql_shows_every_asset_check_and_lineage_edge(dagster_ui):
     nodes = {node["assetKey"]["path"][-1]: node for node in response.json()["data"]["assetNodes"]}
     assert set(ASSETS) <= set(nodes)
     edges = {(dep["path"][-1], name) for name, node in nodes.items() for dep in node["dependencyKeys"]}
-    assert {("production_logs", "production_sample"), ("replay_plan", "raw_timings"), ("raw_timings", "latency_percentiles"), ("latency_percentiles", "evidence_pack")} <= edges
+    assert {
+        ("production_logs", "production_sample"),
+        ("replay_plan", "raw_timings"),
+        ("raw_timings", "latency_percentiles"),
+        ("latency_percentiles", "evidence_pack"),
+    } <= edges
     for name in ASSETS:
         assert nodes[name]["assetChecksOrError"]["checks"], f"{name} has no check"
-    blocking = {check["name"] for node in nodes.values() for check in node["assetChecksOrError"]["checks"] if check["blocking"]}
+    blocking = {
+        check["name"] for node in nodes.values() for check in node["assetChecksOrError"]["checks"] if check["blocking"]
+    }
     assert "raw_timings_one_row_per_planned_request" in blocking

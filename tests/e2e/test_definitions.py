@@ -1,6 +1,5 @@
 """The Dagster project: definitions load, and the whole graph materialises against loopback."""
 
-
 from typer.testing import CliRunner
 
 from assets.automation import REVALIDATION_JOB

@@ -31,7 +31,10 @@ def test_two_candidates_share_the_plan_and_are_ranked(tmp_path, write_spec, monk
 
     plan_rows = pq.read_metadata(out / "data" / "replay_plan.parquet").num_rows
     timings = pq.read_table(out / "data" / "raw_timings.parquet", columns=["candidate", "request_id"]).to_pylist()
-    by_candidate = {name: sorted(r["request_id"] for r in timings if r["candidate"] == name) for name in ("fastserve-8b", "budget-8b")}
+    by_candidate = {
+        name: sorted(r["request_id"] for r in timings if r["candidate"] == name)
+        for name in ("fastserve-8b", "budget-8b")
+    }
     assert len(by_candidate["fastserve-8b"]) == plan_rows and by_candidate["fastserve-8b"] == by_candidate["budget-8b"]
 
     pack = json.loads((out / "evidence_pack.json").read_text())
@@ -54,4 +57,6 @@ def test_two_candidates_share_the_plan_and_are_ranked(tmp_path, write_spec, monk
     assert borrowed and {row["run_id"] for row in borrowed} == {first_run}
     assert budget["run_id"] == second_run
     plan_checks = [row for row in pack["data_quality"] if row["asset"] == "replay_plan"]
-    assert len(plan_checks) == len(borrowed) and all(row["partition"].startswith("fastserve-8b|") for row in plan_checks)
+    assert len(plan_checks) == len(borrowed) and all(
+        row["partition"].startswith("fastserve-8b|") for row in plan_checks
+    )

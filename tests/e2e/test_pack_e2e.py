@@ -52,12 +52,20 @@ def pack(pack_dir: Path) -> dict:
 def test_pack_meets_its_json_schema(pack):
     schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
     jsonschema.validate(pack, schema)
-    assert all(FIGURE_KEYS <= set(figure) for figure in pack["figures"])
+    assert all(set(figure) >= FIGURE_KEYS for figure in pack["figures"])
 
 
 def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
     claimed = {f["metric"]: f for f in pack["figures"] if f["claimed"] is not None}
-    assert set(claimed) == {"output_tokens_per_s", "ttft_ms_p95", "ttft_ms_p99", "e2e_ms_p99", "tpot_ms_p50", "error_rate", "accuracy"}
+    assert set(claimed) == {
+        "output_tokens_per_s",
+        "ttft_ms_p95",
+        "ttft_ms_p99",
+        "e2e_ms_p99",
+        "tpot_ms_p50",
+        "error_rate",
+        "accuracy",
+    }
     assert claimed["accuracy"]["n"] == 200  # every item of the bundled slice was scored
     assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
     assert [row["candidate"] for row in pack["ranking"]] == [pack["figures"][0]["candidate"]]
@@ -73,7 +81,11 @@ def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
     assert (pack_dir / figure["lineage"]["sql"]).read_text().startswith("-- latency_percentiles")
     assert pack["lineage"]["run_id"] == pack["run_id"] and pack["lineage"]["asset_keys"] == ["candidate_comparison"]
     (partition,) = pack["lineage"]["partition_runs"]  # the candidate's run: every other asset
-    sub_pack = json.loads((pack_dir / "candidates" / partition["candidate"] / partition["model_version"] / "evidence_pack.json").read_text())
+    sub_pack = json.loads(
+        (
+            pack_dir / "candidates" / partition["candidate"] / partition["model_version"] / "evidence_pack.json"
+        ).read_text()
+    )
     assert sub_pack["run_id"] == partition["run_id"]
     assert set(ASSETS) - {"candidate_comparison"} == set(sub_pack["lineage"]["asset_keys"])
 
@@ -160,7 +172,10 @@ def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_d
     figure = next(f for f in pack["figures"] if f["metric"] == "cost_per_decision_at_max_sla_load_usd")
     assert figure["measured"] == summary["cost_per_decision_at_max_sla_load_usd"]
     assert figure["lineage"]["sql"] == "sql/sweep_summary.sql"
-    assert {ref["path"] for ref in figure["lineage"]["inputs"]} == {"data/raw_timings.parquet", "data/sweep_timings.parquet"}
+    assert {ref["path"] for ref in figure["lineage"]["inputs"]} == {
+        "data/raw_timings.parquet",
+        "data/sweep_timings.parquet",
+    }
 
     edited = tmp_path / "edited-sweep"
     shutil.copytree(pack_dir, edited)
@@ -169,6 +184,8 @@ def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_d
     (edited / "evidence_pack.json").write_text(json.dumps(document))
     result = CliRunner().invoke(app, ["verify", str(edited)])
     assert result.exit_code == 1 and "goodput_requests_per_s in the pack 1000000.0" in result.output
+
+
 def test_verify_rebuilds_the_itl_histogram_from_the_gap_lists(pack_dir, tmp_path):
     # a forged histogram (every gap halved) with every hash in the pack updated to match it:
     # only re-building it from the raw timings' gap lists shows the forgery

@@ -32,12 +32,24 @@ def test_previous_version_is_the_last_measured_one_seen_before():
 
 def test_history_deltas_and_verdict_changes():
     def figure(metric, measured, verdict):
-        return {"candidate": "c", "metric": metric, "unit": "ms", "claimed": 250.0, "measured": measured, "verdict": verdict}
+        return {
+            "candidate": "c",
+            "metric": metric,
+            "unit": "ms",
+            "claimed": 250.0,
+            "measured": measured,
+            "verdict": verdict,
+        }
 
-    before = {"run_id": "r1", "figures": [figure("ttft_ms_p95", 200.0, "holds"), figure("gone", 1.0, "holds")],
-              "endpoint_fingerprints": [{"fingerprint_sha256": "aa"}]}
-    now = {"figures": [figure("ttft_ms_p95", 300.0, "not reproduced"), figure("new", 2.0, "holds")],
-           "endpoint_fingerprints": [{"fingerprint_sha256": "bb"}]}
+    before = {
+        "run_id": "r1",
+        "figures": [figure("ttft_ms_p95", 200.0, "holds"), figure("gone", 1.0, "holds")],
+        "endpoint_fingerprints": [{"fingerprint_sha256": "aa"}],
+    }
+    now = {
+        "figures": [figure("ttft_ms_p95", 300.0, "not reproduced"), figure("new", 2.0, "holds")],
+        "endpoint_fingerprints": [{"fingerprint_sha256": "bb"}],
+    }
     result = history.compare(now, before, "v1")
     assert result["previous_model_version"] == "v1" and result["previous_run_id"] == "r1"
     assert result["fingerprint_changed"] is True
@@ -64,12 +76,18 @@ def test_a_new_version_is_a_new_partition_whose_pack_compares_with_the_previous(
         versions = instance.get_dynamic_partitions("model_versions")
         assert instance.get_dynamic_partitions("candidates") == ["fastserve-8b"]
         assert [v.split("+")[0] for v in versions] == ["2026-11-01", "2026-12-01"]
-        packs = {REVALIDATION_PARTITIONS.get_partition_key_from_str(k).keys_by_dimension["model_version"]
-                 for k in instance.get_materialized_partitions(AssetKey("evidence_pack"))}
+        packs = {
+            REVALIDATION_PARTITIONS.get_partition_key_from_str(k).keys_by_dimension["model_version"]
+            for k in instance.get_materialized_partitions(AssetKey("evidence_pack"))
+        }
         assert packs == set(versions)
-        assert instance.get_materialized_partitions(AssetKey("raw_timings")) == instance.get_materialized_partitions(AssetKey("evidence_pack"))
+        assert instance.get_materialized_partitions(AssetKey("raw_timings")) == instance.get_materialized_partitions(
+            AssetKey("evidence_pack")
+        )
 
-    old, new = (json.loads((out / "candidates" / "fastserve-8b" / v / "evidence_pack.json").read_text()) for v in versions)
+    old, new = (
+        json.loads((out / "candidates" / "fastserve-8b" / v / "evidence_pack.json").read_text()) for v in versions
+    )
     assert old["history"]["previous_model_version"] is None and old["partition"]["model_version"] == versions[0]
     past = new["history"]
     assert past["previous_model_version"] == versions[0] and past["previous_run_id"] == old["run_id"]
@@ -82,7 +100,9 @@ def test_a_new_version_is_a_new_partition_whose_pack_compares_with_the_previous(
         assert row["previous"] == measured_before[metric] and row["current"] == measured_now[metric]
         if row["delta"] is not None:
             assert row["delta"] == pytest.approx(measured_now[metric] - measured_before[metric])
-    assert "History: fastserve-8b" in (out / "candidates" / "fastserve-8b" / versions[1] / "evidence_pack.md").read_text()
+    assert (
+        "History: fastserve-8b" in (out / "candidates" / "fastserve-8b" / versions[1] / "evidence_pack.md").read_text()
+    )
 
     # the side-by-side pack at the top follows each candidate's latest version
     top = json.loads((out / "evidence_pack.json").read_text())

@@ -37,8 +37,9 @@ def test_shared_hash_ids_give_shared_prompt_prefixes():
 
 
 def test_plan_records_requested_and_achieved_lengths_and_server_usage_agrees(tmp_path: Path, zero_server):
-    sample = canonical_table([0.0, 0.01, 0.02], prompt_tokens=[5, 300, 1200], output_tokens=[3, 4, 5],
-                             prefix_hashes=[[1], [1, 2], None])
+    sample = canonical_table(
+        [0.0, 0.01, 0.02], prompt_tokens=[5, 300, 1200], output_tokens=[3, 4, 5], prefix_hashes=[[1], [1, 2], None]
+    )
     sample = sample.append_column("window_offset_s", pa.array([0.0, 0.01, 0.02]))
     plan = build_plan(sample, Replay(), Prompts(min_tokens=True))
     rows = plan.to_pylist()
@@ -48,7 +49,13 @@ def test_plan_records_requested_and_achieved_lengths_and_server_usage_agrees(tmp
     assert [r["min_tokens"] for r in rows] == [3, 4, 5]
     assert prompt_fit_summary(plan) == {"synthetic": {"requests": 3, "exact": 3, "max_abs_error": 0}}
     with Journal(tmp_path / "journal.jsonl") as journal:
-        run_replay(planned_requests(plan), Target("ref", zero_server.base_url, "reference-model"), ReplaySettings(), "run", journal)
+        run_replay(
+            planned_requests(plan),
+            Target("ref", zero_server.base_url, "reference-model"),
+            ReplaySettings(),
+            "run",
+            journal,
+        )
     timings = {r["request_id"]: r for r in journal_to_table(journal.path).to_pylist()}
     for row in rows:
         assert timings[row["request_id"]]["prompt_tokens"] == row["prompt_tokens_logged"]  # the server's usage
@@ -67,12 +74,22 @@ def test_logged_text_is_replayed_as_it_is():
 
 def _profile(**overrides) -> dict:
     profile = {
-        "requests": 1000, "prompt_tokens_p50": 1000.0, "prompt_tokens_p99": 2000.0, "output_tokens_p50": 120.0,
-        "output_tokens_p99": 300.0, "concurrency_littles_law": 50.0, "concurrency_peak_logged": 70,
-        "arrival_rate_per_s": 10.0, "interarrival_cv": 1.0, "peak_to_mean_ratio": 1.5,
+        "requests": 1000,
+        "prompt_tokens_p50": 1000.0,
+        "prompt_tokens_p99": 2000.0,
+        "output_tokens_p50": 120.0,
+        "output_tokens_p99": 300.0,
+        "concurrency_littles_law": 50.0,
+        "concurrency_peak_logged": 70,
+        "arrival_rate_per_s": 10.0,
+        "interarrival_cv": 1.0,
+        "peak_to_mean_ratio": 1.5,
         "dispersion": [{"bin_s": 1.0, "index_of_dispersion": 1.1}],
-        "share_multi_turn": 0.0, "share_system_prompted": 0.0, "share_structured_output": 0.0,
-        "share_long_context": 0.0, "prefix_block_reuse_share": 0.0,
+        "share_multi_turn": 0.0,
+        "share_system_prompted": 0.0,
+        "share_structured_output": 0.0,
+        "share_long_context": 0.0,
+        "prefix_block_reuse_share": 0.0,
     }
     return {**profile, **overrides}
 
@@ -127,7 +144,9 @@ def test_stratified_sample_needs_a_closed_loop_replay():
 
 
 @pytest.mark.slow
-def test_length_only_azure_trace_runs_end_to_end_with_synthetic_prompts(tmp_path: Path, write_spec, zero_server, monkeypatch):
+def test_length_only_azure_trace_runs_end_to_end_with_synthetic_prompts(
+    tmp_path: Path, write_spec, zero_server, monkeypatch
+):
     """An Azure-format trace (lengths, no text): ingest → sample → profile → plan with fitted
     prompts → replay; the server's usage equals the logged prompt lengths; the pack has a verdict."""
     from typer.testing import CliRunner

@@ -53,9 +53,10 @@ def test_engine_killed_at_several_seeded_points_keeps_every_finished_request(tmp
         for point in kill_after:
             run_id = f"run-kill-{point}"
             journal = tmp_path / f"{run_id}.jsonl"
-            driver = subprocess.Popen([sys.executable, "-c", DRIVER, server.base_url, str(journal), run_id],
-                                      start_new_session=True)
-            _kill_when(driver, lambda: count_lines(journal) >= point)
+            driver = subprocess.Popen(
+                [sys.executable, "-c", DRIVER, server.base_url, str(journal), run_id], start_new_session=True
+            )
+            _kill_when(driver, lambda journal=journal, point=point: count_lines(journal) >= point)
             complete = count_lines(journal)
             rows = journal_to_table(journal).to_pylist()
             assert len(rows) == complete and point <= complete < 500, (point, complete)
@@ -67,8 +68,13 @@ def test_engine_killed_at_several_seeded_points_keeps_every_finished_request(tmp
 
 
 def _cli(spec: Path, out: Path, env: dict, logs: Path) -> subprocess.Popen:
-    return subprocess.Popen([str(LOADPROOF), "run", str(spec), "--out", str(out)], env=env, start_new_session=True,
-                            stdout=(logs.with_suffix(".stdout")).open("wb"), stderr=(logs.with_suffix(".stderr")).open("wb"))
+    return subprocess.Popen(
+        [str(LOADPROOF), "run", str(spec), "--out", str(out)],
+        env=env,
+        start_new_session=True,
+        stdout=(logs.with_suffix(".stdout")).open("wb"),
+        stderr=(logs.with_suffix(".stderr")).open("wb"),
+    )
 
 
 def _replay_journals(out: Path) -> list[Path]:

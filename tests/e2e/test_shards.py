@@ -27,7 +27,11 @@ def test_shards_split_the_plan_round_robin_and_keep_every_request_once(tmp_path)
     plan = planned(10)
     shards = shards_for(3, tmp_path)
     parts = [shard_plan(plan, shard) for shard in shards]
-    assert [[p.request_id for p in part] for part in parts] == [["r0", "r3", "r6", "r9"], ["r1", "r4", "r7"], ["r2", "r5", "r8"]]
+    assert [[p.request_id for p in part] for part in parts] == [
+        ["r0", "r3", "r6", "r9"],
+        ["r1", "r4", "r7"],
+        ["r2", "r5", "r8"],
+    ]
     merged = sorted((p for part in parts for p in part), key=lambda p: p.scheduled_offset_s)
     assert merged == plan
 
@@ -85,7 +89,9 @@ def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, wr
         key = register(instance, "fastserve-8b", "v-shards")
         result = execute_partition_multiprocess((str(spec), str(out), "{}"), instance, key, [AssetKey("raw_timings")])
         assert result.success
-        failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed and e.severity.value == "ERROR"]
+        failed = [
+            e.check_name for e in result.get_asset_check_evaluations() if not e.passed and e.severity.value == "ERROR"
+        ]
         assert failed == []
 
     folder = out / "candidates" / "fastserve-8b" / "v-shards" / "data"
@@ -96,11 +102,15 @@ def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, wr
     assert {r["shard"] for r in timings} == {0, 1}
     assert len({s["pid"] for s in summary["shards"]}) == 2  # two worker processes
     # one common start: every row of both shards puts offset 0 at the same monotonic instant
-    starts = {r["t_scheduled_ns"] - int(r["scheduled_offset_s"] * 1e9) for r in timings if r["t_scheduled_ns"] is not None}
+    starts = {
+        r["t_scheduled_ns"] - int(r["scheduled_offset_s"] * 1e9) for r in timings if r["t_scheduled_ns"] is not None
+    }
     assert len(starts) == 1
     # the merged arrival pattern is the plan's: scheduled instants in the plan's offset order,
     # and the two processes' sends interleave rather than run one after the other
     by_schedule = sorted(timings, key=lambda r: r["t_scheduled_ns"])
-    assert [r["request_id"] for r in by_schedule] == [p["request_id"] for p in sorted(plan, key=lambda p: p["scheduled_offset_s"])]
+    assert [r["request_id"] for r in by_schedule] == [
+        p["request_id"] for p in sorted(plan, key=lambda p: p["scheduled_offset_s"])
+    ]
     sent = {shard: sorted(r["t_sent_ns"] for r in timings if r["shard"] == shard) for shard in (0, 1)}
     assert sent[1][0] < sent[0][-1] and sent[0][0] < sent[1][-1]

@@ -39,7 +39,8 @@ def test_scorers_by_hand():
 def test_choice_scorer_takes_the_one_label_named_and_prefers_the_longer():
     score = choice_scorer(LABELS)
     assert score("It is card_payment_wrong_exchange_rate.", "card_payment_wrong_exchange_rate") == (
-        "card_payment_wrong_exchange_rate", True,
+        "card_payment_wrong_exchange_rate",
+        True,
     )  # exchange_rate inside the longer label is not a second answer
     assert score("Exchange rate", "exchange_rate") == ("exchange_rate", True)
     assert score("card_arrival or exchange_rate", "card_arrival") == (AMBIGUOUS, False)
@@ -48,7 +49,10 @@ def test_choice_scorer_takes_the_one_label_named_and_prefers_the_longer():
 
 def test_slice_loading_renders_prompts_and_names_bad_lines(tmp_path: Path):
     good = tmp_path / "slice.jsonl"
-    good.write_text('{"id": "a", "text": "Where is my card?", "label": "card_arrival"}\n\n{"id": "b", "text": "Rate?", "label": "exchange_rate"}\n')
+    good.write_text(
+        '{"id": "a", "text": "Where is my card?", "label": "card_arrival"}\n\n'
+        '{"id": "b", "text": "Rate?", "label": "exchange_rate"}\n'
+    )
     table = load_slice(config(path=str(good)), good)
     assert table.column("item_id").to_pylist() == ["a", "b"]
     messages = json.loads(table.column("messages_json")[0].as_py())
@@ -82,7 +86,7 @@ def test_oracle_is_deterministic_and_hits_its_configured_accuracy(tmp_path: Path
     assert answers == [oracle.answer(prompt(text)) for text, _ in key]  # same prompt, same answer
     assert all(answer in oracle.labels for answer in answers)
     correct = {label: [] for label in oracle.labels}
-    for (text, label), answer in zip(key, answers):
+    for (_text, label), answer in zip(key, answers):
         correct[label].append(answer == label)
     assert not any(correct["change_pin"])  # probability 0 for that label
     others = [hit for label, hits in correct.items() if label != "change_pin" for hit in hits]
@@ -107,10 +111,25 @@ def test_accuracy_replay_against_the_oracle_endpoint(tmp_path: Path):
 
 
 def test_accuracy_summary_wilson_delta_and_confusion():
-    rows = [("a", "x", "x", True)] * 8 + [("a", "x", "y", False)] * 2 + [("a", "y", "y", True)] * 6 + [("a", "y", "(error)", False)] * 4
+    rows = (
+        [("a", "x", "x", True)] * 8
+        + [("a", "x", "y", False)] * 2
+        + [("a", "y", "y", True)] * 6
+        + [("a", "y", "(error)", False)] * 4
+    )
     results = pa.Table.from_pylist(
-        [{"candidate": c, "item_id": str(i), "label": l, "predicted": p, "correct": k, "status": "error" if p == "(error)" else "ok", "latency_ms": 1.0}
-         for i, (c, l, p, k) in enumerate(rows)]
+        [
+            {
+                "candidate": c,
+                "item_id": str(i),
+                "label": label,
+                "predicted": p,
+                "correct": k,
+                "status": "error" if p == "(error)" else "ok",
+                "latency_ms": 1.0,
+            }
+            for i, (c, label, p, k) in enumerate(rows)
+        ]
     )
     data = demo_spec_dict()
     data["claim"]["figures"]["accuracy"] = 0.9

@@ -1,6 +1,6 @@
 """The new-version sensor and the weekly schedule, against a reference endpoint whose version changes."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dagster import DagsterInstance, SensorResult, SkipReason, build_schedule_context, build_sensor_context
@@ -52,7 +52,9 @@ def test_sensor_requests_one_run_per_new_version_and_none_for_a_seen_one(tmp_pat
     # Same advertised version, different weights (seed): the probe replies change, so it is new.
     with ReferenceServer(profile_file(tmp_path, "2026-12-01", seed=7), port=port):
         silent, _ = evaluate(spec, cursor)
-    assert len(silent.run_requests) == 1 and silent.run_requests[0].tags["loadproof/model_version"].startswith("2026-12-01+")
+    assert len(silent.run_requests) == 1 and silent.run_requests[0].tags["loadproof/model_version"].startswith(
+        "2026-12-01+"
+    )
     assert silent.run_requests[0].partition_key != new.run_requests[0].partition_key
 
 
@@ -77,7 +79,9 @@ def test_unseen_versions():
     assert unseen({"a": ["v1"]}, {"a": "v2"}) == [("a", "v2")]
 
 
-def test_weekly_schedule_requests_one_partitioned_run_per_candidate_at_its_served_version(tmp_path, write_spec, monkeypatch):
+def test_weekly_schedule_requests_one_partitioned_run_per_candidate_at_its_served_version(
+    tmp_path, write_spec, monkeypatch
+):
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
     port = free_port()
     data = demo_spec_dict()
@@ -85,8 +89,11 @@ def test_weekly_schedule_requests_one_partitioned_run_per_candidate_at_its_serve
     data["candidates"][0]["base_url"] = f"http://127.0.0.1:{port}/v1"
     resources = {"spec": SpecResource(spec_path=str(write_spec(data))), "endpoint": EndpointResource()}
     (tmp_path / "home").mkdir()
-    with DagsterInstance.local_temp(tempdir=str(tmp_path / "home")) as instance, ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port):
-        monday = datetime(2026, 11, 30, 6, tzinfo=timezone.utc)
+    with (
+        DagsterInstance.local_temp(tempdir=str(tmp_path / "home")) as instance,
+        ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port),
+    ):
+        monday = datetime(2026, 11, 30, 6, tzinfo=UTC)
         with build_schedule_context(instance=instance, resources=resources, scheduled_execution_time=monday) as context:
             (request,) = weekly_revalidation(context)
         version = request.partition_key.keys_by_dimension["model_version"]

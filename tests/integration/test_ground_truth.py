@@ -28,9 +28,13 @@ def test_client_timings_match_the_server_timeline_at_256_streams(tmp_path: Path)
     plan = [PlannedRequest(f"s{i}", None, messages, 8, count_message_tokens(messages)) for i in range(STREAMS)]
     timeline = tmp_path / "timeline.jsonl"
     with ReferenceServer("large-gpu", timeline_path=timeline) as server, Journal(tmp_path / "j.jsonl") as journal:
-        stats = run_replay(plan, Target("ref", server.base_url, "reference-model"),
-                           ReplaySettings(mode="concurrency", concurrency=STREAMS, request_timeout_s=120),
-                           "run-gt", journal)
+        stats = run_replay(
+            plan,
+            Target("ref", server.base_url, "reference-model"),
+            ReplaySettings(mode="concurrency", concurrency=STREAMS, request_timeout_s=120),
+            "run-gt",
+            journal,
+        )
     assert stats.errors == 0 and stats.peak_in_flight == STREAMS
     rows = journal_to_table(journal.path).to_pylist()
     server_rows = read_timeline(timeline)

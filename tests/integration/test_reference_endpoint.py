@@ -16,13 +16,20 @@ from pipeline.reference.serving_model import EngineCore, Sequence
 from pipeline.tokens import count_message_tokens, count_tokens
 
 MODEL = "reference-model"
-MESSAGES = [{"role": "system", "content": "You are terse."},
-            {"role": "user", "content": "Summarise the quarterly report, please."}]
+MESSAGES = [
+    {"role": "system", "content": "You are terse."},
+    {"role": "user", "content": "Summarise the quarterly report, please."},
+]
 
 
 def _profile(**overrides: object) -> ServingProfile:
-    fields = {"name": "t", "prefill_ms_per_token": 0.5, "decode_ms_per_token": 10.0,
-              "decode_slowdown_per_seq": 0.1, "max_running_seqs": 2}
+    fields = {
+        "name": "t",
+        "prefill_ms_per_token": 0.5,
+        "decode_ms_per_token": 10.0,
+        "decode_slowdown_per_seq": 0.1,
+        "max_running_seqs": 2,
+    }
     return ServingProfile(**{**fields, **overrides})
 
 
@@ -53,27 +60,40 @@ def test_models_list_shape(client: httpx.Client) -> None:
 
 
 def test_streaming_chat_emits_exactly_max_tokens(client: httpx.Client) -> None:
-    events = _stream(client, {"model": MODEL, "messages": MESSAGES, "stream": True,
-                              "max_tokens": 17, "stream_options": {"include_usage": True}})
+    events = _stream(
+        client,
+        {
+            "model": MODEL,
+            "messages": MESSAGES,
+            "stream": True,
+            "max_tokens": 17,
+            "stream_options": {"include_usage": True},
+        },
+    )
     assert events[-1] == "[DONE]"
     chunks = [e for e in events[:-1] if isinstance(e, dict)]
     assert all(c["object"] == "chat.completion.chunk" for c in chunks)
     assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
-    contents = [c["choices"][0]["delta"]["content"] for c in chunks[1:] if c["choices"]
-                and c["choices"][0]["delta"].get("content")]
+    contents = [
+        c["choices"][0]["delta"]["content"]
+        for c in chunks[1:]
+        if c["choices"] and c["choices"][0]["delta"].get("content")
+    ]
     assert len(contents) == 17
     assert count_tokens("".join(contents)) == 17
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "length"
     usage_chunk = chunks[-1]
     assert usage_chunk["choices"] == []
     expected_prompt = count_message_tokens(MESSAGES)
-    assert usage_chunk["usage"] == {"prompt_tokens": expected_prompt, "completion_tokens": 17,
-                                    "total_tokens": expected_prompt + 17}
+    assert usage_chunk["usage"] == {
+        "prompt_tokens": expected_prompt,
+        "completion_tokens": 17,
+        "total_tokens": expected_prompt + 17,
+    }
 
 
 def test_streaming_without_include_usage_has_no_usage_chunk(client: httpx.Client) -> None:
-    events = _stream(client, {"model": MODEL, "messages": MESSAGES, "stream": True,
-                              "max_completion_tokens": 3})
+    events = _stream(client, {"model": MODEL, "messages": MESSAGES, "stream": True, "max_completion_tokens": 3})
     assert events[-1] == "[DONE]"
     assert all(e["choices"] and "usage" not in e for e in events[:-1])
     assert sum(1 for e in events[:-1] if e["choices"][0]["delta"].get("content")) == 3
@@ -108,16 +128,18 @@ def test_unknown_model_is_404_in_openai_error_shape(client: httpx.Client) -> Non
     assert error["code"] == "model_not_found"
 
 
-@pytest.mark.parametrize("content", [
-    b"{not json",
-    json.dumps({"model": MODEL}).encode(),
-    json.dumps({"model": MODEL, "messages": []}).encode(),
-    json.dumps({"model": MODEL, "messages": MESSAGES, "max_tokens": -1}).encode(),
-    json.dumps([1, 2]).encode(),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        json.dumps({"model": MODEL}).encode(),
+        json.dumps({"model": MODEL, "messages": []}).encode(),
+        json.dumps({"model": MODEL, "messages": MESSAGES, "max_tokens": -1}).encode(),
+        json.dumps([1, 2]).encode(),
+    ],
+)
 def test_bad_body_is_400_in_openai_error_shape(client: httpx.Client, content: bytes) -> None:
-    response = client.post("/chat/completions", content=content,
-                           headers={"content-type": "application/json"})
+    response = client.post("/chat/completions", content=content, headers={"content-type": "application/json"})
     assert response.status_code == 400
     error = response.json()["error"]
     assert set(error) == {"message", "type", "param", "code"}
@@ -157,8 +179,10 @@ def test_load_profile_unknown_name_lists_available() -> None:
 
 def test_load_profile_from_path(tmp_path) -> None:
     path = tmp_path / "custom.yaml"
-    path.write_text("name: custom\nprefill_ms_per_token: 1\ndecode_ms_per_token: 2\n"
-                    "decode_slowdown_per_seq: 0\nmax_running_seqs: 4\n")
+    path.write_text(
+        "name: custom\nprefill_ms_per_token: 1\ndecode_ms_per_token: 2\n"
+        "decode_slowdown_per_seq: 0\nmax_running_seqs: 4\n"
+    )
     profile = load_profile(str(path))
     assert profile.name == "custom" and profile.max_running_seqs == 4
     assert load_profile("demo").max_running_seqs == 16
@@ -228,15 +252,28 @@ def test_slot_released_when_client_disconnects() -> None:
             return {"type": "http.disconnect"}
 
         async def send(message: dict) -> None:
-            if message["type"] == "http.response.body" and b'"content":"' in message.get("body", b"") \
-                    and b'"content":""' not in message["body"]:
+            if (
+                message["type"] == "http.response.body"
+                and b'"content":"' in message.get("body", b"")
+                and b'"content":""' not in message["body"]
+            ):
                 held_during_stream.append(len(core.running))
                 first_token.set()
 
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": "/v1/chat/completions", "raw_path": b"",
-                 "root_path": "", "query_string": b"", "headers": [(b"content-type", b"application/json")],
-                 "server": ("127.0.0.1", 1), "client": ("127.0.0.1", 2)}
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/v1/chat/completions",
+            "raw_path": b"",
+            "root_path": "",
+            "query_string": b"",
+            "headers": [(b"content-type", b"application/json")],
+            "server": ("127.0.0.1", 1),
+            "client": ("127.0.0.1", 2),
+        }
         await asyncio.wait_for(app(scope, receive, send), timeout=10)
         assert held_during_stream == [1]
         return len(core.running) + len(core.waiting)

@@ -30,16 +30,26 @@ def server(request, tmp_path_factory) -> Iterator[ReferenceServer]:
     profile = "zero"
     if request.param == "engine":
         profile = str(folder / "engine.yaml")
-        Path(profile).write_text(yaml.safe_dump({
-            "name": "engine", "prefill_ms_per_token": 0.001, "decode_ms_per_token": 0.2,
-            "decode_slowdown_per_seq": 0.0, "max_running_seqs": 8, "kv_cache_tokens": 10000}))
+        Path(profile).write_text(
+            yaml.safe_dump(
+                {
+                    "name": "engine",
+                    "prefill_ms_per_token": 0.001,
+                    "decode_ms_per_token": 0.2,
+                    "decode_slowdown_per_seq": 0.0,
+                    "max_running_seqs": 8,
+                    "kv_cache_tokens": 10000,
+                }
+            )
+        )
     with ReferenceServer(profile, timeline_path=folder / "timeline.jsonl") as running:
         yield running
 
 
 def _replay(tmp_path: Path, server: ReferenceServer, fault: str, n: int = 2) -> list[dict]:
-    plan = [PlannedRequest(f"{fault}-{i}", i * 0.01, MESSAGES, MAX_TOKENS, count_message_tokens(MESSAGES))
-            for i in range(n)]
+    plan = [
+        PlannedRequest(f"{fault}-{i}", i * 0.01, MESSAGES, MAX_TOKENS, count_message_tokens(MESSAGES)) for i in range(n)
+    ]
     target = Target("ref", server.base_url, "reference-model", extra_headers=((FAULT_HEADER, fault),))
     with Journal(tmp_path / "journal.jsonl") as journal:
         run_replay(plan, target, ReplaySettings(mode="trace", request_timeout_s=0.5), "run-f", journal)
@@ -69,21 +79,39 @@ def test_fault_reaches_the_replay_typed(tmp_path: Path, server: ReferenceServer,
 
 
 def test_unknown_fault_header_is_a_400_in_openai_shape(server: ReferenceServer) -> None:
-    response = httpx.post(f"{server.base_url}/chat/completions", headers={FAULT_HEADER: "meteor"},
-                          json={"model": "reference-model", "messages": MESSAGES})
+    response = httpx.post(
+        f"{server.base_url}/chat/completions",
+        headers={FAULT_HEADER: "meteor"},
+        json={"model": "reference-model", "messages": MESSAGES},
+    )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "unknown_fault"
 
 
 def _rates_run(tmp_path: Path, name: str) -> list[tuple[str, str | None]]:
     profile = tmp_path / "rates.yaml"
-    profile.write_text(yaml.safe_dump({
-        "name": "rates", "prefill_ms_per_token": 0, "decode_ms_per_token": 0, "decode_slowdown_per_seq": 0,
-        "max_running_seqs": 100, "seed": 5, "faults": {"rates": {"5xx": 0.2, "429": 0.2, "no_usage": 0.1}}}))
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "name": "rates",
+                "prefill_ms_per_token": 0,
+                "decode_ms_per_token": 0,
+                "decode_slowdown_per_seq": 0,
+                "max_running_seqs": 100,
+                "seed": 5,
+                "faults": {"rates": {"5xx": 0.2, "429": 0.2, "no_usage": 0.1}},
+            }
+        )
+    )
     plan = [PlannedRequest(f"q{i}", None, MESSAGES, 4, count_message_tokens(MESSAGES)) for i in range(40)]
     with ReferenceServer(str(profile)) as server, Journal(tmp_path / f"{name}.jsonl") as journal:
-        run_replay(plan, Target("ref", server.base_url, "reference-model"),
-                   ReplaySettings(mode="concurrency", concurrency=1), "run-r", journal)
+        run_replay(
+            plan,
+            Target("ref", server.base_url, "reference-model"),
+            ReplaySettings(mode="concurrency", concurrency=1),
+            "run-r",
+            journal,
+        )
     rows = sorted(journal_to_table(journal.path).to_pylist(), key=lambda r: int(r["request_id"][1:]))
     return [(r["status"], r["error_type"] or r["usage_issue"]) for r in rows]
 

@@ -27,9 +27,15 @@ RATES = [1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 20.0]
 
 
 def _profile(**overrides: object) -> ServingProfile:
-    fields = {"name": "t", "prefill_ms_per_token": 0.1, "decode_ms_per_token": 10.0,
-              "decode_slowdown_per_seq": 0.05, "max_running_seqs": 8, "max_batch_tokens": 512,
-              "step_overhead_ms": 1.0}
+    fields = {
+        "name": "t",
+        "prefill_ms_per_token": 0.1,
+        "decode_ms_per_token": 10.0,
+        "decode_slowdown_per_seq": 0.05,
+        "max_running_seqs": 8,
+        "max_batch_tokens": 512,
+        "step_overhead_ms": 1.0,
+    }
     return ServingProfile(**{**fields, **overrides})
 
 
@@ -160,8 +166,10 @@ def test_bundled_profiles_load_and_zero_is_the_instant_echo() -> None:
 
 def test_profile_errors_name_the_file_and_field(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text("name: bad\nprefill_ms_per_token: 0\ndecode_ms_per_token: 1\n"
-                    "decode_slowdown_per_seq: 0\nmax_running_seqs: 0\nfaults: {rates: {boom: 0.5}}\n")
+    path.write_text(
+        "name: bad\nprefill_ms_per_token: 0\ndecode_ms_per_token: 1\n"
+        "decode_slowdown_per_seq: 0\nmax_running_seqs: 0\nfaults: {rates: {boom: 0.5}}\n"
+    )
     with pytest.raises(ValueError) as info:
         load_profile(str(path))
     assert "bad.yaml" in str(info.value) and "max_running_seqs" in str(info.value)
@@ -171,9 +179,17 @@ def test_profile_errors_name_the_file_and_field(tmp_path: Path) -> None:
 def test_http_server_follows_the_simulated_model_exactly(tmp_path: Path) -> None:
     """Replay real HTTP traffic, then feed the server's recorded virtual arrivals to `simulate`:
     every first token and end lands on the same virtual nanosecond."""
-    profile = {"name": "http-check", "prefill_ms_per_token": 0.02, "decode_ms_per_token": 4.0,
-               "decode_slowdown_per_seq": 0.1, "max_running_seqs": 4, "max_batch_tokens": 96,
-               "step_overhead_ms": 0.5, "kv_cache_tokens": 520, "kv_policy": "preempt"}
+    profile = {
+        "name": "http-check",
+        "prefill_ms_per_token": 0.02,
+        "decode_ms_per_token": 4.0,
+        "decode_slowdown_per_seq": 0.1,
+        "max_running_seqs": 4,
+        "max_batch_tokens": 96,
+        "step_overhead_ms": 0.5,
+        "kv_cache_tokens": 520,
+        "kv_policy": "preempt",
+    }
     profile_path = tmp_path / "profile.yaml"
     profile_path.write_text(yaml.safe_dump(profile))
     plan = []
@@ -184,17 +200,25 @@ def test_http_server_follows_the_simulated_model_exactly(tmp_path: Path) -> None
     timeline_path = tmp_path / "timeline.jsonl"
     with ReferenceServer(str(profile_path), timeline_path=timeline_path) as server:
         with Journal(tmp_path / "journal.jsonl") as journal:
-            stats = run_replay(plan, Target("ref", server.base_url, "reference-model"),
-                               ReplaySettings(mode="trace", request_timeout_s=30), "run-1", journal)
+            stats = run_replay(
+                plan,
+                Target("ref", server.base_url, "reference-model"),
+                ReplaySettings(mode="trace", request_timeout_s=30),
+                "run-1",
+                journal,
+            )
     assert stats.errors == 0
     rows = journal_to_table(tmp_path / "journal.jsonl").to_pylist()
     server_rows = sorted(read_timeline(timeline_path), key=lambda r: r["engine_seq"])
     assert sorted(r["request_id"] for r in server_rows) == sorted(p.request_id for p in plan)
-    sim = simulate(load_profile(str(profile_path)),
-                   [Arrival(r["arrival_virtual_ns"], r["prompt_tokens"], r["completion_tokens"]) for r in server_rows])
+    sim = simulate(
+        load_profile(str(profile_path)),
+        [Arrival(r["arrival_virtual_ns"], r["prompt_tokens"], r["completion_tokens"]) for r in server_rows],
+    )
     assert sim.preemptions > 0 and any(r["admitted_virtual_ns"] > r["arrival_virtual_ns"] for r in server_rows)
-    assert [(s.first_token_ns, s.end_ns, s.preemptions) for s in sim.requests] == \
-        [(r["first_token_virtual_ns"], r["end_virtual_ns"], r["preemptions"]) for r in server_rows]
+    assert [(s.first_token_ns, s.end_ns, s.preemptions) for s in sim.requests] == [
+        (r["first_token_virtual_ns"], r["end_virtual_ns"], r["preemptions"]) for r in server_rows
+    ]
     # and the model's timeline is what the client saw, causally: sent ≤ arrival ≤ first token ≤ end
     by_id = {r["request_id"]: r for r in rows}
     for r in server_rows:

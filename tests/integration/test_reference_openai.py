@@ -34,8 +34,14 @@ def test_text_completion_streamed_with_usage_and_stop(client: httpx.Client) -> N
     whole = client.post("/completions", json={"model": MODEL, "prompt": ["Dear customer,"], "max_tokens": 10}).json()
     words = whole["choices"][0]["text"].split(" ")
     stop = " " + words[4]
-    request = {"model": MODEL, "prompt": "Dear customer,", "max_tokens": 10, "stop": stop, "stream": True,
-               "stream_options": {"include_usage": True}}
+    request = {
+        "model": MODEL,
+        "prompt": "Dear customer,",
+        "max_tokens": 10,
+        "stop": stop,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     events = []
     with connect_sse(client, "POST", "/completions", json=request) as source:
         for sse in source.iter_sse():
@@ -68,11 +74,14 @@ def test_unknown_model_card_and_unknown_route_are_openai_errors(client: httpx.Cl
     assert response.status_code == 405 and _error(response)["code"] == "method_not_allowed"
 
 
-@pytest.mark.parametrize("body, param", [
-    ({"model": MODEL, "messages": MESSAGES, "n": 2}, "n"),
-    ({"model": MODEL, "messages": MESSAGES, "temperature": 3}, "temperature"),
-    ({"model": MODEL, "prompt": ["a", "b"]}, "prompt"),
-])
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        ({"model": MODEL, "messages": MESSAGES, "n": 2}, "n"),
+        ({"model": MODEL, "messages": MESSAGES, "temperature": 3}, "temperature"),
+        ({"model": MODEL, "prompt": ["a", "b"]}, "prompt"),
+    ],
+)
 def test_unsupported_values_are_400s_naming_the_param(client: httpx.Client, body: dict, param: str) -> None:
     path = "/completions" if "prompt" in body else "/chat/completions"
     response = client.post(path, json=body)
@@ -81,7 +90,9 @@ def test_unsupported_values_are_400s_naming_the_param(client: httpx.Client, body
 
 def test_temperature_and_seed_change_the_words_deterministically(client: httpx.Client) -> None:
     def text(**extra: object) -> str:
-        body = client.post("/chat/completions", json={"model": MODEL, "messages": MESSAGES, "max_tokens": 12, **extra}).json()
+        body = client.post(
+            "/chat/completions", json={"model": MODEL, "messages": MESSAGES, "max_tokens": 12, **extra}
+        ).json()
         return body["choices"][0]["message"]["content"]
 
     assert text() == text(temperature=0)
@@ -91,8 +102,12 @@ def test_temperature_and_seed_change_the_words_deterministically(client: httpx.C
 
 def test_prompt_longer_than_the_kv_cache_is_context_length_exceeded() -> None:
     with ReferenceServer("small-gpu") as small, httpx.Client(timeout=10) as http:
-        response = http.post(f"{small.base_url}/chat/completions", json={
-            "model": MODEL, "messages": [{"role": "user", "content": "word " * 20_000}], "max_tokens": 4})
+        response = http.post(
+            f"{small.base_url}/chat/completions",
+            json={"model": MODEL, "messages": [{"role": "user", "content": "word " * 20_000}], "max_tokens": 4},
+        )
         assert response.status_code == 400 and _error(response)["code"] == "context_length_exceeded"
-        ok = http.post(f"{small.base_url}/chat/completions", json={"model": MODEL, "messages": MESSAGES, "max_tokens": 3})
+        ok = http.post(
+            f"{small.base_url}/chat/completions", json={"model": MODEL, "messages": MESSAGES, "max_tokens": 3}
+        )
         assert ok.status_code == 200 and ok.headers["x-reference-profile"] == "small-gpu"

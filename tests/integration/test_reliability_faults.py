@@ -27,8 +27,18 @@ N_REQUESTS = 120
 FAULT_RATE = 0.05  # each of the nine classes: 45 % faults, 55 % good traffic
 SEED = 11  # a seed whose draws include every class in N_REQUESTS
 CLIENT_TIMEOUT_S = 0.5  # a stall (5 s of silence) runs past it
-COMPARED = ("status", "error_type", "usage_issue", "http_status", "prompt_tokens", "output_tokens",
-            "output_tokens_client", "content_chunks", "prompt_tokens_client", "max_tokens")
+COMPARED = (
+    "status",
+    "error_type",
+    "usage_issue",
+    "http_status",
+    "prompt_tokens",
+    "output_tokens",
+    "output_tokens_client",
+    "content_chunks",
+    "prompt_tokens_client",
+    "max_tokens",
+)
 
 
 def _plan() -> list[PlannedRequest]:
@@ -41,17 +51,29 @@ def _plan() -> list[PlannedRequest]:
 
 def _profile(folder: Path, rates: dict[str, float]) -> str:
     path = folder / "mixed.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "mixed", "prefill_ms_per_token": 0, "decode_ms_per_token": 0, "decode_slowdown_per_seq": 0,
-        "max_running_seqs": 1000, "seed": SEED, "faults": {"rates": rates, "stall_s": 5.0}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "mixed",
+                "prefill_ms_per_token": 0,
+                "decode_ms_per_token": 0,
+                "decode_slowdown_per_seq": 0,
+                "max_running_seqs": 1000,
+                "seed": SEED,
+                "faults": {"rates": rates, "stall_s": 5.0},
+            }
+        )
+    )
     return str(path)
 
 
 def _run(folder: Path, rates: dict[str, float]) -> tuple[dict[str, dict], dict[str, str | None]]:
     folder.mkdir()
     timeline = folder / "timeline.jsonl"
-    with ReferenceServer(_profile(folder, rates), timeline_path=timeline) as server, \
-            Journal(folder / "journal.jsonl") as journal:
+    with (
+        ReferenceServer(_profile(folder, rates), timeline_path=timeline) as server,
+        Journal(folder / "journal.jsonl") as journal,
+    ):
         settings = ReplaySettings(mode="concurrency", concurrency=8, request_timeout_s=CLIENT_TIMEOUT_S)
         stats = run_replay(_plan(), Target("ref", server.base_url, "reference-model"), settings, "run-mixed", journal)
     assert stats.sent == N_REQUESTS and stats.unsent == 0
@@ -61,7 +83,7 @@ def _run(folder: Path, rates: dict[str, float]) -> tuple[dict[str, dict], dict[s
 
 
 def test_every_fault_class_mixed_with_good_traffic_in_one_run(tmp_path: Path) -> None:
-    mixed, faults = _run(tmp_path / "mixed", {kind: FAULT_RATE for kind in EXPECTED})
+    mixed, faults = _run(tmp_path / "mixed", dict.fromkeys(EXPECTED, FAULT_RATE))
     clean, clean_faults = _run(tmp_path / "clean", {})
     planned = {item.request_id for item in _plan()}
 
@@ -81,7 +103,10 @@ def test_every_fault_class_mixed_with_good_traffic_in_one_run(tmp_path: Path) ->
             assert row["output_tokens"] == row["max_tokens"] == row["output_tokens_client"]
             continue
         status, error_type, usage_issue = EXPECTED[fault]
-        assert (row["status"], row["error_type"], row["usage_issue"]) == (status, error_type, usage_issue), (request_id, fault)
+        assert (row["status"], row["error_type"], row["usage_issue"]) == (status, error_type, usage_issue), (
+            request_id,
+            fault,
+        )
         if status == "ok":  # usage faults: the client's own count is still the truth
             assert row["output_tokens_client"] == row["max_tokens"] and row["ttft_ms"] is not None
         else:

@@ -34,7 +34,13 @@ def test_open_loop_records_one_ok_row_per_request_with_ordered_lifecycle(tmp_pat
         assert row["status"] == "ok" and row["run_id"] == "run-1" and row["candidate"] == "ref"
         assert row["output_tokens"] == 8 and row["output_tokens_client"] == 8 and row["content_chunks"] == 8
         assert row["prompt_tokens"] == row["prompt_tokens_client"] == PROMPT_TOKENS
-        assert row["t_sent_ns"] <= row["t_first_byte_ns"] <= row["t_first_token_ns"] <= row["t_last_token_ns"] <= row["t_end_ns"]
+        assert (
+            row["t_sent_ns"]
+            <= row["t_first_byte_ns"]
+            <= row["t_first_token_ns"]
+            <= row["t_last_token_ns"]
+            <= row["t_end_ns"]
+        )
         assert 0 <= row["ttft_ms"] <= row["e2e_ms"]
         assert len(row["itl_ms"]) == 7
         assert row["schedule_lag_ms"] >= 0
@@ -120,7 +126,9 @@ def test_retries_are_off_by_default(tmp_path: Path):
 def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path):
     from pipeline.replay.calibration import busiest_stretch, calibrate
 
-    requests = plan(5, spacing_s=1.0) + [PlannedRequest(f"burst{i}", 20.0 + i * 0.01, MESSAGES, 4, PROMPT_TOKENS) for i in range(30)]
+    requests = plan(5, spacing_s=1.0) + [
+        PlannedRequest(f"burst{i}", 20.0 + i * 0.01, MESSAGES, 4, PROMPT_TOKENS) for i in range(30)
+    ]
     stretch = busiest_stretch(requests, span_s=2.0)
     assert [r.request_id for r in stretch][:2] == ["calibration-burst0", "calibration-burst1"] and len(stretch) == 30
     assert stretch[0].scheduled_offset_s == 0.0

@@ -32,23 +32,39 @@ def _chunk(text: str, finish_reason: str | None = None) -> str:
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> str:
-    return json.dumps({"choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}})
+    return json.dumps(
+        {"choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}}
+    )
 
 
 USAGE = _usage(7, 3)
 GOOD = _sse(_chunk("alpha"), _chunk(" bravo"), _chunk(" cargo", "stop"), USAGE, "[DONE]")
 SSE_HEADERS = "Content-Type: text/event-stream\r\n"
 JSON_HEADERS = "Content-Type: application/json\r\n"
-MODEL_NOT_FOUND = json.dumps({"error": {"message": "The model `m` does not exist", "type": "invalid_request_error",
-                                        "param": "model", "code": "model_not_found"}}).encode()
+MODEL_NOT_FOUND = json.dumps(
+    {
+        "error": {
+            "message": "The model `m` does not exist",
+            "type": "invalid_request_error",
+            "param": "model",
+            "code": "model_not_found",
+        }
+    }
+).encode()
 TWO_CHUNKS = len(_sse(_chunk("alpha"), _chunk(" bravo")))
 
 # path -> (status line, extra headers, body, bytes of the body actually sent or None for all)
 CANNED = {
     "/good": ("200 OK", SSE_HEADERS, GOOD, None),
-    "/good-crlf-multiline": ("200 OK", SSE_HEADERS, (
-        ": a comment line\r\nevent: message\r\ndata: {\"choices\": [{\"delta\":\r\ndata: {\"content\": \"x\"}}]}\r\n\r\n"
-        "data: [DONE]\r\n\r\n").encode(), None),
+    "/good-crlf-multiline": (
+        "200 OK",
+        SSE_HEADERS,
+        (
+            b': a comment line\r\nevent: message\r\ndata: {"choices": [{"delta":\r\ndata: {"content": "x"}}]}\r\n\r\n'
+            b"data: [DONE]\r\n\r\n"
+        ),
+        None,
+    ),
     "/too-many": ("429 Too Many Requests", JSON_HEADERS + "Retry-After: 2\r\n", b'{"error": "slow down"}', None),
     "/server-error": ("503 Service Unavailable", "Content-Type: text/plain\r\nRetry-After: 3\r\n", b"overloaded", None),
     "/model-not-found": ("404 Not Found", JSON_HEADERS, MODEL_NOT_FOUND, None),
@@ -58,12 +74,25 @@ CANNED = {
     "/cut-mid-stream": ("200 OK", SSE_HEADERS, GOOD, TWO_CHUNKS + 12),
     "/malformed": ("200 OK", SSE_HEADERS, _sse(_chunk("alpha"), "{not json", "[DONE]"), None),
     "/malformed-choice": ("200 OK", SSE_HEADERS, _sse(json.dumps({"choices": ["alpha"]}), "[DONE]"), None),
-    "/error-event": ("200 OK", SSE_HEADERS, _sse(_chunk("alpha"), json.dumps({"error": {"message": "boom"}}), "[DONE]"), None),
+    "/error-event": (
+        "200 OK",
+        SSE_HEADERS,
+        _sse(_chunk("alpha"), json.dumps({"error": {"message": "boom"}}), "[DONE]"),
+        None,
+    ),
     "/no-usage": ("200 OK", SSE_HEADERS, _sse(_chunk("alpha"), _chunk(" bravo"), "[DONE]"), None),
-    "/usage-below-chunks": ("200 OK", SSE_HEADERS,
-                            _sse(_chunk("alpha"), _chunk(" bravo"), _chunk(" cargo", "stop"), _usage(7, 1), "[DONE]"), None),
-    "/length-not-max-tokens": ("200 OK", SSE_HEADERS,
-                               _sse(_chunk("alpha"), _chunk(" bravo"), _chunk(" cargo", "length"), _usage(7, 5), "[DONE]"), None),
+    "/usage-below-chunks": (
+        "200 OK",
+        SSE_HEADERS,
+        _sse(_chunk("alpha"), _chunk(" bravo"), _chunk(" cargo", "stop"), _usage(7, 1), "[DONE]"),
+        None,
+    ),
+    "/length-not-max-tokens": (
+        "200 OK",
+        SSE_HEADERS,
+        _sse(_chunk("alpha"), _chunk(" bravo"), _chunk(" cargo", "length"), _usage(7, 5), "[DONE]"),
+        None,
+    ),
     "/after-done": ("200 OK", SSE_HEADERS, GOOD + _sse(_chunk(" ignored"), "{not json"), None),
 }
 
@@ -147,13 +176,20 @@ def test_aiohttp_and_httpx_read_every_reply_and_fault_alike():
     for path, (error_type, chunks, usage_issue) in EXPECTED.items():
         via_httpx, via_aiohttp = results[path]
         assert via_aiohttp == via_httpx, path
-        assert (via_aiohttp["error_type"], via_aiohttp["chunks"], via_aiohttp["usage_issue"]) == (error_type, chunks, usage_issue), path
+        assert (via_aiohttp["error_type"], via_aiohttp["chunks"], via_aiohttp["usage_issue"]) == (
+            error_type,
+            chunks,
+            usage_issue,
+        ), path
         assert via_aiohttp["ordered"], path
     good = results["/good"][1]
     assert (good["output_tokens"], good["prompt_tokens"], good["finish_reason"]) == (3, 7, "stop")
     assert results["/too-many"][1]["retry_after_s"] == 2.0 and results["/too-many"][1]["http_status"] == 429
     assert results["/server-error"][1]["retry_after_s"] == 3.0 and results["/server-error"][1]["http_status"] == 503
-    assert results["/model-not-found"][1]["http_status"] == 404 and "does not exist" in results["/model-not-found"][1]["message"]
+    assert (
+        results["/model-not-found"][1]["http_status"] == 404
+        and "does not exist" in results["/model-not-found"][1]["message"]
+    )
     assert results["/no-usage"][1]["output_tokens"] is None and results["/no-usage"][1]["output_tokens_client"] == 2
     assert results["/usage-below-chunks"][1]["output_tokens"] == 1  # the server's figure is kept, flagged
     assert results["/length-not-max-tokens"][1]["finish_reason"] == "length"
@@ -164,11 +200,19 @@ def test_aiohttp_and_httpx_read_every_reply_and_fault_alike():
 def test_both_transports_replay_the_same_plan_to_the_same_records(tmp_path: Path, zero_server, transport: str):
     plan = [PlannedRequest(f"r{i}", i * 0.005, [{"role": "user", "content": f"hello {i}"}], 4, 2) for i in range(20)]
     with Journal(tmp_path / "j.jsonl") as journal:
-        stats = run_replay(plan, Target("ref", zero_server.base_url, "reference-model"), ReplaySettings(mode="rate", transport=transport), "run", journal)
+        stats = run_replay(
+            plan,
+            Target("ref", zero_server.base_url, "reference-model"),
+            ReplaySettings(mode="rate", transport=transport),
+            "run",
+            journal,
+        )
     rows = journal_to_table(tmp_path / "j.jsonl").to_pylist()
     assert stats.sent == 20 and stats.errors == 0
     assert sorted(r["request_id"] for r in rows) == sorted(f"r{i}" for i in range(20))
-    assert {(r["status"], r["output_tokens"], r["content_chunks"], r["usage_reported"]) for r in rows} == {("ok", 4, 4, True)}
+    assert {(r["status"], r["output_tokens"], r["content_chunks"], r["usage_reported"]) for r in rows} == {
+        ("ok", 4, 4, True)
+    }
     assert all(r["t_scheduled_ns"] <= r["t_sent_ns"] < r["t_first_token_ns"] <= r["t_end_ns"] for r in rows)
 
 
@@ -194,8 +238,19 @@ def test_pacer_never_wakes_before_its_deadline():
 def test_both_transports_record_the_reference_endpoints_faults_alike(tmp_path: Path):
     """Every fault the reference endpoint injects, through the real engine on each transport."""
     messages = [{"role": "user", "content": "Is my transfer to Spain still pending?"}]
-    columns = ("status", "error_type", "usage_issue", "http_status", "content_chunks", "output_tokens",
-               "prompt_tokens", "output_tokens_client", "finish_reason", "retry_after_s", "retry_count")
+    columns = (
+        "status",
+        "error_type",
+        "usage_issue",
+        "http_status",
+        "content_chunks",
+        "output_tokens",
+        "prompt_tokens",
+        "output_tokens_client",
+        "finish_reason",
+        "retry_after_s",
+        "retry_count",
+    )
     rows_by_transport = {}
     with ReferenceServer("zero") as server:
         for transport in ("aiohttp", "httpx"):
@@ -204,16 +259,29 @@ def test_both_transports_record_the_reference_endpoints_faults_alike(tmp_path: P
                 target = Target("ref", server.base_url, "reference-model", extra_headers=((FAULT_HEADER, fault),))
                 journal_path = tmp_path / f"{transport}-{fault}.jsonl"
                 with Journal(journal_path) as journal:
-                    run_replay([PlannedRequest(fault, 0.0, messages, 8, 10)], target,
-                               ReplaySettings(request_timeout_s=0.5, transport=transport), "run", journal)
+                    run_replay(
+                        [PlannedRequest(fault, 0.0, messages, 8, 10)],
+                        target,
+                        ReplaySettings(request_timeout_s=0.5, transport=transport),
+                        "run",
+                        journal,
+                    )
                 (row,) = journal_to_table(journal_path).to_pylist()
                 rows[fault] = tuple(row[column] for column in columns)
             rows_by_transport[transport] = rows
     assert rows_by_transport["aiohttp"] == rows_by_transport["httpx"]
     kinds = {fault: row[1] or row[2] for fault, row in rows_by_transport["aiohttp"].items()}
-    assert kinds == {"5xx": "http_5xx", "429": "http_429", "reset": "connection_reset", "stall": "total_timeout",
-                     "cut": "stream_cut", "malformed": "malformed_sse", "wrong_usage": "usage_mismatch",
-                     "no_usage": "usage_missing", "model_not_found": "model_not_found"}
+    assert kinds == {
+        "5xx": "http_5xx",
+        "429": "http_429",
+        "reset": "connection_reset",
+        "stall": "total_timeout",
+        "cut": "stream_cut",
+        "malformed": "malformed_sse",
+        "wrong_usage": "usage_mismatch",
+        "no_usage": "usage_missing",
+        "model_not_found": "model_not_found",
+    }
 
 
 def test_the_spec_chooses_the_transport_and_refuses_an_unknown_one(write_spec):

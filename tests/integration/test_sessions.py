@@ -82,7 +82,12 @@ def test_plan_chains_turns_in_arrival_order_with_logged_think_times(tmp_path: Pa
         assert by_id[request_id]["think_time_logged_s"] == pytest.approx(think)
         assert by_id[request_id]["think_time_s"] == pytest.approx(think * TIME_SCALE)
     assert all(by_id[f"x{i}"]["session_id"] is None for i in range(1, 5))
-    assert session_summary(table) == {"sessions": 3, "session_requests": 9, "chained_turns": 6, "chains_started_mid_session": 0}
+    assert session_summary(table) == {
+        "sessions": 3,
+        "session_requests": 9,
+        "chained_turns": 6,
+        "chains_started_mid_session": 0,
+    }
 
 
 def test_later_turns_carry_only_their_own_new_messages(tmp_path: Path):
@@ -106,7 +111,12 @@ def test_a_window_that_cuts_a_session_starts_its_chain_at_the_first_sampled_turn
     table = session_plan(tmp_path, Replay(mode="trace"), window)
     by_id = {row["request_id"]: row for row in table.to_pylist()}
     # a2, b2 and c2 start their chains (their first turns are before the window)
-    assert session_summary(table) == {"sessions": 3, "session_requests": 6, "chained_turns": 3, "chains_started_mid_session": 3}
+    assert session_summary(table) == {
+        "sessions": 3,
+        "session_requests": 6,
+        "chained_turns": 3,
+        "chains_started_mid_session": 3,
+    }
     assert "a1" not in by_id and "b1" not in by_id and "c1" not in by_id
     a2 = by_id["a2"]
     assert a2["session_turn"] == 2 and a2["follows_request_id"] is None and a2["think_time_s"] is None
@@ -151,7 +161,9 @@ def _assert_chained(rows: dict[str, dict], plan_rows: dict[str, dict]) -> None:
             assert row["prompt_tokens_client"] == row["prompt_tokens"]
 
 
-def test_trace_replay_sends_each_turn_after_the_previous_reply_plus_think_time_with_history(tmp_path: Path, zero_server):
+def test_trace_replay_sends_each_turn_after_the_previous_reply_plus_think_time_with_history(
+    tmp_path: Path, zero_server
+):
     plan = session_plan(tmp_path, Replay(mode="trace", time_scale=TIME_SCALE))
     target = Target("ref", zero_server.base_url, "reference-model")
     rows = _replay(tmp_path, plan, target, ReplaySettings(mode="trace"))
@@ -165,7 +177,9 @@ def test_trace_replay_sends_each_turn_after_the_previous_reply_plus_think_time_w
         first = rows[turns[0]]
         origin_ns = first["t_scheduled_ns"] - round(first["scheduled_offset_s"] * 1e9)
         for request_id in turns[1:]:
-            assert rows[request_id]["scheduled_offset_s"] == pytest.approx((rows[request_id]["t_scheduled_ns"] - origin_ns) / 1e9, abs=1e-6)
+            assert rows[request_id]["scheduled_offset_s"] == pytest.approx(
+                (rows[request_id]["t_scheduled_ns"] - origin_ns) / 1e9, abs=1e-6
+            )
 
 
 def test_closed_loop_runs_each_chain_in_one_worker_with_history(tmp_path: Path, zero_server):
@@ -200,7 +214,9 @@ def test_a_turn_after_a_failed_turn_is_still_sent_without_the_failed_exchange(tm
 def test_turns_due_after_the_time_bound_are_recorded_not_sent(tmp_path: Path, zero_server):
     plan = session_plan(tmp_path, Replay(mode="trace", time_scale=TIME_SCALE))
     # an hour of thinking: past any bound
-    long_think = _with_think_times(plan, [None if t is None else 3600.0 for t in plan.column("think_time_s").to_pylist()])
+    long_think = _with_think_times(
+        plan, [None if t is None else 3600.0 for t in plan.column("think_time_s").to_pylist()]
+    )
     target = Target("ref", zero_server.base_url, "reference-model")
     rows = _replay(tmp_path, long_think, target, ReplaySettings(mode="trace", max_duration_s=5))
     for turns in SESSIONS.values():
@@ -235,7 +251,9 @@ def test_profile_counts_sessions_turns_and_think_times(tmp_path: Path):
     from pipeline.workload.profile import profile_requests
 
     rows = tmp_path / "canonical.parquet"
-    ingest(LogSource(path=str(write_session_log(tmp_path)), format="openai_jsonl"), tmp_path, rows, tmp_path / "q.parquet")
+    ingest(
+        LogSource(path=str(write_session_log(tmp_path)), format="openai_jsonl"), tmp_path, rows, tmp_path / "q.parquet"
+    )
     profile = profile_requests(rows)
     assert (profile["sessions"], profile["multi_turn_sessions"]) == (3, 3)
     assert profile["share_requests_in_sessions"] == pytest.approx(9 / 13)

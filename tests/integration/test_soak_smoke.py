@@ -36,8 +36,13 @@ def test_replay_rss_stays_flat_over_a_short_soak(tmp_path: Path) -> None:
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         try:
-            stats = run_replay(plan, Target("soak", server.base_url, "reference-model"),
-                               ReplaySettings(mode="rate", max_duration_s=120), "soak", journal)
+            stats = run_replay(
+                plan,
+                Target("soak", server.base_url, "reference-model"),
+                ReplaySettings(mode="rate", max_duration_s=120),
+                "soak",
+                journal,
+            )
         finally:
             stop.set()
             sampler.join()
@@ -46,4 +51,6 @@ def test_replay_rss_stays_flat_over_a_short_soak(tmp_path: Path) -> None:
     assert len(samples) >= 10
     half = len(samples) // 2
     growth = max(samples[half:]) - samples[half]
-    assert growth <= SECOND_HALF_GROWTH_BOUND_MIB, f"RSS grew {growth:.1f} MiB over the second half: {samples[half]:.0f} → {max(samples[half:]):.0f}"
+    assert growth <= SECOND_HALF_GROWTH_BOUND_MIB, (
+        f"RSS grew {growth:.1f} MiB over the second half: {samples[half]:.0f} → {max(samples[half:]):.0f}"
+    )

@@ -29,24 +29,43 @@ def replay_with(write_spec, replay: dict) -> Path:
 
 def test_the_demo_sweeps_its_own_traffic_at_growth_factors():
     replay = Spec.model_validate(demo_spec_dict()).workload.replay
-    assert [(level.label, level.production) for level in load_levels(replay)] == [("1×", True), ("2×", False), ("4×", False)]
+    assert [(level.label, level.production) for level in load_levels(replay)] == [
+        ("1×", True),
+        ("2×", False),
+        ("4×", False),
+    ]
 
 
 @pytest.mark.parametrize(
     ("replay", "message"),
     [
-        ({"mode": "trace", "sweep": {"time_scales": [0.5], "rates_per_s": [5]}},
-         r"workload\.replay\.sweep: .*exactly one of time_scales, rates_per_s, concurrencies \(got time_scales, rates_per_s\)"),
-        ({"mode": "trace", "sweep": {"requests_per_level": 10}}, r"workload\.replay\.sweep: .*exactly one .*\(got none\)"),
-        ({"mode": "trace", "sweep": {"rates_per_s": [5, 10]}},
-         r"workload\.replay\.sweep: .*rates_per_s sweeps another replay mode; with mode trace sweep time_scales"),
-        ({"mode": "concurrency", "concurrency": 4, "sweep": {"concurrencies": [8], "duration_s_per_level": 30}},
-         r"workload\.replay\.sweep: .*closed loop \(concurrencies\) has none: use requests_per_level"),
+        (
+            {"mode": "trace", "sweep": {"time_scales": [0.5], "rates_per_s": [5]}},
+            r"workload\.replay\.sweep: .*exactly one of time_scales, rates_per_s, concurrencies "
+            r"\(got time_scales, rates_per_s\)",
+        ),
+        (
+            {"mode": "trace", "sweep": {"requests_per_level": 10}},
+            r"workload\.replay\.sweep: .*exactly one .*\(got none\)",
+        ),
+        (
+            {"mode": "trace", "sweep": {"rates_per_s": [5, 10]}},
+            r"workload\.replay\.sweep: .*rates_per_s sweeps another replay mode; with mode trace sweep time_scales",
+        ),
+        (
+            {"mode": "concurrency", "concurrency": 4, "sweep": {"concurrencies": [8], "duration_s_per_level": 30}},
+            r"workload\.replay\.sweep: .*closed loop \(concurrencies\) has none: use requests_per_level",
+        ),
         ({"mode": "rate", "rate_per_s": 5, "sweep": {"rates_per_s": [5, 0]}}, r"rates_per_s: every level must be > 0"),
         ({"mode": "rate", "rate_per_s": 5, "sweep": {"rates_per_s": [10, 10]}}, r"levels must be distinct"),
-        ({"mode": "trace", "sweep": {"time_scales": [1 / n for n in range(1, 14)]}},
-         r"workload\.replay\.sweep\.time_scales: List should have at most 12 items"),
-        ({"mode": "trace", "sweep": {"time_scales": [0.5], "levels": 3}}, r"workload\.replay\.sweep\.levels: Extra inputs"),
+        (
+            {"mode": "trace", "sweep": {"time_scales": [1 / n for n in range(1, 14)]}},
+            r"workload\.replay\.sweep\.time_scales: List should have at most 12 items",
+        ),
+        (
+            {"mode": "trace", "sweep": {"time_scales": [0.5], "levels": 3}},
+            r"workload\.replay\.sweep\.levels: Extra inputs",
+        ),
     ],
 )
 def test_a_bad_sweep_is_an_error_naming_file_line_and_field(write_spec, replay, message):
@@ -64,8 +83,14 @@ def test_a_bad_sweep_is_an_error_naming_file_line_and_field(write_spec, replay, 
 
 def plan(count: int, spacing_s: float | None, tokens: int = 4) -> list[PlannedRequest]:
     return [
-        PlannedRequest(f"q{i}", None if spacing_s is None else i * spacing_s, [{"role": "user", "content": f"hello {i}"}],
-                       tokens, 3, min_tokens=tokens)
+        PlannedRequest(
+            f"q{i}",
+            None if spacing_s is None else i * spacing_s,
+            [{"role": "user", "content": f"hello {i}"}],
+            tokens,
+            3,
+            min_tokens=tokens,
+        )
         for i in range(count)
     ]
 
@@ -74,7 +99,9 @@ def test_trace_levels_are_load_factors_of_the_logged_traffic():
     replay = Replay(mode="trace", time_scale=0.5, sweep={"time_scales": [1, 0.5, 0.25], "requests_per_level": 3})
     levels = load_levels(replay)
     assert [(lv.value, lv.label, lv.knob, lv.production) for lv in levels] == [
-        (1.0, "1×", 1.0, False), (2.0, "2×", 0.5, True), (4.0, "4×", 0.25, False)
+        (1.0, "1×", 1.0, False),
+        (2.0, "2×", 0.5, True),
+        (4.0, "4×", 0.25, False),
     ]
     planned = plan(5, 1.0)  # the spec's own plan: logged offsets × 0.5 → 0, 1, 2 s … (1 s apart here)
     assert [r.scheduled_offset_s for r in level_plan(planned, levels[0], replay)] == [0.0, 2.0, 4.0]  # 1×: half as fast
@@ -85,20 +112,31 @@ def test_trace_levels_are_load_factors_of_the_logged_traffic():
 def test_a_level_keeps_the_requests_scheduled_within_its_duration():
     replay = Replay(mode="trace", sweep={"time_scales": [0.5], "duration_s_per_level": 2.0})
     level = load_levels(replay)[1]
-    assert [r.request_id for r in level_plan(plan(10, 1.0), level, replay)] == ["q0", "q1", "q2", "q3"]  # 0, .5, 1, 1.5 s
+    assert [r.request_id for r in level_plan(plan(10, 1.0), level, replay)] == [
+        "q0",
+        "q1",
+        "q2",
+        "q3",
+    ]  # 0, .5, 1, 1.5 s
 
 
 def test_rate_levels_draw_the_specs_process_at_each_rate():
     replay = Replay(mode="rate", rate_per_s=2, arrival="constant", sweep={"rates_per_s": [4, 8]})
     levels = load_levels(replay)
     assert [lv.label for lv in levels] == ["2 req/s", "4 req/s", "8 req/s"]
-    assert [r.scheduled_offset_s for r in level_plan(plan(3, 0.5), levels[2], replay)] == pytest.approx([0, 0.125, 0.25])
+    assert [r.scheduled_offset_s for r in level_plan(plan(3, 0.5), levels[2], replay)] == pytest.approx(
+        [0, 0.125, 0.25]
+    )
 
 
 def test_concurrency_levels_keep_the_closed_loop():
     replay = Replay(mode="concurrency", concurrency=2, sweep={"concurrencies": [1, 8], "requests_per_level": 2})
     levels = load_levels(replay)
-    assert [(lv.label, lv.production) for lv in levels] == [("1 in flight", False), ("2 in flight", True), ("8 in flight", False)]
+    assert [(lv.label, lv.production) for lv in levels] == [
+        ("1 in flight", False),
+        ("2 in flight", True),
+        ("8 in flight", False),
+    ]
     assert [r.scheduled_offset_s for r in level_plan(plan(5, None), levels[2], replay)] == [None, None]
     assert production_level(replay).knob == 2
 
@@ -110,7 +148,12 @@ def test_a_trace_sweep_labels_every_row_with_its_level(tmp_path: Path, zero_serv
     replay = Replay(mode="trace", sweep={"time_scales": [0.5, 0.25, 0.125], "requests_per_level": 6})
     target = Target("ref", zero_server.base_url, "reference-model")
     timings, summary = run_sweep(
-        plan(10, 0.2), replay, [target], ReplaySettings(), "run-s", lambda candidate, index: tmp_path / f"{candidate}-{index}.jsonl"
+        plan(10, 0.2),
+        replay,
+        [target],
+        ReplaySettings(),
+        "run-s",
+        lambda candidate, index: tmp_path / f"{candidate}-{index}.jsonl",
     )
     assert sorted(set(timings.column("load_level_label").to_pylist())) == ["2×", "4×", "8×"]
     for value, scale in ((2.0, 0.5), (4.0, 0.25), (8.0, 0.125)):
@@ -122,8 +165,12 @@ def test_a_trace_sweep_labels_every_row_with_its_level(tmp_path: Path, zero_serv
 
 
 ONE_AT_A_TIME = {  # serves one sequence at a time, 10 ms per token: 10 tokens = 100 ms a request
-    "name": "one-at-a-time", "prefill_ms_per_token": 0.0, "decode_ms_per_token": 10.0,
-    "decode_slowdown_per_seq": 0.0, "max_running_seqs": 1, "seed": 0,
+    "name": "one-at-a-time",
+    "prefill_ms_per_token": 0.0,
+    "decode_ms_per_token": 10.0,
+    "decode_slowdown_per_seq": 0.0,
+    "max_running_seqs": 1,
+    "seed": 0,
 }
 
 
@@ -139,7 +186,10 @@ def sweep_spec() -> Spec:
     data = demo_spec_dict()
     data["candidates"] = [dict(data["candidates"][0], name="serial")]
     data["workload"]["replay"] = {
-        "mode": "concurrency", "concurrency": 1, "warmup_s": 0, "cooldown_s": 0,
+        "mode": "concurrency",
+        "concurrency": 1,
+        "warmup_s": 0,
+        "cooldown_s": 0,
         "sweep": {"concurrencies": [2, 16, 32], "requests_per_level": 24, "stop_after_miss": True},
     }
     # at 16 in flight a request waits for up to 15 others of 100 ms each on the server's own
@@ -165,7 +215,12 @@ def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(t
         requests, replay, [target], settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
     )
     statuses = {e["load_level_label"]: e["status"] for e in summary["candidates"]["serial"]}
-    assert statuses == {"1 in flight": "reused", "2 in flight": "replayed", "16 in flight": "replayed", "32 in flight": "skipped"}
+    assert statuses == {
+        "1 in flight": "reused",
+        "2 in flight": "replayed",
+        "16 in flight": "replayed",
+        "32 in flight": "skipped",
+    }
     assert sorted(set(timings.column("load_level").to_pylist())) == [2.0, 16.0]  # 32: never replayed
 
     levels = {row["load_level"]: row for row in sweep_analysis.sweep_levels(production, timings, spec).to_pylist()}

@@ -36,8 +36,13 @@ def test_streams_replay_with_client_counted_tokens(tmp_path: Path, llama: LlamaS
     messages = [{"role": "user", "content": "In one sentence: why might a card payment be declined?"}]
     plan = [PlannedRequest(f"q{i}", i * 0.05, messages, 24, count_message_tokens(messages)) for i in range(3)]
     with Journal(tmp_path / "journal.jsonl") as journal:
-        stats = run_replay(plan, Target("llama", llama.base_url, MODEL_ALIAS),
-                           ReplaySettings(mode="trace", request_timeout_s=120), "run-llama", journal)
+        stats = run_replay(
+            plan,
+            Target("llama", llama.base_url, MODEL_ALIAS),
+            ReplaySettings(mode="trace", request_timeout_s=120),
+            "run-llama",
+            journal,
+        )
     rows = journal_to_table(tmp_path / "journal.jsonl").to_pylist()
     assert stats.errors == 0, [r["error_message"] for r in rows]
     for row in rows:
@@ -59,15 +64,22 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     data["workload"]["prompts"] = {"min_tokens": False}  # llama.cpp has no min_tokens/ignore_eos
     data["accuracy"].update(max_items=50, concurrency=1, request_timeout_s=120)
     # one request at a time is all llama.cpp serves: replay closed-loop at concurrency 1
-    data["workload"]["replay"] = {"mode": "concurrency", "concurrency": 1, "warmup_s": 0, "cooldown_s": 0,
-                                  "request_timeout_s": 120, "max_duration_s": 900}
+    data["workload"]["replay"] = {
+        "mode": "concurrency",
+        "concurrency": 1,
+        "warmup_s": 0,
+        "cooldown_s": 0,
+        "request_timeout_s": 120,
+        "max_duration_s": 900,
+    }
     out = tmp_path / "pack"
     result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(out)])
     assert result.exit_code == 0, result.output
     raw = pq.read_table(out / "data" / "raw_timings.parquet").to_pylist()
     assert len(raw) == 20
-    assert all(r["status"] == "ok" and r["usage_issue"] == "usage_missing" for r in raw), \
-        [(r["error_type"], r["error_message"]) for r in raw if r["status"] != "ok"]
+    assert all(r["status"] == "ok" and r["usage_issue"] == "usage_missing" for r in raw), [
+        (r["error_type"], r["error_message"]) for r in raw if r["status"] != "ok"
+    ]
     pack = json.loads((out / "evidence_pack.json").read_text())
     measured = {f["metric"]: f for f in pack["figures"]}
     assert measured["ttft_ms_p50"]["n"] == 20 and measured["ttft_ms_p50"]["measured"] > 0

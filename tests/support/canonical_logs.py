@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 
 from pipeline.pack.layout import write_parquet
 
-T0 = datetime(2026, 11, 2, 14, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 14, 0, tzinfo=UTC)
 
 
 def canonical_table(offsets_s: list[float], **columns) -> pa.Table:

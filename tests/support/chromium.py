@@ -40,11 +40,18 @@ def load(page: Path, screenshot: Path | None = None, size: str = "1200,3800") ->
     with tempfile.TemporaryDirectory() as profile:
         args = [binary, *FLAGS, f"--user-data-dir={profile}", f"--window-size={size}"]
         dom = subprocess.run(
-            [*args, "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True, timeout=TIMEOUT_S, check=True
+            [*args, "--dump-dom", page.resolve().as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=True,
         )
         if screenshot is not None:
             subprocess.run(
-                [*args, f"--screenshot={screenshot}", page.resolve().as_uri()], capture_output=True, timeout=TIMEOUT_S, check=True
+                [*args, f"--screenshot={screenshot}", page.resolve().as_uri()],
+                capture_output=True,
+                timeout=TIMEOUT_S,
+                check=True,
             )
     console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     return PageLoad(dom=dom.stdout, console=console)

@@ -4,7 +4,7 @@ conversation) and four session-less requests; helpers that take it through inges
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,7 +14,7 @@ from pipeline.spec.workload import LogSource, Replay, Sample
 from pipeline.workload.logs.ingest import ingest
 from pipeline.workload.sampling import draw_sample
 
-T0 = datetime(2026, 11, 2, 14, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 14, 0, tzinfo=UTC)
 SYSTEM = {"role": "system", "content": "You are the support assistant of a retail bank."}
 
 
@@ -22,7 +22,9 @@ def _user(text: str) -> dict:
     return {"role": "user", "content": text}
 
 
-def _line(request_id: str, offset_s: float, messages: list[dict], output_tokens: int, latency_ms: float | None = None, **extra) -> dict:
+def _line(
+    request_id: str, offset_s: float, messages: list[dict], output_tokens: int, latency_ms: float | None = None, **extra
+) -> dict:
     record = {
         "id": request_id,
         "timestamp": (T0 + timedelta(seconds=offset_s)).isoformat().replace("+00:00", "Z"),
@@ -77,7 +79,9 @@ def write_session_log(folder: Path, lines: list[dict] | None = None) -> Path:
     return path
 
 
-def session_plan(folder: Path, replay: Replay, sample: Sample | None = None, lines: list[dict] | None = None) -> pa.Table:
+def session_plan(
+    folder: Path, replay: Replay, sample: Sample | None = None, lines: list[dict] | None = None
+) -> pa.Table:
     """The log → canonical Parquet → sample → replay plan."""
     log = write_session_log(folder, lines)
     rows, quarantine = folder / "canonical.parquet", folder / "quarantine.parquet"

@@ -28,10 +28,27 @@ def demo_spec_dict() -> dict:
 
 
 ASSETS = [
-    "production_logs", "production_sample", "prompt_profile", "endpoint_fingerprint", "replay_plan",
-    "client_calibration", "raw_timings", "latency_percentiles", "throughput", "throughput_buckets",
-    "error_breakdown", "cost_per_decision", "labelled_slice", "accuracy_results", "accuracy_summary",
-    "accuracy_by_label", "sweep_timings", "sweep_levels", "sweep_summary", "evidence_pack", "candidate_comparison",
+    "production_logs",
+    "production_sample",
+    "prompt_profile",
+    "endpoint_fingerprint",
+    "replay_plan",
+    "client_calibration",
+    "raw_timings",
+    "latency_percentiles",
+    "throughput",
+    "throughput_buckets",
+    "error_breakdown",
+    "cost_per_decision",
+    "labelled_slice",
+    "accuracy_results",
+    "accuracy_summary",
+    "accuracy_by_label",
+    "sweep_timings",
+    "sweep_levels",
+    "sweep_summary",
+    "evidence_pack",
+    "candidate_comparison",
 ]
 
 

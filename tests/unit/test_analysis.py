@@ -97,7 +97,9 @@ def test_token_cost_counts_failed_attempts_too(tmp_path: Path):
     path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0)
-    data["candidates"][0].update(name="c", price={"usd_per_million_input_tokens": 1.0, "usd_per_million_output_tokens": 2.0})
+    data["candidates"][0].update(
+        name="c", price={"usd_per_million_input_tokens": 1.0, "usd_per_million_output_tokens": 2.0}
+    )
     row = tables.cost_per_decision(path, Spec.model_validate(data)).to_pylist()[0]
     assert row["input_tokens_billed"] == 20  # the failed attempt's prompt was sent too
     assert row["cost_usd"] == pytest.approx((20 * 1.0 + 100 * 2.0) / 1e6)

@@ -20,7 +20,9 @@ def test_constant_rate_is_evenly_spaced():
     assert synthetic(5, 4.0, "constant", seed=1) == [0.0, 0.25, 0.5, 0.75, 1.0]
 
 
-@pytest.mark.parametrize(("process", "burstiness", "cv"), [("poisson", 1.0, 1.0), ("gamma", 0.25, 2.0), ("gamma", 4.0, 0.5)])
+@pytest.mark.parametrize(
+    ("process", "burstiness", "cv"), [("poisson", 1.0, 1.0), ("gamma", 0.25, 2.0), ("gamma", 4.0, 0.5)]
+)
 def test_mean_rate_and_coefficient_of_variation(process, burstiness, cv):
     offsets = synthetic(40_001, 50.0, process, seed=3, burstiness=burstiness)
     assert 40_000 / offsets[-1] == pytest.approx(50.0, rel=0.03)

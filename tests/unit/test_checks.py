@@ -15,7 +15,11 @@ def test_reject_rate():
 
 
 def _profile(**overrides) -> dict:
-    base = {f"{k}_{q}": v for k in ("prompt_tokens", "output_tokens") for q, v in (("p50", 10), ("p90", 20), ("p99", 30), ("max", 40))}
+    base = {
+        f"{k}_{q}": v
+        for k in ("prompt_tokens", "output_tokens")
+        for q, v in (("p50", 10), ("p90", 20), ("p99", 30), ("max", 40))
+    }
     return {**base, "arrival_rate_per_s": 2.0, "requests": 10, **overrides}
 
 
@@ -31,7 +35,12 @@ def test_lineage_hashes_match(tmp_path: Path):
     raw.write_bytes(b"rows")
     sql = tmp_path / "q.sql"
     sql.write_text("SELECT 1")
-    lineage = {"sql": "q.sql", "sql_sha256": sha256_file(sql), "staged_sql": [], "inputs": [{"path": "data/raw.parquet", "sha256": sha256_file(raw), "rows": 1}]}
+    lineage = {
+        "sql": "q.sql",
+        "sql_sha256": sha256_file(sql),
+        "staged_sql": [],
+        "inputs": [{"path": "data/raw.parquet", "sha256": sha256_file(raw), "rows": 1}],
+    }
     pack = {"figures": [{"lineage": lineage}]}
     assert rules.lineage_hashes_match(pack, tmp_path).passed
     raw.write_bytes(b"tampered")

@@ -28,12 +28,20 @@ def logs(**columns) -> pd.DataFrame:
 
 def test_canonical_log_suite():
     assert outcome(ex.canonical_log_suite, logs()).passed
-    bad = outcome(ex.canonical_log_suite, logs(prompt_tokens=[0, 6], arrival_at=pd.to_datetime(["2026-11-02T14:00:01Z", "2026-11-02T14:00:00Z"])))
+    bad = outcome(
+        ex.canonical_log_suite,
+        logs(prompt_tokens=[0, 6], arrival_at=pd.to_datetime(["2026-11-02T14:00:01Z", "2026-11-02T14:00:00Z"])),
+    )
     assert failed(bad) == {"expect_column_values_to_be_between", "expect_column_values_to_be_increasing"}
 
 
 def plan(**columns) -> pd.DataFrame:
-    base = {"request_id": ["a", "b"], "scheduled_offset_s": [0.0, 1.0], "max_tokens": [10, 20], "context_tokens": [100, 200]}
+    base = {
+        "request_id": ["a", "b"],
+        "scheduled_offset_s": [0.0, 1.0],
+        "max_tokens": [10, 20],
+        "context_tokens": [100, 200],
+    }
     base.update(columns)
     return pd.DataFrame(base)
 
@@ -41,7 +49,9 @@ def plan(**columns) -> pd.DataFrame:
 def test_replay_plan_suite():
     assert outcome(ex.replay_plan_suite, plan(), {"max_context_tokens": 200}).passed
     assert failed(outcome(ex.replay_plan_suite, plan(request_id=["a", "a"]))) == {"expect_column_values_to_be_unique"}
-    assert failed(outcome(ex.replay_plan_suite, plan(scheduled_offset_s=[1.0, 0.0]))) == {"expect_column_values_to_be_increasing"}
+    assert failed(outcome(ex.replay_plan_suite, plan(scheduled_offset_s=[1.0, 0.0]))) == {
+        "expect_column_values_to_be_increasing"
+    }
     too_long = outcome(ex.replay_plan_suite, plan(), {"max_context_tokens": 150})
     assert failed(too_long) == {"expect_column_values_to_be_between"}
 
@@ -68,16 +78,28 @@ def timings(**columns) -> pd.DataFrame:
 
 def test_raw_timings_suite():
     assert outcome(ex.raw_timings_suite, timings()).passed
-    assert failed(outcome(ex.raw_timings_suite, timings(error_type=[None, None]))) == {"expect_column_values_to_not_be_null"}
-    assert failed(outcome(ex.raw_timings_suite, timings(ttft_ms=[5e-5, None]))) == {"expect_column_pair_values_a_to_be_greater_than_b"}
-    assert failed(outcome(ex.raw_timings_suite, timings(output_tokens=[9, None]))) == {"expect_column_pair_values_a_to_be_greater_than_b"}
-    assert failed(outcome(ex.raw_timings_suite, timings(status=["ok", "oops"]))) == {"expect_column_values_to_be_in_set"}
+    assert failed(outcome(ex.raw_timings_suite, timings(error_type=[None, None]))) == {
+        "expect_column_values_to_not_be_null"
+    }
+    assert failed(outcome(ex.raw_timings_suite, timings(ttft_ms=[5e-5, None]))) == {
+        "expect_column_pair_values_a_to_be_greater_than_b"
+    }
+    assert failed(outcome(ex.raw_timings_suite, timings(output_tokens=[9, None]))) == {
+        "expect_column_pair_values_a_to_be_greater_than_b"
+    }
+    assert failed(outcome(ex.raw_timings_suite, timings(status=["ok", "oops"]))) == {
+        "expect_column_values_to_be_in_set"
+    }
     # the first byte after the first token, and (on the failed request, no token) after the end
-    assert failed(outcome(ex.raw_timings_suite, timings(t_first_byte_ns=[15, 6]))) == {"expect_column_pair_values_a_to_be_greater_than_b"}
+    assert failed(outcome(ex.raw_timings_suite, timings(t_first_byte_ns=[15, 6]))) == {
+        "expect_column_pair_values_a_to_be_greater_than_b"
+    }
     late_byte = outcome(ex.raw_timings_suite, timings(t_first_byte_ns=[5, 6]))
     assert failed(late_byte) == {"expect_column_pair_values_a_to_be_greater_than_b"}
     assert late_byte.metadata["failed"][0]["kwargs"]["column_A"] == "t_end_ns"
-    assert failed(outcome(ex.raw_timings_suite, timings(tpot_ms=[-1e-6, None]))) == {"expect_column_values_to_be_between"}
+    assert failed(outcome(ex.raw_timings_suite, timings(tpot_ms=[-1e-6, None]))) == {
+        "expect_column_values_to_be_between"
+    }
 
 
 def test_raw_timings_complete_suite():
@@ -96,11 +118,17 @@ def test_production_sample_suite():
     params = {"max_requests": 3, "window_s": 60.0}
     good = pd.DataFrame({"window_offset_s": [0.0, 30.0, 59.9]})
     assert outcome(ex.production_sample_suite, good, params).passed
-    assert outcome(ex.production_sample_suite, good.assign(window_offset_s=[0.0, 30.0, 600.0]), {**params, "window_s": None}).passed
+    assert outcome(
+        ex.production_sample_suite, good.assign(window_offset_s=[0.0, 30.0, 600.0]), {**params, "window_s": None}
+    ).passed
     at_end = outcome(ex.production_sample_suite, good.assign(window_offset_s=[0.0, 30.0, 60.0]), params)
     assert failed(at_end) == {"expect_column_values_to_be_between"}
-    assert failed(outcome(ex.production_sample_suite, good, {**params, "max_requests": 2})) == {"expect_table_row_count_to_be_between"}
-    assert failed(outcome(ex.production_sample_suite, good.iloc[:0], params)) == {"expect_table_row_count_to_be_between"}
+    assert failed(outcome(ex.production_sample_suite, good, {**params, "max_requests": 2})) == {
+        "expect_table_row_count_to_be_between"
+    }
+    assert failed(outcome(ex.production_sample_suite, good.iloc[:0], params)) == {
+        "expect_table_row_count_to_be_between"
+    }
 
 
 def representativeness_tests(*p_values) -> pd.DataFrame:
@@ -114,12 +142,23 @@ def test_representativeness_suite():
     skewed = outcome(ex.representativeness_suite, representativeness_tests(0.5, 0.001, 0.9), params)
     assert failed(skewed) == {"expect_column_values_to_be_between"}
     assert skewed.metadata["failed"][0]["unexpected_examples"] == [0.001]
-    assert failed(outcome(ex.representativeness_suite, representativeness_tests(0.5, None, 0.9), params)) == {"expect_column_values_to_not_be_null"}
+    assert failed(outcome(ex.representativeness_suite, representativeness_tests(0.5, None, 0.9), params)) == {
+        "expect_column_values_to_not_be_null"
+    }
 
 
-@pytest.mark.parametrize(("max_error_rate", "lag_bound", "expected"), [(0.5, 1.0, set()), (0.1, 1.0, {"expect_column_values_to_be_in_set"}), (0.5, 0.1, {"expect_column_quantile_values_to_be_between"})])
+@pytest.mark.parametrize(
+    ("max_error_rate", "lag_bound", "expected"),
+    [
+        (0.5, 1.0, set()),
+        (0.1, 1.0, {"expect_column_values_to_be_in_set"}),
+        (0.5, 0.1, {"expect_column_quantile_values_to_be_between"}),
+    ],
+)
 def test_endpoint_health_suite(max_error_rate, lag_bound, expected):
-    result = outcome(ex.endpoint_health_suite, timings(), {"max_error_rate": max_error_rate, "max_schedule_lag_ms_p99": lag_bound})
+    result = outcome(
+        ex.endpoint_health_suite, timings(), {"max_error_rate": max_error_rate, "max_schedule_lag_ms_p99": lag_bound}
+    )
     assert failed(result) == expected and result.passed == (not expected)
 
 
@@ -128,6 +167,12 @@ def test_failure_detail_names_a_missing_column_and_summarises_long_value_sets():
     assert not missing.passed
     assert all("window_offset_s" in item["exception"] for item in missing.metadata["failed"])
     planned = [f"r{i}" for i in range(50)]
-    extra = outcome(ex.raw_timings_complete_suite, pd.DataFrame({"candidate": ["x"], "request_id": ["zz"]}), {"planned": planned, "candidates": ["x"]})
-    in_set = next(item for item in extra.metadata["failed"] if item["expectation"] == "expect_column_values_to_be_in_set")
+    extra = outcome(
+        ex.raw_timings_complete_suite,
+        pd.DataFrame({"candidate": ["x"], "request_id": ["zz"]}),
+        {"planned": planned, "candidates": ["x"]},
+    )
+    in_set = next(
+        item for item in extra.metadata["failed"] if item["expectation"] == "expect_column_values_to_be_in_set"
+    )
     assert in_set["kwargs"]["value_set"][-1] == "… 40 more" and in_set["unexpected_examples"] == ["zz"]

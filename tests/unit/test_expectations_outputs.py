@@ -26,21 +26,41 @@ def slice_frame(**columns) -> pd.DataFrame:
 def test_labelled_slice_suite():
     configured = {"configured": True, "labels": None}
     assert outcome(ex.labelled_slice_suite, slice_frame(), configured).passed
-    assert outcome(ex.labelled_slice_suite, slice_frame(), {"configured": True, "labels": ["card_arrival", "top_up"]}).passed
+    assert outcome(
+        ex.labelled_slice_suite, slice_frame(), {"configured": True, "labels": ["card_arrival", "top_up"]}
+    ).passed
     assert outcome(ex.labelled_slice_suite, slice_frame().iloc[:0], {"configured": False}).passed
-    assert failed(outcome(ex.labelled_slice_suite, slice_frame(), {"configured": False})) == {"expect_table_row_count_to_equal"}
-    assert failed(outcome(ex.labelled_slice_suite, slice_frame(item_id=["1", "1", "3"]), configured)) == {"expect_column_values_to_be_unique"}
-    assert failed(outcome(ex.labelled_slice_suite, slice_frame(label=["card_arrival", "", "top_up"]), configured)) == {"expect_column_value_lengths_to_be_between"}
+    assert failed(outcome(ex.labelled_slice_suite, slice_frame(), {"configured": False})) == {
+        "expect_table_row_count_to_equal"
+    }
+    assert failed(outcome(ex.labelled_slice_suite, slice_frame(item_id=["1", "1", "3"]), configured)) == {
+        "expect_column_values_to_be_unique"
+    }
+    assert failed(outcome(ex.labelled_slice_suite, slice_frame(label=["card_arrival", "", "top_up"]), configured)) == {
+        "expect_column_value_lengths_to_be_between"
+    }
     outside = outcome(ex.labelled_slice_suite, slice_frame(), {"configured": True, "labels": ["card_arrival"]})
     assert failed(outside) == {"expect_column_values_to_be_in_set"}
     assert outside.metadata["failed"][0]["unexpected_examples"] == ["top_up"]
 
 
-PARAMS = {"items": ["1", "2"], "candidates": ["x", "y"], "labels": ["card_arrival", "top_up"], "closed_predictions": True}
+PARAMS = {
+    "items": ["1", "2"],
+    "candidates": ["x", "y"],
+    "labels": ["card_arrival", "top_up"],
+    "closed_predictions": True,
+}
 
 
 def result(candidate, item, label, predicted, correct, status="ok") -> dict:
-    return {"candidate": candidate, "item_id": item, "label": label, "predicted": predicted, "correct": correct, "status": status}
+    return {
+        "candidate": candidate,
+        "item_id": item,
+        "label": label,
+        "predicted": predicted,
+        "correct": correct,
+        "status": status,
+    }
 
 
 def results(*rows) -> pa.Table:
@@ -79,9 +99,15 @@ def replace(index: int, **changes) -> pa.Table:
         (replace(1, correct=None), {"expect_column_values_to_not_be_null"}),  # neither scored nor marked
         (replace(1, correct=True), {"expect_column_values_to_be_in_set"}),  # unscorable yet counted correct
         (replace(2, correct=True), {"expect_column_values_to_be_in_set"}),  # scored correct with another label
-        (replace(3, predicted="top_up", correct=True), {"expect_column_values_to_be_in_set"}),  # a failed request answered
+        (
+            replace(3, predicted="top_up", correct=True),
+            {"expect_column_values_to_be_in_set"},
+        ),  # a failed request answered
         (replace(2, predicted="lost_card"), {"expect_column_values_to_be_in_set"}),  # a choice outside the label set
-        (replace(0, label="lost_card", predicted="lost_card"), {"expect_column_values_to_be_in_set"}),  # a label outside it
+        (
+            replace(0, label="lost_card", predicted="lost_card"),
+            {"expect_column_values_to_be_in_set"},
+        ),  # a label outside it
     ],
 )
 def test_accuracy_results_bad(table, expected):
@@ -128,9 +154,14 @@ def test_claims_suite():
     unmeasured = {**good[0], "measured": None, "verdict": None}
     assert failed(claims_outcome(pack(unmeasured, good[1]))) == {"expect_column_values_to_not_be_null"}
     assert claims_outcome(pack({**unmeasured, "reason": "no labelled slice"}, good[1])).passed
-    absent = {"expect_column_values_to_be_in_set", "expect_column_values_to_not_be_null"}  # no figure, so no value either
+    absent = {
+        "expect_column_values_to_be_in_set",
+        "expect_column_values_to_not_be_null",
+    }  # no figure, so no value either
     assert failed(claims_outcome(pack(good[1]))) == absent  # no accuracy figure at all
     assert failed(claims_outcome(pack(), candidates=("x", "y"))) == absent  # y has none
     no_verdict = {**good[1], "verdict": None}
     assert failed(claims_outcome(pack(good[0], no_verdict))) == {"expect_column_values_to_not_be_null"}
-    assert failed(claims_outcome(pack(good[0], {**good[1], "verdict": "maybe"}))) == {"expect_column_values_to_be_in_set"}
+    assert failed(claims_outcome(pack(good[0], {**good[1], "verdict": "maybe"}))) == {
+        "expect_column_values_to_be_in_set"
+    }

@@ -23,7 +23,8 @@ GOOD_LINES = {
         b'{"id": "a", "timestamp": "2026-11-02T14:00:00.500Z", "tenant": "web", '
         b'"request": {"messages": [{"role": "user", "content": "hi"}]}, '
         b'"response": {"usage": {"prompt_tokens": 3, "completion_tokens": 7}}, "latency_ms": 120.5}',
-        b'{"id": "b", "timestamp": "2026-11-02T14:00:01Z", "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}',
+        b'{"id": "b", "timestamp": "2026-11-02T14:00:01Z", '
+        b'"response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}',
     ],
     "mooncake_jsonl": [
         b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}',
@@ -60,7 +61,9 @@ def mutated(draw, fmt: str) -> bytes:
 
 def log_lines(fmt: str):
     good = st.sampled_from(GOOD_LINES[fmt])
-    return st.lists(st.one_of(good, mutated(fmt), line_bytes, st.sampled_from([b"", b"  ", b"\t"])), min_size=1, max_size=8)
+    return st.lists(
+        st.one_of(good, mutated(fmt), line_bytes, st.sampled_from([b"", b"  ", b"\t"])), min_size=1, max_size=8
+    )
 
 
 def _non_blank(lines: list[bytes]) -> set[int]:
@@ -89,8 +92,12 @@ def _check(tmp_path: Path, fmt: str, lines: list[bytes]) -> None:
         assert row["source_file"] == str(path) and row["reason"], row
 
 
-FUZZ = settings(max_examples=50, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.mark.parametrize("fmt", sorted(GOOD_LINES))

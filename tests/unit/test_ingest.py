@@ -42,7 +42,10 @@ def test_good_line_becomes_a_canonical_row(tmp_path: Path):
         ("[1, 2]", "not a JSON object"),
         (json.dumps({**GOOD, "timestamp": "yesterday"}), "field timestamp: not ISO-8601"),
         (json.dumps({**GOOD, "response": {}}), "field response.usage: missing"),
-        (json.dumps({**GOOD, "response": {"usage": {"prompt_tokens": 0, "completion_tokens": 2}}}), "field response.usage.prompt_tokens"),
+        (
+            json.dumps({**GOOD, "response": {"usage": {"prompt_tokens": 0, "completion_tokens": 2}}}),
+            "field response.usage.prompt_tokens",
+        ),
         (json.dumps({**GOOD, "request": {"messages": "hi"}}), "field request.messages"),
     ],
 )
@@ -94,14 +97,17 @@ def test_azure_csv_glob_with_gzip_keeps_physical_line_numbers_around_bad_lines(t
         b"2023-11-16 18:15:50.9951690,x,109\n"
         b"2023-11-16 18:15:51.2224670,879\n"
         b"2023-11-16 18:15:51 \xff,1,2\n"  # invalid UTF-8: the reader itself rejects it
-        b"2023-11-16 18:15:52.1,\"5\",3\n"
+        b'2023-11-16 18:15:52.1,"5",3\n'
         b"2023-11-16 18:15:53.1,5,0"  # no trailing newline, as in the real trace
     )
     with gzip.open(tmp_path / "a2.csv.gz", "wt") as handle:  # other column order
         handle.write("GeneratedTokens,TIMESTAMP,ContextTokens\n7,2023-11-16 18:16:00,100\n")
     result = ingest_log(tmp_path / "a*.csv*", "azure_csv")
     rows, rejects = result.tables()
-    accepted = sorted((Path(r["source_file"]).name, r["source_line"], r["prompt_tokens"], r["output_tokens"]) for r in rows.to_pylist())
+    accepted = sorted(
+        (Path(r["source_file"]).name, r["source_line"], r["prompt_tokens"], r["output_tokens"])
+        for r in rows.to_pylist()
+    )
     assert accepted == [("a1.csv", 2, 374, 44), ("a1.csv", 7, 5, 3), ("a2.csv.gz", 2, 100, 7)]
     assert min(rows.column("arrival_at").to_pylist()).isoformat() == "2023-11-16T18:15:46.680590+00:00"
     reasons = {r["source_line"]: r["reason"] for r in rejects.to_pylist()}
@@ -125,7 +131,10 @@ def test_mooncake_jsonl_offsets_from_origin_and_hash_ids(tmp_path: Path):
     ]
     rows, rejects = ingest_log(_write(tmp_path, lines), "mooncake_jsonl", origin="2026-01-01T00:00:00Z").tables()
     rows = rows.sort_by("source_line")
-    assert [r.isoformat() for r in rows.column("arrival_at").to_pylist()] == ["2026-01-01T00:00:00+00:00", "2026-01-01T00:00:01.500000+00:00"]
+    assert [r.isoformat() for r in rows.column("arrival_at").to_pylist()] == [
+        "2026-01-01T00:00:00+00:00",
+        "2026-01-01T00:00:01.500000+00:00",
+    ]
     assert rows.column("prefix_hashes").to_pylist() == [[1, 2], [1, 3]]
     assert rejects.to_pylist()[0]["source_line"] == 3 and "hash_ids" in rejects.to_pylist()[0]["reason"]
 
@@ -148,12 +157,24 @@ def test_generic_csv_and_parquet_with_a_column_mapping(tmp_path: Path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    mapping = {"arrival": "ts", "arrival_unit": "ms", "prompt_tokens": "inp", "output_tokens": "out", "tenant": "team", "messages_json": "msgs"}
-    (tmp_path / "log.csv").write_text('ts,inp,out,team,msgs\n1000,3,4,a,"[{""role"": ""user"", ""content"": ""hi, there""}]"\n')
+    mapping = {
+        "arrival": "ts",
+        "arrival_unit": "ms",
+        "prompt_tokens": "inp",
+        "output_tokens": "out",
+        "tenant": "team",
+        "messages_json": "msgs",
+    }
+    (tmp_path / "log.csv").write_text(
+        'ts,inp,out,team,msgs\n1000,3,4,a,"[{""role"": ""user"", ""content"": ""hi, there""}]"\n'
+    )
     rows, _ = ingest_log(tmp_path / "log.csv", "csv", columns=mapping).tables()
     assert json.loads(rows.to_pylist()[0]["messages_json"]) == [{"role": "user", "content": "hi, there"}]
     assert rows.to_pylist()[0]["arrival_at"].isoformat() == "1970-01-01T00:00:01+00:00"
-    pq.write_table(pa.table({"ts": [2000, 1000], "inp": [5, 0], "out": [6, 1], "team": ["b", "c"], "msgs": [None, None]}), tmp_path / "log.parquet")
+    pq.write_table(
+        pa.table({"ts": [2000, 1000], "inp": [5, 0], "out": [6, 1], "team": ["b", "c"], "msgs": [None, None]}),
+        tmp_path / "log.parquet",
+    )
     rows, rejects = ingest_log(tmp_path / "log.parquet", "parquet", columns=mapping).tables()
     rows = rows.sort_by("source_line")
     assert rows.to_pylist()[0]["source_line"] == 1 and rows.to_pylist()[0]["tenant"] == "b"
@@ -169,7 +190,10 @@ def test_csv_header_without_a_mapped_column_names_file_line_and_column(tmp_path:
 
 def test_openai_structure_flags_and_message_prefix_hashes(tmp_path: Path):
     system = {"role": "system", "content": "be brief"}
-    tools = {**GOOD, "request": {"messages": [system, {"role": "user", "content": "a"}], "tools": [{"type": "function"}]}}
+    tools = {
+        **GOOD,
+        "request": {"messages": [system, {"role": "user", "content": "a"}], "tools": [{"type": "function"}]},
+    }
     plain = {**GOOD, "request": {"messages": [system, {"role": "user", "content": "b"}]}}
     rows, _ = ingest_log(_write(tmp_path, [json.dumps(tools), json.dumps(plain)]), "openai_jsonl").tables()
     first, second = rows.sort_by("source_line").to_pylist()

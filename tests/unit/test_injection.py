@@ -36,11 +36,16 @@ PAYLOADS = [
 
 
 def _openai_line(index: int, text: str) -> str:
-    return json.dumps({
-        "id": text, "timestamp": f"2026-11-02T14:00:{index:02d}Z", "tenant": text, "route": text,
-        "request": {"messages": [{"role": "user", "content": text}]},
-        "response": {"usage": {"prompt_tokens": 10 + index, "completion_tokens": 5 + index}},
-    })
+    return json.dumps(
+        {
+            "id": text,
+            "timestamp": f"2026-11-02T14:00:{index:02d}Z",
+            "tenant": text,
+            "route": text,
+            "request": {"messages": [{"role": "user", "content": text}]},
+            "response": {"usage": {"prompt_tokens": 10 + index, "completion_tokens": 5 + index}},
+        }
+    )
 
 
 @pytest.mark.parametrize("mode", ["busiest_window", "stratified"])
@@ -65,7 +70,9 @@ def test_sql_in_log_text_flows_through_ingest_sample_and_profile_as_data(tmp_pat
 def test_sql_in_csv_and_parquet_column_names_is_a_name_not_sql(tmp_path: Path) -> None:
     name = "ts'); DROP TABLE log_lines; --"
     (tmp_path / "log.csv").write_text(f'"{name}",ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,3,4\n')
-    mapping = ColumnMapping(arrival=name, arrival_unit="timestamp", prompt_tokens="ContextTokens", output_tokens="GeneratedTokens")
+    mapping = ColumnMapping(
+        arrival=name, arrival_unit="timestamp", prompt_tokens="ContextTokens", output_tokens="GeneratedTokens"
+    )
     rows, rejects = ingest_log(tmp_path / "log.csv", "csv", columns=mapping).tables()
     assert (rows.num_rows, rejects.num_rows) == (1, 0) and rows.column("prompt_tokens").to_pylist() == [3]
 

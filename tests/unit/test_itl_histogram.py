@@ -4,7 +4,7 @@ of the raw gaps, to 1 µs."""
 
 import math
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,19 +22,33 @@ S = 1_000_000_000
 US = 1_000
 
 
-def request(request_id: str, sent_ns: int, gaps_ns: list[int], prompt_tokens: int = 10, ttft_ns: int = 5_000_000) -> dict:
+def request(
+    request_id: str, sent_ns: int, gaps_ns: list[int], prompt_tokens: int = 10, ttft_ns: int = 5_000_000
+) -> dict:
     """A successful request whose content chunks are `gaps_ns` apart."""
     chunks = [sent_ns + ttft_ns]
     for gap in gaps_ns:
         chunks.append(chunks[-1] + gap)
     outcome = RequestOutcome(
-        t_sent_ns=sent_ns, sent_at=datetime(2026, 11, 29, tzinfo=timezone.utc), t_end_ns=chunks[-1] + 1,
-        t_first_byte_ns=sent_ns + 1, chunk_times_ns=chunks, http_status=200,
-        prompt_tokens=prompt_tokens, output_tokens=len(chunks), output_tokens_client=len(chunks),
+        t_sent_ns=sent_ns,
+        sent_at=datetime(2026, 11, 29, tzinfo=UTC),
+        t_end_ns=chunks[-1] + 1,
+        t_first_byte_ns=sent_ns + 1,
+        chunk_times_ns=chunks,
+        http_status=200,
+        prompt_tokens=prompt_tokens,
+        output_tokens=len(chunks),
+        output_tokens_client=len(chunks),
     )
     return build_record(
-        run_id="r", candidate="c", request_id=request_id, scheduled_offset_s=sent_ns / S,
-        t_scheduled_ns=sent_ns, prompt_tokens_client=prompt_tokens, max_tokens=len(chunks), outcome=outcome,
+        run_id="r",
+        candidate="c",
+        request_id=request_id,
+        scheduled_offset_s=sent_ns / S,
+        t_scheduled_ns=sent_ns,
+        prompt_tokens_client=prompt_tokens,
+        max_tokens=len(chunks),
+        outcome=outcome,
     )
 
 
@@ -58,7 +72,14 @@ def test_five_gaps_by_hand(tmp_path: Path):
     # gaps 1.0004, 2.0006, 2.0, 3.0, 0.5, 4.0 ms → 1000, 2001, 2000, 3000, 500, 4000 µs
     path = write(tmp_path, [request("q", 0, [1_000_400, 2_000_600, 2_000_000, 3_000_000, 500_000, 4_000_000])])
     histogram = tables.itl_histogram(path, spec())
-    assert {r["gap_us"]: r["gaps"] for r in histogram.to_pylist()} == {500: 1, 1000: 1, 2000: 1, 2001: 1, 3000: 1, 4000: 1}
+    assert {r["gap_us"]: r["gaps"] for r in histogram.to_pylist()} == {
+        500: 1,
+        1000: 1,
+        2000: 1,
+        2001: 1,
+        3000: 1,
+        4000: 1,
+    }
     assert set(histogram.column("in_steady_window").to_pylist()) == {True}
     assert set(histogram.column("prompt_bucket_lower").to_pylist()) == {0}  # 10 prompt tokens: bucket 0-255
     itl = itl_rows(tables.latency_percentiles(path, spec()))
@@ -82,8 +103,10 @@ def test_steady_flag_and_buckets_are_those_of_the_request(tmp_path: Path):
     # 7.008 s + 1 ns: requests 2..7 are inside (2, 4, 6: 10 tokens; 3, 5, 7: 300 tokens), 0, 1,
     # 8, 9 outside
     assert counts == {
-        (True, 0, 255): 3 * 3, (True, 256, 1023): 3 * 3,
-        (False, 0, 255): 2 * 3, (False, 256, 1023): 2 * 3,
+        (True, 0, 255): 3 * 3,
+        (True, 256, 1023): 3 * 3,
+        (False, 0, 255): 2 * 3,
+        (False, 256, 1023): 2 * 3,
     }
 
 
@@ -92,7 +115,10 @@ def test_percentiles_and_intervals_from_the_histogram_equal_a_full_sort(tmp_path
     rows = []
     for i in range(300):
         # ties (exact repeats), sub-µs jitter that rounds both ways, and a long tail
-        gaps = [rng.choice([2_000 * US, 2_000 * US + 499, 2_000 * US + 501, int(rng.lognormvariate(15, 0.8))]) for _ in range(rng.randint(1, 40))]
+        gaps = [
+            rng.choice([2_000 * US, 2_000 * US + 499, 2_000 * US + 501, int(rng.lognormvariate(15, 0.8))])
+            for _ in range(rng.randint(1, 40))
+        ]
         rows.append(request(f"q{i}", i * S // 20, gaps, prompt_tokens=rng.choice([10, 300, 5000])))
     path = write(tmp_path, rows)
     table = tables.latency_percentiles(path, spec(warmup_s=1, cooldown_s=1))
@@ -107,7 +133,7 @@ def test_percentiles_and_intervals_from_the_histogram_equal_a_full_sort(tmp_path
     for scope, members in scopes.items():
         raw = sorted(gap for r in members for gap in r["itl_ms"])
         rounded = [math.floor(gap * 1000.0 + 0.5) / 1000.0 for gap in raw]  # to the nearest µs
-        for name, row in itl_rows(table, scope).items():
+        for _name, row in itl_rows(table, scope).items():
             ranks = order_statistic_ranks(len(raw), row["q"], 0.95)
             assert row["n"] == len(raw)
             assert row["value"] == pytest.approx(rounded[ranks.point - 1], abs=1e-12)
@@ -128,7 +154,9 @@ def test_a_stored_histogram_is_read_only_when_built_for_this_window(tmp_path: Pa
     assert itl_rows(tables.latency_percentiles(path, spec(), stored)) == fresh
     # proof that the stored one is what is read: every gap shifted by +1 ms shows in the figure
     shifted = tables.itl_histogram(path, spec())
-    shifted = shifted.set_column(shifted.schema.get_field_index("gap_us"), "gap_us", pc.add(shifted.column("gap_us"), 1000))
+    shifted = shifted.set_column(
+        shifted.schema.get_field_index("gap_us"), "gap_us", pc.add(shifted.column("gap_us"), 1000)
+    )
     assert itl_rows(tables.latency_percentiles(path, spec(), shifted))["p50"]["value"] == fresh["p50"]["value"] + 1.0
     # built for another warm-up, or missing: not used, the figures come from the raw timings
     other = write_parquet(tables.itl_histogram(path, spec(warmup_s=3)), tmp_path / "other.parquet")

@@ -35,7 +35,11 @@ def test_a_short_run_cannot_make_a_p99_claim_hold(tmp_path: Path):
     spec = spec_with({"ttft_ms_p99": 250.0, "ttft_ms_p50": 100.0})
     short = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 100, spec), LINEAGE)}
     assert short["ttft_ms_p99"]["verdict"] == "inconclusive"
-    assert short["ttft_ms_p99"]["early_stopping"] == {"confidence": 0.975, "min_samples_to_hold": 368, "long_enough": False}
+    assert short["ttft_ms_p99"]["early_stopping"] == {
+        "confidence": 0.975,
+        "min_samples_to_hold": 368,
+        "long_enough": False,
+    }
     assert short["ttft_ms_p50"]["verdict"] == "holds"  # 100 samples are plenty for a median
     long = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 400, spec), LINEAGE)}
     assert long["ttft_ms_p99"]["verdict"] == "holds"
@@ -52,11 +56,23 @@ def test_bucket_rows_do_not_become_headline_figures(tmp_path: Path):
 
 def test_side_by_side_and_ranking_for_two_candidates():
     def fig(candidate, metric, measured, claimed=None, verdict=None):
-        return {"candidate": candidate, "metric": metric, "unit": "ms", "claimed": claimed, "measured": measured,
-                "ci_low": None, "ci_high": None, "verdict": verdict}
+        return {
+            "candidate": candidate,
+            "metric": metric,
+            "unit": "ms",
+            "claimed": claimed,
+            "measured": measured,
+            "ci_low": None,
+            "ci_high": None,
+            "verdict": verdict,
+        }
 
-    figures = [fig("a", "ttft_ms_p95", 30.0, 250.0, "holds"), fig("b", "ttft_ms_p95", 300.0, 250.0, "not reproduced"),
-               fig("a", "accuracy", 0.9), fig("b", "accuracy", 0.8)]
+    figures = [
+        fig("a", "ttft_ms_p95", 30.0, 250.0, "holds"),
+        fig("b", "ttft_ms_p95", 300.0, 250.0, "not reproduced"),
+        fig("a", "accuracy", 0.9),
+        fig("b", "accuracy", 0.8),
+    ]
     table = comparison.side_by_side(figures)
     assert table["candidates"] == ["a", "b"]
     assert [row["metric"] for row in table["rows"]] == ["ttft_ms_p95", "accuracy"]
@@ -67,7 +83,9 @@ def test_side_by_side_and_ranking_for_two_candidates():
         {"candidate": "b", "cost_per_decision_usd": 0.001, "pricing": "tokens", "useful_decisions": 80.0},
         {"candidate": "c", "cost_per_decision_usd": None, "pricing": "tokens", "useful_decisions": 0.0},
     ]
-    ranked = comparison.ranking(cost, [{"candidate": "a", "sla_attainment": 1.0}], [{"candidate": "b", "accuracy": 0.8}])
+    ranked = comparison.ranking(
+        cost, [{"candidate": "a", "sla_attainment": 1.0}], [{"candidate": "b", "accuracy": 0.8}]
+    )
     assert [(r["rank"], r["candidate"]) for r in ranked] == [(1, "b"), (2, "a"), (3, "c")]
     assert ranked[0]["accuracy"] == 0.8 and ranked[1]["sla_attainment"] == 1.0
     assert ranked[0]["cost_per_1000_decisions_usd"] == 1.0

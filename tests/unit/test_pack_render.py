@@ -16,12 +16,27 @@ SHA = "0" * 64
 
 def pack(**overrides) -> dict:
     figure = {
-        "candidate": HOSTILE, "metric": "ttft_ms_p95", "unit": "ms", "claimed": 250.0, "measured": 300.0,
-        "ci_low": 280.0, "ci_high": 320.0, "n": 400, "verdict": "not reproduced",
-        "lineage": {"sql": "sql/latency_percentiles.sql", "sql_sha256": SHA, "staged_sql": [], "inputs": [{"path": "data/raw_timings.parquet", "sha256": SHA, "rows": 400}]},
+        "candidate": HOSTILE,
+        "metric": "ttft_ms_p95",
+        "unit": "ms",
+        "claimed": 250.0,
+        "measured": 300.0,
+        "ci_low": 280.0,
+        "ci_high": 320.0,
+        "n": 400,
+        "verdict": "not reproduced",
+        "lineage": {
+            "sql": "sql/latency_percentiles.sql",
+            "sql_sha256": SHA,
+            "staged_sql": [],
+            "inputs": [{"path": "data/raw_timings.parquet", "sha256": SHA, "rows": 400}],
+        },
     }
     base = {
-        "run_id": "run-1", "spec_sha256": SHA, "spec_name": HOSTILE, "generated_at": "2026-11-29T00:00:00+00:00",
+        "run_id": "run-1",
+        "spec_sha256": SHA,
+        "spec_name": HOSTILE,
+        "generated_at": "2026-11-29T00:00:00+00:00",
         "claim": {"source": HOSTILE, "figures": {"ttft_ms_p95": 250.0}},
         "figures": [figure],
         "conditions": [{"axis": HOSTILE, "claimed": HOSTILE, "production": 1.0}],
@@ -50,16 +65,52 @@ def test_html_escapes_every_spec_and_log_string():
 def comparison_keys() -> dict:
     """The two-candidate sections (issue 6): side by side, ranking, accuracy with confusion."""
     return {
-        "side_by_side": {"candidates": [HOSTILE], "rows": [{"metric": "accuracy", "unit": "fraction", "claimed": 0.9, "cells": [
-            {"measured": 0.8, "ci_low": 0.7, "ci_high": 0.9, "verdict": "inconclusive"}]}]},
-        "ranking": [{"rank": 1, "candidate": HOSTILE, "cost_per_decision_usd": 0.001, "cost_per_1000_decisions_usd": 1.0,
-                     "cost_per_decision_usd_ci_low": 0.0009, "cost_per_decision_usd_ci_high": 0.0011, "pricing": "hourly",
-                     "useful_decisions": 90, "sla_attainment": 0.95, "accuracy": 0.8}],
-        "accuracy": {"candidates": [HOSTILE], "summary": [{
-            "candidate": HOSTILE, "scored": 100, "correct": 80, "errors": 0, "accuracy": 0.8, "accuracy_ci_low": 0.71,
-            "accuracy_ci_high": 0.87, "claimed_accuracy": 0.9, "accuracy_delta": -0.1, "accuracy_delta_ci_low": -0.19,
-            "accuracy_delta_ci_high": -0.03}],
-            "per_label": [{"label": HOSTILE, "label_items": 10, "cells": [{"accuracy": 0.5, "confused_with": f"{HOSTILE} (5)"}]}]},
+        "side_by_side": {
+            "candidates": [HOSTILE],
+            "rows": [
+                {
+                    "metric": "accuracy",
+                    "unit": "fraction",
+                    "claimed": 0.9,
+                    "cells": [{"measured": 0.8, "ci_low": 0.7, "ci_high": 0.9, "verdict": "inconclusive"}],
+                }
+            ],
+        },
+        "ranking": [
+            {
+                "rank": 1,
+                "candidate": HOSTILE,
+                "cost_per_decision_usd": 0.001,
+                "cost_per_1000_decisions_usd": 1.0,
+                "cost_per_decision_usd_ci_low": 0.0009,
+                "cost_per_decision_usd_ci_high": 0.0011,
+                "pricing": "hourly",
+                "useful_decisions": 90,
+                "sla_attainment": 0.95,
+                "accuracy": 0.8,
+            }
+        ],
+        "accuracy": {
+            "candidates": [HOSTILE],
+            "summary": [
+                {
+                    "candidate": HOSTILE,
+                    "scored": 100,
+                    "correct": 80,
+                    "errors": 0,
+                    "accuracy": 0.8,
+                    "accuracy_ci_low": 0.71,
+                    "accuracy_ci_high": 0.87,
+                    "claimed_accuracy": 0.9,
+                    "accuracy_delta": -0.1,
+                    "accuracy_delta_ci_low": -0.19,
+                    "accuracy_delta_ci_high": -0.03,
+                }
+            ],
+            "per_label": [
+                {"label": HOSTILE, "label_items": 10, "cells": [{"accuracy": 0.5, "confused_with": f"{HOSTILE} (5)"}]}
+            ],
+        },
     }
 
 

@@ -36,8 +36,14 @@ def requests(tmp_path: Path):
     structured = [i % 5 == 0 for i in range(n)]
     prefixes = [[i % 3, 100 + i] for i in range(n)]
     path = write_canonical(
-        tmp_path / "requests.parquet", offsets.tolist(), prompt_tokens=prompts.tolist(), output_tokens=outputs.tolist(),
-        logged_latency_ms=latency.tolist(), messages_json=messages, structured_output=structured, prefix_hashes=prefixes,
+        tmp_path / "requests.parquet",
+        offsets.tolist(),
+        prompt_tokens=prompts.tolist(),
+        output_tokens=outputs.tolist(),
+        logged_latency_ms=latency.tolist(),
+        messages_json=messages,
+        structured_output=structured,
+        prefix_hashes=prefixes,
     )
     return path, offsets, prompts, outputs, latency, structured
 
@@ -56,7 +62,7 @@ def test_length_quantiles_and_histograms_match_numpy(requests):
 
 
 def test_structure_shares_and_prefix_reuse(requests):
-    path, *_ , structured = requests
+    path, *_, structured = requests
     profile = profile_requests(path, ProfileSettings(long_context_tokens=10_000))
     assert profile["share_system_prompted"] == pytest.approx(0.5)
     assert profile["share_multi_turn"] == pytest.approx(0.5)
@@ -97,7 +103,10 @@ def test_concurrency_from_logged_latencies(requests):
     rate = (len(offsets) - 1) / (offsets[-1] - offsets[0])
     assert profile["concurrency_littles_law"] == pytest.approx(rate * latency.mean() / 1000, rel=1e-4)
     starts = np.round(offsets * 1e6).astype(np.int64)
-    events = sorted([(s, 1) for s in starts] + [(s + int(round(l * 1000)), -1) for s, l in zip(starts, latency)], key=lambda e: (e[0], e[1]))
+    events = sorted(
+        [(s, 1) for s in starts] + [(s + int(round(ms * 1000)), -1) for s, ms in zip(starts, latency)],
+        key=lambda e: (e[0], e[1]),
+    )
     in_flight, peak = 0, 0
     for _, delta in events:
         in_flight += delta

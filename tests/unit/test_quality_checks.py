@@ -26,7 +26,16 @@ def collect_garbage():
 
 def latency_table(values) -> pa.Table:
     rows = [
-        {"candidate": "x", "metric": "ttft_ms", "scope": "all", "q": q, "n": 50, "value": v, "ci_low": None, "ci_high": None}
+        {
+            "candidate": "x",
+            "metric": "ttft_ms",
+            "scope": "all",
+            "q": q,
+            "n": 50,
+            "value": v,
+            "ci_low": None,
+            "ci_high": None,
+        }
         for q, v in zip((0.5, 0.9, 0.95, 0.99, 0.999), values)
     ]
     return pa.Table.from_pylist(rows)
@@ -53,11 +62,29 @@ def test_latency_check_fails_on_unordered_percentiles_with_ges_result(tmp_path, 
 def test_representativeness_check_feeds_scipys_p_values_through_ge(tmp_path):
     storage = PackStorage(out_dir=str(tmp_path))
     tests = [
-        {"test": "ks_2samp", "column": "prompt_tokens", "statistic": 0.4, "p_value": 1e-6, "n_sample": 50, "n_population": 900, "passed": False},
-        {"test": "ks_2samp", "column": "output_tokens", "statistic": 0.1, "p_value": 0.6, "n_sample": 50, "n_population": 900, "passed": True},
+        {
+            "test": "ks_2samp",
+            "column": "prompt_tokens",
+            "statistic": 0.4,
+            "p_value": 1e-6,
+            "n_sample": 50,
+            "n_population": 900,
+            "passed": False,
+        },
+        {
+            "test": "ks_2samp",
+            "column": "output_tokens",
+            "statistic": 0.1,
+            "p_value": 0.6,
+            "n_sample": 50,
+            "n_population": 900,
+            "passed": True,
+        },
     ]
     check = {"alpha": 0.01, "alpha_per_test": 0.005, "passed": False, "tests": tests, "on_fail": "warn"}
-    write_text(json.dumps({"window_s": 60.0, "representativeness": check}), PackLayout(tmp_path).json("production_sample"))
+    write_text(
+        json.dumps({"window_s": 60.0, "representativeness": check}), PackLayout(tmp_path).json("production_sample")
+    )
     result = production_sample_representative(storage=storage)
     assert not result.passed and result.severity == AssetCheckSeverity.WARN
     assert result.metadata["failed_tests"].value == "ks_2samp prompt_tokens"

@@ -1,10 +1,10 @@
 """Each metric as a small unit with a hand-computed answer (DESIGN.md definitions)."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pipeline.replay.records import RequestOutcome, build_record, e2e_ms, itl_ms, tpot_ms, ttft_ms
 
-WHEN = datetime(2026, 11, 29, tzinfo=timezone.utc)
+WHEN = datetime(2026, 11, 29, tzinfo=UTC)
 
 
 def test_ttft_is_send_to_first_content_chunk():

@@ -39,7 +39,9 @@ def test_window_is_half_open_at_its_end(tmp_path: Path):
 
 def test_explicit_absolute_bounds_and_named_peak_hour(tmp_path: Path):
     logs = write_canonical(tmp_path / "logs.parquet", [0, 10, 3599, 3600, 3700, 7300])
-    bounded, _ = draw_sample(logs, Sample(mode="explicit_window", start_at="2026-11-02T14:00:05Z", end_at="2026-11-02T15:00:00Z"))
+    bounded, _ = draw_sample(
+        logs, Sample(mode="explicit_window", start_at="2026-11-02T14:00:05Z", end_at="2026-11-02T15:00:00Z")
+    )
     assert bounded.column("source_line").to_pylist() == [2, 3]
     named, window = draw_sample(logs, Sample(mode="peak_hour", hour="2026-11-02T15:00:00Z"))
     assert named.column("source_line").to_pylist() == [4, 5] and window.window_s == 3600
@@ -68,7 +70,10 @@ def test_busiest_minute_of_the_real_azure_hour_matches_a_brute_force_count(tmp_p
     sample, window = draw_sample(logs, Sample(window_s=60, max_requests=100_000))
     assert sample.num_rows == expected_count
     assert window.start_us == expected_start
-    assert 0 <= min(sample.column("window_offset_s").to_pylist()) and max(sample.column("window_offset_s").to_pylist()) < 60
+    assert (
+        min(sample.column("window_offset_s").to_pylist()) >= 0
+        and max(sample.column("window_offset_s").to_pylist()) < 60
+    )
 
 
 def test_stratified_draw_is_seeded_proportional_and_covers_every_stratum(tmp_path: Path):
@@ -76,8 +81,12 @@ def test_stratified_draw_is_seeded_proportional_and_covers_every_stratum(tmp_pat
     rng = np.random.default_rng(7)
     prompts = rng.choice([50, 300, 3000], size=n, p=[0.6, 0.3, 0.1]).tolist()
     tenants = rng.choice(["a", "b", "rare"], size=n, p=[0.7, 0.298, 0.002]).tolist()
-    logs = write_canonical(tmp_path / "logs.parquet", [i * 0.1 for i in range(n)], prompt_tokens=prompts, tenant=tenants)
-    spec = Sample(mode="stratified", max_requests=100, strata=["prompt_length", "tenant"], length_bins=[128, 512, 2048], seed=3)
+    logs = write_canonical(
+        tmp_path / "logs.parquet", [i * 0.1 for i in range(n)], prompt_tokens=prompts, tenant=tenants
+    )
+    spec = Sample(
+        mode="stratified", max_requests=100, strata=["prompt_length", "tenant"], length_bins=[128, 512, 2048], seed=3
+    )
     first, window = draw_sample(logs, spec)
     again, _ = draw_sample(logs, spec)
     other, _ = draw_sample(logs, spec.model_copy(update={"seed": 4}))
@@ -111,7 +120,13 @@ def test_representativeness_statistics_match_an_independent_computation(tmp_path
     prompts = rng.integers(1, 500, size=n).tolist()
     outputs = rng.integers(1, 200, size=n).tolist()
     tenants = rng.choice(["a", "b"], size=n, p=[0.5, 0.5]).tolist()
-    logs = write_canonical(tmp_path / "logs.parquet", [i * 0.01 for i in range(n)], prompt_tokens=prompts, output_tokens=outputs, tenant=tenants)
+    logs = write_canonical(
+        tmp_path / "logs.parquet",
+        [i * 0.01 for i in range(n)],
+        prompt_tokens=prompts,
+        output_tokens=outputs,
+        tenant=tenants,
+    )
     biased = pq.read_table(logs).filter(pq.read_table(logs).column("prompt_tokens").to_numpy() < 200)
     result = representativeness(logs, biased, alpha=0.01)
     by_column = {t["column"]: t for t in result["tests"]}
@@ -120,7 +135,9 @@ def test_representativeness_statistics_match_an_independent_computation(tmp_path
     assert by_column["prompt_tokens"]["passed"] is False and result["passed"] is False
     counts = {k: biased.column("tenant").to_pylist().count(k) for k in ("a", "b")}
     shares = {k: tenants.count(k) / n for k in ("a", "b")}
-    expected_chi2 = sum((counts[k] - biased.num_rows * shares[k]) ** 2 / (biased.num_rows * shares[k]) for k in ("a", "b"))
+    expected_chi2 = sum(
+        (counts[k] - biased.num_rows * shares[k]) ** 2 / (biased.num_rows * shares[k]) for k in ("a", "b")
+    )
     assert by_column["tenant"]["statistic"] == pytest.approx(expected_chi2)
     assert "route" not in by_column  # one category only: nothing to test
     assert result["alpha_per_test"] == pytest.approx(0.01 / 3)

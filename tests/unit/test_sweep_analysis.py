@@ -41,14 +41,19 @@ def tables(tmp_path: Path, spec: Spec, production: list[dict], by_value: dict[fl
     levels = {level.value: level for level in load_levels(spec.workload.replay)}
     raw = with_load_level(pa.Table.from_pylist(production, schema=RAW_TIMINGS_SCHEMA), levels[1.0])
     sweep = pa.concat_tables(
-        [with_load_level(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), levels[value]) for value, rows in by_value.items()]
+        [
+            with_load_level(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), levels[value])
+            for value, rows in by_value.items()
+        ]
     )
     return write_parquet(raw, tmp_path / "raw.parquet"), write_parquet(sweep, tmp_path / "sweep.parquet")
 
 
 def test_every_level_is_analysed_on_its_own(tmp_path: Path):
     spec = sweep_spec()
-    raw, sweep = tables(tmp_path, spec, level_rows(10), {2.0: level_rows(20), 4.0: level_rows(900), 8.0: level_rows(30, errors=5)})
+    raw, sweep = tables(
+        tmp_path, spec, level_rows(10), {2.0: level_rows(20), 4.0: level_rows(900), 8.0: level_rows(30, errors=5)}
+    )
     levels = {row["load_level"]: row for row in sweep_analysis.sweep_levels(raw, sweep, spec).to_pylist()}
     assert sorted(levels) == [1.0, 2.0, 4.0, 8.0]
     assert [levels[v]["load_level_label"] for v in sorted(levels)] == ["1×", "2×", "4×", "8×"]
@@ -71,7 +76,9 @@ def test_every_level_is_analysed_on_its_own(tmp_path: Path):
 def test_the_summary_picks_the_highest_level_below_the_first_miss(tmp_path: Path):
     spec = sweep_spec()
     # 8× meets the SLA again (noise, or a cache warming up): a capacity needs every lighter load to hold
-    raw, sweep = tables(tmp_path, spec, level_rows(10), {2.0: level_rows(20), 4.0: level_rows(900), 8.0: level_rows(30)})
+    raw, sweep = tables(
+        tmp_path, spec, level_rows(10), {2.0: level_rows(20), 4.0: level_rows(900), 8.0: level_rows(30)}
+    )
     levels = sweep_analysis.sweep_levels(raw, sweep, spec)
     (row,) = sweep_analysis.sweep_summary(levels, spec).to_pylist()
     assert row["load_levels"] == 4 and row["production_load_level"] == 1.0
@@ -113,9 +120,33 @@ def test_the_checks_catch_an_inconsistent_summary_and_duplicated_levels():
     from pipeline.quality import rules
 
     levels = [
-        {"candidate": "c", "load_level": 1.0, "load_level_label": "1×", "production": True, "meets_sla": True, "sla_attainment": 1.0, "error_rate": 0.0},
-        {"candidate": "c", "load_level": 2.0, "load_level_label": "2×", "production": False, "meets_sla": False, "sla_attainment": 0.5, "error_rate": 0.0},
-        {"candidate": "c", "load_level": 4.0, "load_level_label": "4×", "production": False, "meets_sla": True, "sla_attainment": 1.0, "error_rate": 0.0},
+        {
+            "candidate": "c",
+            "load_level": 1.0,
+            "load_level_label": "1×",
+            "production": True,
+            "meets_sla": True,
+            "sla_attainment": 1.0,
+            "error_rate": 0.0,
+        },
+        {
+            "candidate": "c",
+            "load_level": 2.0,
+            "load_level_label": "2×",
+            "production": False,
+            "meets_sla": False,
+            "sla_attainment": 0.5,
+            "error_rate": 0.0,
+        },
+        {
+            "candidate": "c",
+            "load_level": 4.0,
+            "load_level_label": "4×",
+            "production": False,
+            "meets_sla": True,
+            "sla_attainment": 1.0,
+            "error_rate": 0.0,
+        },
     ]
     good = {"candidate": "c", "max_sla_load_level": 1.0, "first_missing_load_level": 2.0}
     assert rules.sweep_summary_consistent(levels, [good]).passed

@@ -54,9 +54,15 @@ def accuracy_results_suite(gx, params: dict) -> list:
         e.ExpectColumnValuesToNotBeNull(column="correct"),
         e.ExpectColumnValuesToNotBeNull(column="predicted"),
         e.ExpectColumnValuesToBeInSet(column="label", value_set=labels),
-        e.ExpectColumnValuesToBeInSet(column="predicted", value_set=[ERROR], row_condition='status == "error"', condition_parser="pandas"),
-        e.ExpectColumnValuesToBeInSet(column="correct", value_set=[False], row_condition="unscorable == True", condition_parser="pandas"),
-        e.ExpectColumnValuesToBeInSet(column="predicted_is_label", value_set=[True], row_condition="correct == True", condition_parser="pandas"),
+        e.ExpectColumnValuesToBeInSet(
+            column="predicted", value_set=[ERROR], row_condition='status == "error"', condition_parser="pandas"
+        ),
+        e.ExpectColumnValuesToBeInSet(
+            column="correct", value_set=[False], row_condition="unscorable == True", condition_parser="pandas"
+        ),
+        e.ExpectColumnValuesToBeInSet(
+            column="predicted_is_label", value_set=[True], row_condition="correct == True", condition_parser="pandas"
+        ),
     ]
     if params.get("closed_predictions"):  # the choice scorer answers with a label or a marker
         expectations.append(e.ExpectColumnValuesToBeInSet(column="predicted", value_set=labels + list(UNSCORABLE)))
@@ -68,6 +74,8 @@ def proportion_suite(gx, params: dict) -> list:
     the proportion is present wherever its denominator (`params['n']`) is positive."""
     e = gx.expectations
     return [
-        e.ExpectColumnValuesToNotBeNull(column=params["column"], row_condition=f"{params['n']} > 0", condition_parser="pandas"),
+        e.ExpectColumnValuesToNotBeNull(
+            column=params["column"], row_condition=f"{params['n']} > 0", condition_parser="pandas"
+        ),
         *proportion_expectations(gx, params["column"]),
     ]

@@ -11,7 +11,10 @@ def canonical_log_suite(gx, params: dict) -> list:
     token counts ≥ 1, ids present."""
     e = gx.expectations
     return [
-        *(e.ExpectColumnToExist(column=c) for c in ("request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_line")),
+        *(
+            e.ExpectColumnToExist(column=c)
+            for c in ("request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_line")
+        ),
         e.ExpectColumnValuesToNotBeNull(column="request_id"),
         e.ExpectColumnValuesToNotBeNull(column="arrival_at"),
         e.ExpectColumnValuesToBeIncreasing(column="arrival_at", strictly=False, mostly=LOG_ORDER_MOSTLY),
@@ -29,7 +32,9 @@ def production_sample_suite(gx, params: dict) -> list:
     return [
         e.ExpectTableRowCountToBeBetween(min_value=1, max_value=params["max_requests"]),
         e.ExpectColumnValuesToNotBeNull(column="window_offset_s"),
-        e.ExpectColumnValuesToBeBetween(column="window_offset_s", min_value=0, max_value=window_s, strict_max=window_s is not None),
+        e.ExpectColumnValuesToBeBetween(
+            column="window_offset_s", min_value=0, max_value=window_s, strict_max=window_s is not None
+        ),
     ]
 
 
@@ -81,7 +86,9 @@ def raw_timings_suite(gx, params: dict) -> list:
     ]
     return [
         e.ExpectColumnValuesToBeInSet(column="status", value_set=["ok", "error"]),
-        e.ExpectColumnValuesToNotBeNull(column="error_type", row_condition='status=="error"', condition_parser="pandas"),
+        e.ExpectColumnValuesToNotBeNull(
+            column="error_type", row_condition='status=="error"', condition_parser="pandas"
+        ),
         *ordered,
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="e2e_ms", column_B="ttft_ms", **pair),
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="max_tokens", column_B="output_tokens", **pair),

@@ -41,7 +41,11 @@ def claims_suite(gx, params: dict) -> list:
     return [
         e.ExpectTableRowCountToEqual(value=params["claims"] * params["candidates"]),
         e.ExpectColumnValuesToBeInSet(column="has_figure", value_set=[True]),
-        e.ExpectColumnValuesToNotBeNull(column="measured", row_condition="has_reason == False", condition_parser="pandas"),
-        e.ExpectColumnValuesToNotBeNull(column="verdict", row_condition="has_measured == True", condition_parser="pandas"),
+        e.ExpectColumnValuesToNotBeNull(
+            column="measured", row_condition="has_reason == False", condition_parser="pandas"
+        ),
+        e.ExpectColumnValuesToNotBeNull(
+            column="verdict", row_condition="has_measured == True", condition_parser="pandas"
+        ),
         e.ExpectColumnValuesToBeInSet(column="verdict", value_set=[HOLDS, NOT_REPRODUCED, INCONCLUSIVE]),
     ]

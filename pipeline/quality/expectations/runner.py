@@ -8,6 +8,7 @@ so the suites read as data and the import stays lazy.
 from __future__ import annotations
 
 import os
+
 import pandas as pd
 
 from pipeline.quality.outcome import Outcome

@@ -62,9 +62,13 @@ def throughput_suite(gx, params: dict) -> list:
         *(e.ExpectColumnValuesToNotBeNull(column=rate) for rate in RATES),
         *(e.ExpectColumnValuesToBeBetween(column=rate, min_value=0) for rate in RATES),
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="requests_per_s", column_B="goodput_requests_per_s", **pair),
-        e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="total_tokens_per_s", column_B="output_tokens_per_s", **pair),
+        e.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="total_tokens_per_s", column_B="output_tokens_per_s", **pair
+        ),
         *(
-            e.ExpectColumnPairValuesToBeEqual(column_A=f"{kind}_from_rate", column_B=kind, ignore_row_if="either_value_is_missing")
+            e.ExpectColumnPairValuesToBeEqual(
+                column_A=f"{kind}_from_rate", column_B=kind, ignore_row_if="either_value_is_missing"
+            )
             for kind in ("output_tokens", "total_tokens")
         ),
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="requests_ok", column_B="requests_good", **pair),
@@ -78,7 +82,9 @@ def throughput_buckets_frame(table: pa.Table, ended: dict[str, int]) -> pd.DataF
     """Buckets with `ended_in_buckets` (the candidate's ok + failed over all its buckets) and
     `ended_in_raw_timings` (its requests that have a send and an end time)."""
     frame = table.to_pandas()
-    frame["ended_in_buckets"] = (frame["requests_ok"] + frame["requests_failed"]).groupby(frame["candidate"]).transform("sum")
+    frame["ended_in_buckets"] = (
+        (frame["requests_ok"] + frame["requests_failed"]).groupby(frame["candidate"]).transform("sum")
+    )
     frame["ended_in_raw_timings"] = frame["candidate"].map(ended)
     return frame
 
@@ -113,13 +119,14 @@ def error_breakdown_suite(gx, params: dict) -> list:
     """Each candidate's outcome rates sum to one and its outcome counts to its planned requests;
     one row per outcome; 0 ≤ Wilson low ≤ rate ≤ Wilson high ≤ 1."""
     e = gx.expectations
-    pair = dict(or_equal=True, ignore_row_if="either_value_is_missing")
     return [
         e.ExpectTableRowCountToBeBetween(min_value=1),
         e.ExpectCompoundColumnsToBeUnique(column_list=["candidate", "outcome"]),
         e.ExpectColumnValuesToNotBeNull(column="outcome"),
         e.ExpectColumnValuesToBeBetween(column="requests", min_value=1),
-        e.ExpectColumnValuesToBeBetween(column="candidate_rate_sum", min_value=1 - SUM_TOLERANCE, max_value=1 + SUM_TOLERANCE),
+        e.ExpectColumnValuesToBeBetween(
+            column="candidate_rate_sum", min_value=1 - SUM_TOLERANCE, max_value=1 + SUM_TOLERANCE
+        ),
         e.ExpectColumnPairValuesToBeEqual(column_A="candidate_requests_sum", column_B="requests_planned"),
         *proportion_expectations(gx, "rate"),
     ]
@@ -130,7 +137,10 @@ def proportion_expectations(gx, name: str) -> list:
     e = gx.expectations
     pair = dict(or_equal=True, ignore_row_if="either_value_is_missing")
     return [
-        *(e.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1) for c in (name, f"{name}_ci_low", f"{name}_ci_high")),
+        *(
+            e.ExpectColumnValuesToBeBetween(column=c, min_value=0, max_value=1)
+            for c in (name, f"{name}_ci_low", f"{name}_ci_high")
+        ),
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A=name, column_B=f"{name}_ci_low", **pair),
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A=f"{name}_ci_high", column_B=name, **pair),
     ]
@@ -147,6 +157,10 @@ def cost_per_decision_suite(gx, params: dict) -> list:
             e.ExpectColumnValuesToBeBetween(column=c, min_value=0)
             for c in ("cost_usd", "cost_per_decision_usd", "cost_per_million_output_tokens_usd")
         ),
-        e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="cost_per_decision_usd", column_B="cost_per_decision_usd_ci_low", **pair),
-        e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="cost_per_decision_usd_ci_high", column_B="cost_per_decision_usd", **pair),
+        e.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="cost_per_decision_usd", column_B="cost_per_decision_usd_ci_low", **pair
+        ),
+        e.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="cost_per_decision_usd_ci_high", column_B="cost_per_decision_usd", **pair
+        ),
     ]

@@ -27,7 +27,15 @@ from pipeline.workload.logs.formats import arrival_unit, columns_for, labels_for
 MAX_LINE_BYTES = 64 * 1024 * 1024
 EPOCH = "1970-01-01 00:00:00+00"
 MAPPED_FIELDS = (
-    "request_id", "arrival", "prompt_tokens", "output_tokens", "tenant", "route", "latency_ms", "messages_json", "session_id",
+    "request_id",
+    "arrival",
+    "prompt_tokens",
+    "output_tokens",
+    "tenant",
+    "route",
+    "latency_ms",
+    "messages_json",
+    "session_id",
 )
 
 
@@ -80,8 +88,16 @@ def ingest(
         if fmt.reader == "parquet":
             _bind_parquet_rows(con, files, columns_for(source))
             con.from_arrow(_log_files(files, {})).to_table("log_files")
-            con.from_arrow(pa.table({"source_file": pa.array([], pa.string()), "source_line": pa.array([], pa.int64()),
-                                     "reason": pa.array([], pa.string()), "raw": pa.array([], pa.string())})).to_table("line_rejects")
+            con.from_arrow(
+                pa.table(
+                    {
+                        "source_file": pa.array([], pa.string()),
+                        "source_line": pa.array([], pa.int64()),
+                        "reason": pa.array([], pa.string()),
+                        "raw": pa.array([], pa.string()),
+                    }
+                )
+            ).to_table("line_rejects")
         else:
             _bind_log_lines(con, files)
             if fmt.reader == "csv":
@@ -118,11 +134,13 @@ def _bind_log_lines(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
 
 def _log_files(files: list[str], first_index: dict[str, int]) -> pa.Table:
     """file_id (position in the sorted list), file name, and the reader's index of its first line."""
-    return pa.table({
-        "file_id": pa.array(range(len(files)), pa.int64()),
-        "source_file": pa.array(files, pa.string()),
-        "first_index": pa.array([first_index.get(path) for path in files], pa.int64()),
-    })
+    return pa.table(
+        {
+            "file_id": pa.array(range(len(files)), pa.int64()),
+            "source_file": pa.array(files, pa.string()),
+            "first_index": pa.array([first_index.get(path) for path in files], pa.int64()),
+        }
+    )
 
 
 def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
@@ -135,11 +153,15 @@ def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
         for name in MAPPED_FIELDS:
             wanted = getattr(columns, name)
             if wanted is not None and wanted not in header:
-                raise IngestError(f"{path}:{line_number}: header has no column {wanted!r} (mapped to {name}); columns: {header}")
+                raise IngestError(
+                    f"{path}:{line_number}: header has no column {wanted!r} (mapped to {name}); columns: {header}"
+                )
             row[f"{name}_pos"] = header.index(wanted) + 1 if wanted is not None else None
         rows.append(row)
-    schema = pa.schema([("file_id", pa.int64()), ("header_line", pa.int64()), ("header_width", pa.int64())]
-                       + [(f"{name}_pos", pa.int64()) for name in MAPPED_FIELDS])
+    schema = pa.schema(
+        [("file_id", pa.int64()), ("header_line", pa.int64()), ("header_width", pa.int64())]
+        + [(f"{name}_pos", pa.int64()) for name in MAPPED_FIELDS]
+    )
     return pa.Table.from_pylist(rows, schema=schema)
 
 
