@@ -1,1 +1,7 @@
-"""TODO"""
+"""The workload stage: the buyer's production traffic, before anything is sent.
+
+`logs/` ingests a log (six formats) into the canonical request table and quarantines bad lines;
+`sampling` draws the replayed window (or a stratified sample) and tests its representativeness;
+`profile` describes it (lengths, structure, burstiness, concurrency, sessions); `divergence`
+compares it with the conditions of the vendor's claim (the proxy verdict).
+"""
