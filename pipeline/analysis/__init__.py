@@ -1,1 +1,2 @@
-"""TODO"""
+"""Raw timings → decision tables (DuckDB queries in sql/), the statistics behind their intervals,
+the metric catalogue."""

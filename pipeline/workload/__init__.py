@@ -1,1 +1,1 @@
-"""TODO"""
+"""The buyer's traffic: log ingest, the production sample, its profile and the claim's divergence from it."""
