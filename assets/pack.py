@@ -78,14 +78,15 @@ def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: di
 
 def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> MaterializeResult:
     charts = {**pack_charts(layout, loaded.spec), **comparison_charts(pack), **sweep_charts(pack["sweep"])}
-    files = write_pack(layout.root, pack, charts)
+    confidence = loaded.spec.analysis.confidence
+    files = write_pack(layout.root, pack, charts, confidence=confidence)
     claimed = [f for f in pack["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
             "figures": len(pack["figures"]),
             "verdicts": MetadataValue.json({f"{f['candidate']}/{f['metric']}": f["verdict"] for f in claimed}),
-            "summary": MetadataValue.md(render_markdown(pack).split("## Conditions")[0]),
+            "summary": MetadataValue.md(render_markdown(pack, confidence=confidence).split("## Conditions")[0]),
             "run_id": context.run_id,
         }
     )

@@ -11,7 +11,8 @@ The figures are for ingest (log → canonical Parquet + quarantine) and for the 
 whole log (quantiles, histograms, burstiness, prefix reuse); peak RSS is the process's maximum
 resident set (ru_maxrss) of the process that ingests and profiles, which includes DuckDB's
 buffers; the synthetic log is written by a child process so its memory is not counted. The
-busiest-window sample (sql/busiest_window.sql, one sort) is timed on its own line.
+busiest-window sample (`draw_sample`: two binary searches over the sorted arrivals, then
+sql/production_sample.sql) is timed on its own line.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ process so that its CPU time and memory are measured like the peers' (the whole 
     .venv/bin/python bench/loadproof_client.py --base-url http://127.0.0.1:8100/v1 \
         --model reference-model --rate 100 --duration-s 5 --max-tokens 16 --out /tmp/lp
 
-Writes `raw_timings.jsonl` (the replay journal: DESIGN.md's raw-timing columns) and
+Writes `raw_timings.jsonl` (the replay journal: ARCHITECTURE.md's raw-timing columns) and
 `stats.json` (ReplayStats) under --out.
 """
 

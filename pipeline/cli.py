@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render import HTML_NAME, JSON_NAME, MARKDOWN_NAME, num
+from pipeline.pack.render import HTML_NAME, JSON_NAME, MARKDOWN_NAME, interval_level, num
 from pipeline.spec import SpecError, load_spec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -42,7 +42,7 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None
             server = stack.enter_context(ReferenceServer(profile=profile, oracle=oracle))
             console.print(f"{candidate.name}: reference endpoint ({Path(profile).stem} profile) on {server.base_url}")
             overrides[candidate.name] = server.base_url
-        _execute(DEMO_SPEC, out, overrides)
+        _execute(DEMO_SPEC, out, overrides, loaded.spec.analysis.confidence)
 
 
 def demo_endpoints() -> dict[str, tuple[str, str | None]]:
@@ -67,8 +67,8 @@ def run(
     out: Path = typer.Option(Path("out/run"), help="pack folder"),
 ) -> None:
     """Run a re-validation spec end to end and write its evidence pack."""
-    _load_or_exit(spec)
-    _execute(spec, out, {})
+    loaded = _load_or_exit(spec)
+    _execute(spec, out, {}, loaded.spec.analysis.confidence)
 
 
 @app.command()
@@ -117,7 +117,7 @@ def _load_or_exit(spec: Path):
         raise typer.Exit(2) from None
 
 
-def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
+def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float) -> None:
     import httpx
 
     from assets.runner import execute
@@ -149,7 +149,7 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
                 console.print(f"  {event.step_key}: {root.message.strip()}", markup=False)
         raise typer.Exit(1)
     pack = json.loads((out / JSON_NAME).read_text())
-    print_headline(pack)
+    print_headline(pack, confidence)
     console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
     for partition in pack.get("partitions", []):
         console.print(
@@ -165,9 +165,10 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str]) -> None:
     )
 
 
-def print_headline(pack: dict) -> None:
+def print_headline(pack: dict, confidence: float) -> None:
+    """The claimed figures beside the measured ones; the interval column names the spec's level."""
     table = Table(title=f"Claim vs measured — {pack['spec_name']}")
-    for column in ("candidate", "figure", "claimed", "measured", "95 % CI", "n", "verdict"):
+    for column in ("candidate", "figure", "claimed", "measured", f"{interval_level(confidence)} CI", "n", "verdict"):
         table.add_column(column, justify="right" if column in {"claimed", "measured", "n"} else "left")
     for figure in pack["figures"]:
         if figure["claimed"] is None:

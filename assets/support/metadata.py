@@ -35,7 +35,7 @@ def markdown_preview(table: pa.Table, rows: int = PREVIEW_ROWS) -> str:
 
 
 def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
-    """Every table carries the run id (DESIGN.md)."""
+    """Every table carries the run id (ARCHITECTURE.md, "Data contracts")."""
     if "run_id" in table.schema.names:
         return table
     return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))

@@ -27,7 +27,7 @@ REPLY_KEYS = (  # the fields of a reply record (pipeline.accuracy.client), besid
 
 def labelled_replies(raw_timings: Path | pa.Table, slice_table: pa.Table) -> list[dict]:
     """The reply records of the labelled requests (sql/labelled_replies.sql), each with its label,
-    ready for `pipeline.accuracy.score_replies`."""
+    ready for `pipeline.accuracy.labelled_slice.score_replies`."""
     labels = dict(zip(slice_table.column("item_id").to_pylist(), slice_table.column("label").to_pylist()))
     rows = run_query("labelled_replies", {"raw_timings": raw_timings}).to_pylist()
     return [{key: row[key] for key in REPLY_KEYS} | {"label": labels.get(row["item_id"])} for row in rows]

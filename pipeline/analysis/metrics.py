@@ -1,4 +1,4 @@
-"""The catalogue of figure names used in specs and in the evidence pack (DESIGN.md names).
+"""The catalogue of figure names used in specs and in the evidence pack (ARCHITECTURE.md, "Metric definitions").
 
 Percentile suffixes drop the decimal point: p99.9 is `p999` (so `ttft_ms_p999`).
 """

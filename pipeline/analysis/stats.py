@@ -4,7 +4,7 @@ Percentile intervals are distribution-free: the k-th smallest of n samples bound
 q-quantile with a probability given exactly by the binomial distribution (no normal
 approximation). A claimed percentile is supported only when the run is long enough, which is
 MLPerf LoadGen's early-stopping rule (`early_stopping_min_queries`); the two views agree
-exactly (see `tests/test_stats.py`).
+exactly (see `tests/unit/test_stats.py`).
 """
 
 from __future__ import annotations

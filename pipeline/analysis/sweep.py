@@ -1,7 +1,7 @@
 """A load sweep's tables: `sweep_levels` (candidate × load level) and `sweep_summary` (per
 candidate, the highest load still meeting the SLA, its goodput and cost per useful decision).
 
-Each level is analysed on its own by `pipeline.analysis.analyse_all` — the very queries of the
+Each level is analysed on its own by `pipeline.analysis.tables.analyse_all` — the very queries of the
 pack's headline figures, over that level's raw timings only, with its own steady-state window —
 and the per-level outputs, tagged with the level, are joined by sql/sweep_levels.sql. The
 production level's rows are `raw_timings` (the spec's own replay), the other levels' are

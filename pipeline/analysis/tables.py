@@ -2,8 +2,8 @@
 
 Every table starts from `steady_requests` (the raw timings marked with the steady-state window,
 prompt-length bucket and SLA bounds). Percentile ranks are exact binomial order statistics
-(`pipeline.stats.order_statistic_ranks`) computed here between two queries; proportions get
-Wilson intervals from `pipeline.stats.wilson_interval`.
+(`pipeline.analysis.stats.order_statistic_ranks`) computed here between two queries; proportions get
+Wilson intervals from `pipeline.analysis.stats.wilson_interval`.
 
 ITL is read from `itl_histogram` (sql/itl_histogram.sql): every gap counted per whole
 microsecond, written beside raw_timings by the replay, so the 10^9 gap lists of a long run are

@@ -1,1 +1,1 @@
-"""The evidence pack: one model (a dict with DESIGN.md's fixed keys) rendered to JSON and Markdown."""
+"""The evidence pack: one document (the fixed keys of ARCHITECTURE.md) rendered to JSON, Markdown and HTML."""

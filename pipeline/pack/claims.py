@@ -1,7 +1,7 @@
 """Every measured figure beside the published one, with its interval, n, verdict and lineage.
 
 Verdicts come from the interval and the direction in which larger is better
-(`pipeline.stats.verdict`). For a percentile the interval's ends are exact order statistics, so
+(`pipeline.analysis.stats.verdict`). For a percentile the interval's ends are exact order statistics, so
 "holds" is exactly MLPerf LoadGen's early-stopping rule at the interval's one-sided confidence:
 a run shorter than `min_samples_to_hold` can never make a percentile claim hold.
 """

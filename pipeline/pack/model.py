@@ -1,4 +1,4 @@
-"""Assemble the evidence-pack model from the analysis tables (DESIGN.md's fixed JSON keys)."""
+"""Assemble the evidence-pack model from the analysis tables (the fixed JSON keys: ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

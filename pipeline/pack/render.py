@@ -56,6 +56,11 @@ def markdown_safe(value: object) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
 
 
+def interval_level(confidence: float) -> str:
+    """The interval level a header names, from the spec's `analysis.confidence`: 0.9 → "90 %"."""
+    return f"{round(confidence * 100, 3):g} %"
+
+
 def _environment(**options) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("pipeline.pack", "templates"),
@@ -72,21 +77,24 @@ _MARKDOWN = _environment(autoescape=False, finalize=markdown_safe)  # every prin
 _HTML = _environment(autoescape=True)  # every string HTML-escaped by Jinja
 
 
-def render_markdown(pack: dict) -> str:
-    return _MARKDOWN.get_template("evidence_pack.md.j2").render(pack=pack)
+def render_markdown(pack: dict, *, confidence: float) -> str:
+    """`confidence` is the spec's `analysis.confidence`: every interval header names it."""
+    return _MARKDOWN.get_template("evidence_pack.md.j2").render(pack=pack, level=interval_level(confidence))
 
 
-def render_html(pack: dict, charts: dict[str, str | None]) -> str:
+def render_html(pack: dict, charts: dict[str, str | None], *, confidence: float) -> str:
     """Self-contained HTML: inline styles and inline SVG plots, no script, no network."""
-    return _HTML.get_template("evidence_pack.html.j2").render(pack=pack, charts=charts)
+    return _HTML.get_template("evidence_pack.html.j2").render(
+        pack=pack, charts=charts, level=interval_level(confidence)
+    )
 
 
-def write_pack(pack_dir: Path, pack: dict, charts: dict[str, str | None]) -> dict[str, Path]:
+def write_pack(pack_dir: Path, pack: dict, charts: dict[str, str | None], *, confidence: float) -> dict[str, Path]:
     """Write Markdown and HTML, then the JSON whose manifest hashes every other file of the pack."""
     markdown = pack_dir / MARKDOWN_NAME
-    markdown.write_text(render_markdown(pack), encoding="utf-8")
+    markdown.write_text(render_markdown(pack, confidence=confidence), encoding="utf-8")
     html = pack_dir / HTML_NAME
-    html.write_text(render_html(pack, charts), encoding="utf-8")
+    html.write_text(render_html(pack, charts, confidence=confidence), encoding="utf-8")
     pack["manifest"] = [
         {"path": path.relative_to(pack_dir).as_posix(), "sha256": sha256_file(path)}
         for path in sorted(pack_dir.rglob("*"))

@@ -1,6 +1,6 @@
 """One raw-timing record per replayed request: lifecycle timestamps kept, figures derived from them.
 
-Fixed column names (DESIGN.md "Data contracts") must not be renamed; add columns freely.
+Fixed column names (ARCHITECTURE.md, "Raw timings and sweep timings") must not be renamed; add columns freely.
 """
 
 from __future__ import annotations

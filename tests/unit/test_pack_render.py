@@ -1,13 +1,15 @@
 """Rendering the pack: every string escaped, plots inline, a JSON Schema that the pack meets."""
 
 import json
+import re
 
 import jsonschema
 import pytest
 
 from pipeline import REPO_ROOT
+from pipeline.cli import print_headline
 from pipeline.pack import svg
-from pipeline.pack.render import delta, num, render_html, render_markdown
+from pipeline.pack.render import delta, interval_level, num, render_html, render_markdown
 from tests.support import chromium
 
 HOSTILE = "<script>alert('x')</script>|pipe"
@@ -56,7 +58,7 @@ def pack(**overrides) -> dict:
 
 
 def test_html_escapes_every_spec_and_log_string():
-    html = render_html(pack(), {"ttft_cdf": svg.cdf({HOSTILE: [1.0, 2.0]}, HOSTILE)})
+    html = render_html(pack(), {"ttft_cdf": svg.cdf({HOSTILE: [1.0, 2.0]}, HOSTILE)}, confidence=0.95)
     assert "<script" not in html
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
     assert html.count("<svg") == 1
@@ -116,10 +118,10 @@ def comparison_keys() -> dict:
 
 def test_comparison_and_accuracy_sections_are_escaped_and_meet_the_schema():
     good = pack(**comparison_keys())
-    html = render_html(good, {})
+    html = render_html(good, {}, confidence=0.95)
     assert 'id="ranking-table"' in html and 'id="accuracy-table"' in html and 'id="confusion-table"' in html
     assert "<script" not in html and html.count("&lt;script&gt;") >= 5
-    markdown = render_markdown(good)
+    markdown = render_markdown(good, confidence=0.95)
     assert "Ranking by cost per useful decision" in markdown and "<script" not in markdown
     schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
     jsonschema.validate(good, schema)
@@ -130,7 +132,7 @@ def test_comparison_and_accuracy_sections_are_escaped_and_meet_the_schema():
 
 
 def test_markdown_cells_cannot_break_the_table():
-    markdown = render_markdown(pack())
+    markdown = render_markdown(pack(), confidence=0.95)
     row = next(line for line in markdown.splitlines() if "ttft_ms_p95" in line)
     assert "\\|pipe" in row and row.count(" | ") == 7  # 8 cells, no extra separator
     assert "<script" not in markdown
@@ -156,6 +158,91 @@ def test_schema_accepts_a_well_formed_pack_and_rejects_a_renamed_key():
     escaping["figures"][0]["lineage"]["inputs"][0]["path"] = "../../etc/passwd"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(escaping, schema)
+
+
+def every_interval_table() -> dict:
+    """The sections that hold an interval column beyond the headline and the figure tables:
+    side by side, ranking, accuracy, errors by type, the load sweep's summary and levels."""
+    sla = {"ttft_ms": 500.0, "tpot_ms": None, "e2e_ms": 6000.0, "min_attainment": 0.95, "max_error_rate": 0.05}
+    level = {
+        "candidate": "a",
+        "load_level": 2.0,
+        "load_level_label": "2×",
+        "production": False,
+        "requests_in_window": 100,
+        "requests_per_s": 4.0,
+        "output_tokens_per_s": 300.0,
+        "goodput_requests_per_s": 3.9,
+        "sla_attainment": 0.97,
+        "sla_attainment_ci_low": 0.93,
+        "sla_attainment_ci_high": 0.99,
+        "error_rate": 0.01,
+        "ttft_ms_p50": 20.0,
+        "ttft_ms_p99": 60.0,
+        "e2e_ms_p99": 2500.0,
+        "cost_per_decision_usd": 0.0004,
+        "meets_sla": True,
+        "clearly_misses_sla": False,
+    }
+    summary = {
+        "candidate": "a",
+        "max_sla_load_level_label": "2×",
+        "headroom_factor": 2.0,
+        "goodput_requests_per_s_at_max_sla_load": 3.9,
+        "ttft_ms_p99_at_max_sla_load": 60.0,
+        "cost_per_decision_at_max_sla_load_usd": 0.0004,
+        "cost_per_decision_at_max_sla_load_usd_ci_low": 0.0003,
+        "cost_per_decision_at_max_sla_load_usd_ci_high": 0.0005,
+        "first_missing_load_level_label": None,
+    }
+    error = {
+        "candidate": "a",
+        "outcome": "http_5xx",
+        "requests": 3,
+        "requests_planned": 200,
+        "rate": 0.015,
+        "rate_ci_low": 0.005,
+        "rate_ci_high": 0.04,
+    }
+    sweep = {
+        "unit": "× logged traffic",
+        "production_load_level_label": "1×",
+        "sla": sla,
+        "levels": [level],
+        "summary": [summary],
+        "replay": None,
+    }
+    return {**comparison_keys(), "errors_by_type": [error], "sweep": sweep}
+
+
+def interval_headers(html: str, markdown: str) -> tuple[list[str], list[str]]:
+    """Every table header cell that names an interval, in the HTML and in the Markdown."""
+    html_cells = [cell for cell in re.findall(r"<th>([^<]*)</th>", html) if "CI" in cell]
+    lines = markdown.splitlines()
+    header_rows = [line for line, below in zip(lines, lines[1:]) if line.startswith("|") and below.startswith("|---")]
+    markdown_cells = [cell.strip() for row in header_rows for cell in row.split("|") if "CI" in cell]
+    return html_cells, markdown_cells
+
+
+@pytest.mark.parametrize(("confidence", "level"), [(0.9, "90 %"), (0.95, "95 %"), (0.975, "97.5 %")])
+def test_every_interval_header_names_the_spec_level(confidence, level):
+    full = pack(**every_interval_table())
+    html, markdown = render_html(full, {}, confidence=confidence), render_markdown(full, confidence=confidence)
+    html_cells, markdown_cells = interval_headers(html, markdown)
+    # HTML: headline, ranking, accuracy and its delta, latency, rates, errors, sweep summary, sweep levels;
+    # Markdown: headline, ranking, accuracy and its delta, errors, sweep summary, every measured figure
+    assert len(html_cells) == 9 and len(markdown_cells) == 7
+    assert all(level in cell for cell in html_cells + markdown_cells if cell != "delta CI")
+    assert f"the whole {level} interval" in html and f"every interval is {level}" in markdown
+    for other in {"90 %", "95 %", "97.5 %"} - {level}:
+        assert other not in html and other not in markdown
+
+
+def test_the_cli_headline_names_the_spec_level(capsys):
+    print_headline(pack(), 0.9)
+    printed = capsys.readouterr().out
+    assert "90 % CI" in printed and "95 %" not in printed
+    assert interval_level(0.9) == "90 %" and interval_level(0.95) == "95 %" and interval_level(0.999) == "99.9 %"
 
 
 @pytest.mark.skipif(chromium.chromium_path() is None, reason="chromium not installed")

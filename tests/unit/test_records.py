@@ -1,4 +1,4 @@
-"""Each metric as a small unit with a hand-computed answer (DESIGN.md definitions)."""
+"""Each metric as a small unit with a hand-computed answer (ARCHITECTURE.md, "Metric definitions")."""
 
 from datetime import UTC, datetime
 

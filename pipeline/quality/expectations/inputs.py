@@ -39,7 +39,7 @@ def production_sample_suite(gx, params: dict) -> list:
 
 
 def representativeness_suite(gx, params: dict) -> list:
-    """The sample against the whole log, one row per test (pipeline.sampling.representativeness:
+    """The sample against the whole log, one row per test (pipeline.workload.sampling.representativeness:
     KS on prompt and output lengths, χ² on tenant and route): every p-value present and at least
     the Bonferroni level alpha / tests."""
     e = gx.expectations

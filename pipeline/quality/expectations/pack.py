@@ -1,6 +1,6 @@
 """Suite for the evidence pack's figures: every claimed figure measured, or a reason stated.
 
-The lineage hashes stay a Python rule (pipeline.checks.lineage_hashes_match): they are facts
+The lineage hashes stay a Python rule (pipeline.quality.rules.lineage_hashes_match): they are facts
 about files on disk (each path's sha256), not about values in a table.
 """
 

@@ -1,4 +1,4 @@
-"""The canonical request log and the quarantine table (DESIGN.md "Data contracts").
+"""The canonical request log and the quarantine table (ARCHITECTURE.md, "Data contracts").
 
 sql/ingest_accepted.sql and sql/ingest_quarantine.sql write these columns (plus run_id);
 `ingest_log` is the in-memory convenience for small logs and tests.
