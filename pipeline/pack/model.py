@@ -12,12 +12,10 @@ from pipeline.pack import claims, comparison
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
-# the queries a table's figures read before its own (pipeline/analysis/tables.py runs them in this order)
-LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
-THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 

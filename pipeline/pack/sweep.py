@@ -17,14 +17,13 @@ from pipeline.analysis.sweep import sweep_ran
 from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 from pipeline.replay.sweep import LOAD_UNITS, production_level
 from pipeline.spec import Spec
 
 
 def sweep_steps() -> tuple[str, ...]:
     """Every query a sweep figure read: the headline queries per level, then the sweep's two."""
-    from pipeline.pack.model import LATENCY_STEPS, THROUGHPUT_STEPS  # model builds the pack with this module
-
     return (
         "steady_requests",
         *LATENCY_STEPS,
