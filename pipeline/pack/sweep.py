@@ -8,11 +8,6 @@ answered beside the claim, never mixed into it.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pyarrow.parquet as pq
-
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
@@ -72,21 +67,6 @@ def sweep_section(
         "replay": replay_summary,
         "lineage": lineage,
     }
-
-
-def read_sweep_tables(layout: PackLayout) -> tuple[list[dict], list[dict], dict | None, int]:
-    """The sweep's tables from the pack folder (empty when no sweep ran)."""
-    levels = _rows(layout.table("sweep_levels"))
-    summary = _rows(layout.table("sweep_summary"))
-    replay_path = layout.json("sweep_replay")
-    replay = json.loads(replay_path.read_text()) if replay_path.is_file() else None
-    sweep_path = layout.table("sweep_timings")
-    rows = pq.read_metadata(sweep_path).num_rows if sweep_path.is_file() else 0
-    return levels, summary, replay, rows
-
-
-def _rows(path: Path) -> list[dict]:
-    return pq.read_table(path).to_pylist() if path.is_file() else []
 
 
 def sweep_charts(section: dict | None) -> dict[str, str | None]:
