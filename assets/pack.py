@@ -34,6 +34,7 @@ from assets.support.run_records import (
 from assets.workload import prompt_profile
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
+from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.inputs import read_pack_inputs
 from pipeline.pack.layout import PackLayout
 from pipeline.pack.model import build_pack, run_lineage
@@ -46,22 +47,23 @@ from resources import PackStorage, SpecResource
 GROUP = "pack"
 
 
-def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> dict:
-    """The pack model from the files in `layout` (one partition's, or the gathered comparison)."""
+def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> EvidencePackDraft:
+    """The pack from the files in `layout` (one partition's, or the gathered comparison)."""
     shutil.copyfile(loaded.path, layout.spec_copy)
     return build_pack(context.run_id, read_pack_inputs(loaded, layout))
 
 
-def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> MaterializeResult:
-    charts = {**pack_charts(layout, loaded.spec), **comparison_charts(pack), **sweep_charts(pack["sweep"])}
+def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDraft) -> MaterializeResult:
+    document = pack.document()
+    charts = {**pack_charts(layout, loaded.spec), **comparison_charts(document), **sweep_charts(document["sweep"])}
     files = write_pack(layout.root, pack, charts)
-    claimed = [f for f in pack["figures"] if f["claimed"] is not None]
+    claimed = [f for f in document["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
-            "figures": len(pack["figures"]),
+            "figures": len(document["figures"]),
             "verdicts": MetadataValue.json({f"{f['candidate']}/{f['metric']}": f["verdict"] for f in claimed}),
-            "summary": MetadataValue.md(render_markdown(pack).split("## Conditions")[0]),
+            "summary": MetadataValue.md(render_markdown(document).split("## Conditions")[0]),
             "run_id": context.run_id,
         }
     )
@@ -83,17 +85,20 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     loaded, shared, layout = spec.load(), storage.layout(), partition_layout(storage, context)
     candidate, version = partition_of(context)
     pack = assemble(context, loaded, layout)
-    pack["partition"] = {"candidate": candidate, "model_version": version}
+    pack.partition = Partition(candidate=candidate, model_version=version)
     keys = [
         REVALIDATION_PARTITIONS.get_partition_key_from_str(k)
         for k in context.instance.get_materialized_partitions(context.asset_key)
     ]
     measured = {k.keys_by_dimension["model_version"] for k in keys if k.keys_by_dimension["candidate"] == candidate}
     before = history.previous_version(context.instance.get_dynamic_partitions(MODEL_VERSIONS.name), measured, version)
-    pack["history"] = history.compare(pack, history.load_previous_pack(shared.candidate_dir(candidate), before), before)
+    previous = history.load_previous_pack(shared.candidate_dir(candidate), before)
+    pack.history = History.model_validate(history.compare(pack.document(), previous, before))
     evaluated = data_quality(context)
-    pack["data_quality"] = shared_inputs_quality(context, evaluated) + evaluated
-    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
+    pack.data_quality = [
+        CheckResult.model_validate(row) for row in shared_inputs_quality(context, evaluated) + evaluated
+    ]
+    pack.lineage = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
     result = write(context, loaded, layout, pack)
     gather.record_latest(shared, candidate, version, context.run_id)
     return result
@@ -112,12 +117,14 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
     versions = gather.latest_versions(layout, [c.name for c in loaded.spec.candidates])
     gather.gather(layout, versions)
     pack = assemble(context, loaded, layout)
-    pack["partitions"] = [
-        {"candidate": v.candidate, "model_version": v.model_version, "run_id": v.run_id} for v in versions
+    pack.partitions = [
+        PartitionRun(candidate=v.candidate, model_version=v.model_version, run_id=v.run_id) for v in versions
     ]
-    pack["data_quality"] = gather.partition_quality(versions) + data_quality(context)
-    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["candidate_comparison"])
-    pack["lineage"]["partition_runs"] = pack["partitions"]
+    pack.data_quality = [
+        CheckResult.model_validate(row) for row in gather.partition_quality(versions) + data_quality(context)
+    ]
+    assets = materialised_assets(context) + ["candidate_comparison"]
+    pack.lineage = run_lineage(context.run_id, assets, partition_runs=pack.partitions)
     return write(context, loaded, layout, pack)
 
 

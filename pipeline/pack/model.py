@@ -1,25 +1,50 @@
-"""Assemble the evidence-pack model from the analysis tables (DESIGN.md's fixed JSON keys)."""
+"""Build the evidence pack (`pack/document.py`) from its inputs (`pack/inputs.py`): the figures
+with their lineage, the comparison sections, the conditions, the sweep."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from importlib import metadata
+from typing import TypeVar
 
 from pipeline.pack import claims, comparison
 from pipeline.pack import sweep as pack_sweep
+from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.inputs import PackInputs
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
+from pipeline.pack.parts import (
+    AccuracySection,
+    Claim,
+    ClientCalibration,
+    ClientValidity,
+    ConcurrencyRow,
+    Condition,
+    DivergenceAxis,
+    EndpointFingerprint,
+    ErrorRow,
+    Figure,
+    FileRef,
+    LatencyBucket,
+    Part,
+    ProxyVerdict,
+    RankingRow,
+    ReplaySummary,
+    SideBySide,
+    SweepSection,
+    TokenAgreement,
+)
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
+P = TypeVar("P", bound=Part)
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
-def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[dict]:
+def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[Condition]:
     """The benchmark's frozen assumptions beside what the production sample shows, axis by axis."""
     claimed = loaded.spec.claim.conditions
-    return [
+    rows = [
         {
             "axis": "input tokens (claim) / prompt tokens p50 (production)",
             "claimed": claimed.input_tokens,
@@ -71,6 +96,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
         {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
     ]
+    return _parts(Condition, rows)
 
 
 def _pair(first: float | None, second: float | None) -> str | None:
@@ -92,10 +118,56 @@ def _sessions(profile: dict) -> str | None:
     return " / ".join("—" if v is None else f"{v:.3g}" for v in (share, turns, think))
 
 
-def build_pack(run_id: str, inputs: PackInputs) -> dict:
-    """The pack document from its inputs: every figure with its lineage (the SQL copied into the
-    pack, the input files hashed), the comparison sections, the conditions and the sweep."""
-    loaded, layout, spec = inputs.loaded, inputs.layout, inputs.loaded.spec
+def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
+    """The pack from its inputs: every figure with its lineage (the SQL copied into the pack, the
+    input files hashed), the comparison sections, the conditions and the sweep. Each part is
+    validated here, so a malformed one fails before anything is written."""
+    loaded, spec = inputs.loaded, inputs.loaded.spec
+    figures, input_refs, sweep_lineage = _figures(inputs)
+    divergence = inputs.claim_divergence
+    lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in inputs.throughput_rows), default=None)
+    peak_concurrency = max((row.get("peak_concurrency") or 0 for row in inputs.throughput_rows), default=None)
+    return EvidencePackDraft(
+        run_id=run_id,
+        spec_sha256=loaded.sha256,
+        spec_name=spec.name,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        claim=Claim(source=spec.claim.source, figures=dict(spec.claim.figures)),
+        figures=_parts(Figure, figures),
+        conditions=conditions(loaded, inputs.profile, peak_concurrency or inputs.replay_summary.get("peak_in_flight")),
+        proxy_verdict=_part(ProxyVerdict, divergence["proxy_verdict"]),
+        claim_divergence=_parts(DivergenceAxis, divergence["axes"]),
+        profile=inputs.profile,
+        replay=ReplaySummary.model_validate(inputs.replay_summary),
+        client_validity=client_validity(lag_p99, inputs.calibration),
+        inputs=_parts(FileRef, input_refs),
+        side_by_side=SideBySide.model_validate(comparison.side_by_side(figures)),
+        ranking=_parts(RankingRow, comparison.ranking(inputs.cost_rows, inputs.throughput_rows, inputs.accuracy_rows)),
+        accuracy=_part(AccuracySection, comparison.accuracy_section(inputs.accuracy_rows, inputs.accuracy_label_rows)),
+        latency_by_bucket=_parts(LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
+        errors_by_type=_parts(ErrorRow, comparison.errors_by_type(inputs.error_rows)),
+        concurrency=[
+            ConcurrencyRow(
+                candidate=row["candidate"], peak=row.get("peak_concurrency"), mean=row.get("mean_concurrency")
+            )
+            for row in inputs.throughput_rows
+        ],
+        sweep=_part(
+            SweepSection,
+            pack_sweep.sweep_section(
+                spec, inputs.sweep.level_rows, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage
+            ),
+        ),
+        versions={name: _version(name) for name in PACKAGES},
+        endpoint_fingerprints=_parts(EndpointFingerprint, inputs.endpoint_fingerprints),
+        token_agreement=_parts(TokenAgreement, inputs.token_agreement),
+    )
+
+
+def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
+    """Every figure with its lineage, the input files the pack names, and the sweep's lineage
+    (None when no sweep ran)."""
+    layout, spec = inputs.layout, inputs.loaded.spec
     raw_ref = file_ref(layout.table("raw_timings"), layout.root, inputs.raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
         file_ref(path, layout.root)
@@ -128,43 +200,16 @@ def build_pack(run_id: str, inputs: PackInputs) -> dict:
     figures += claims.sweep_figures(
         spec, inputs.sweep.summary_rows, sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
     )
-    divergence = inputs.claim_divergence
-    lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in inputs.throughput_rows), default=None)
-    return {
-        "run_id": run_id,
-        "spec_sha256": loaded.sha256,
-        "spec_name": spec.name,
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "claim": {"source": spec.claim.source, "figures": dict(spec.claim.figures)},
-        "figures": figures,
-        "conditions": conditions(
-            loaded,
-            inputs.profile,
-            max((row.get("peak_concurrency") or 0 for row in inputs.throughput_rows), default=None)
-            or inputs.replay_summary.get("peak_in_flight"),
-        ),
-        "proxy_verdict": divergence["proxy_verdict"],
-        "claim_divergence": divergence["axes"],
-        "profile": inputs.profile,
-        "replay": inputs.replay_summary,
-        "client_validity": client_validity(lag_p99, inputs.calibration),
-        "inputs": input_refs,
-        "side_by_side": comparison.side_by_side(figures),
-        "ranking": comparison.ranking(inputs.cost_rows, inputs.throughput_rows, inputs.accuracy_rows),
-        "accuracy": comparison.accuracy_section(inputs.accuracy_rows, inputs.accuracy_label_rows),
-        "latency_by_bucket": comparison.latency_by_bucket(inputs.latency_rows),
-        "errors_by_type": comparison.errors_by_type(inputs.error_rows),
-        "concurrency": [
-            {"candidate": row["candidate"], "peak": row.get("peak_concurrency"), "mean": row.get("mean_concurrency")}
-            for row in inputs.throughput_rows
-        ],
-        "sweep": pack_sweep.sweep_section(
-            spec, inputs.sweep.level_rows, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage
-        ),
-        "versions": {name: _version(name) for name in PACKAGES},
-        "endpoint_fingerprints": inputs.endpoint_fingerprints,
-        "token_agreement": inputs.token_agreement,
-    }
+    return figures, input_refs, sweep_lineage
+
+
+def _parts(part: type[P], values: list[dict]) -> list[P]:
+    """Plain dicts (claims, comparison, table rows) validated into the pack's parts."""
+    return [part.model_validate(value) for value in values]
+
+
+def _part(part: type[P], value: dict | None) -> P | None:
+    return None if value is None else part.model_validate(value)
 
 
 def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:
@@ -175,16 +220,16 @@ def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:
     return [file_ref(layout.table("itl_histogram"), layout.root, inputs.itl_histogram_rows)]
 
 
-def client_validity(lag_p99: float | None, calibration: dict | None) -> dict:
+def client_validity(lag_p99: float | None, calibration: dict | None) -> ClientValidity:
     """Client-limited when the replay itself ran late, or when the client could not keep the
     plan's peak schedule even against the zero-delay echo endpoint."""
     replay_late = lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS
-    return {
-        "schedule_lag_ms_p99": lag_p99,
-        "client_limited": replay_late or bool(calibration and calibration["client_limited"]),
-        "threshold_ms": CLIENT_LIMITED_LAG_MS,
-        "calibration": calibration,
-    }
+    return ClientValidity(
+        schedule_lag_ms_p99=lag_p99,
+        client_limited=replay_late or bool(calibration and calibration["client_limited"]),
+        threshold_ms=CLIENT_LIMITED_LAG_MS,
+        calibration=_part(ClientCalibration, calibration),
+    )
 
 
 def _version(package: str) -> str | None:
@@ -216,6 +261,10 @@ def code_version() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def run_lineage(run_id: str, asset_keys: list[str]) -> dict:
-    """The run-level part of the lineage appendix: which run and assets, which code."""
-    return {"run_id": run_id, "asset_keys": sorted(asset_keys), "code_version": code_version()}
+def run_lineage(run_id: str, asset_keys: list[str], partition_runs: list[PartitionRun] | None = None) -> RunLineage:
+    """The run-level part of the lineage appendix: which run and assets, which code (and, for the
+    side-by-side pack, each partition's run)."""
+    lineage = RunLineage(run_id=run_id, asset_keys=sorted(asset_keys), code_version=code_version())
+    if partition_runs is not None:
+        lineage.partition_runs = partition_runs
+    return lineage
