@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TypeVar
 
+from pipeline.analysis.sweep import sweep_ran
 from pipeline.pack import claims, comparison
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
@@ -44,6 +45,7 @@ PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[Condition]:
     """The benchmark's frozen assumptions beside what the production sample shows, axis by axis."""
     claimed = loaded.spec.claim.conditions
+    dispersion: list[dict] = profile.get("dispersion") or []  # the 1st entry: the narrowest bin
     rows = [
         {
             "axis": "input tokens (claim) / prompt tokens p50 (production)",
@@ -73,7 +75,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
             "axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean",
             "claimed": None,
             "production": _pair(
-                next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"),
+                dispersion[0].get("index_of_dispersion") if dispersion else None,
                 profile.get("peak_to_mean_ratio"),
             ),
         },
@@ -192,7 +194,7 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
         figures += claims.accuracy_figures(spec, inputs.accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
         input_refs.append(results_ref)
     sweep_lineage = None
-    if pack_sweep.sweep_ran(spec):
+    if sweep_ran(spec):
         sweep_lineage, sweep_inputs = pack_sweep.sweep_lineage(
             layout, inputs.raw_timings_rows, inputs.sweep.timings_rows
         )

@@ -8,7 +8,6 @@ answered beside the claim, never mixed into it.
 
 from __future__ import annotations
 
-from pipeline.analysis.sweep import sweep_ran
 from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
@@ -45,9 +44,9 @@ def sweep_section(
     spec: Spec, level_rows: list[dict], summary_rows: list[dict], replay_summary: dict | None, lineage: dict | None
 ) -> dict | None:
     """evidence_pack.json's `sweep`: None when no sweep ran."""
-    if not sweep_ran(spec):
-        return None
     replay = spec.workload.replay
+    if replay.sweep is None:  # no sweep ran (analysis.sweep.sweep_ran)
+        return None
     drop = {"run_id"}
     return {
         "mode": replay.mode,
