@@ -5,7 +5,6 @@ published one, traceable to the raw timings."""
 import json
 import shutil
 
-import pyarrow.parquet as pq
 from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
@@ -33,13 +32,14 @@ from assets.support.run_records import (
     shared_inputs_quality,
 )
 from assets.workload import prompt_profile
-from pipeline.duck.session import run_query
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
+from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
+from pipeline.pack.inputs import read_pack_inputs
 from pipeline.pack.layout import PackLayout
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
-from pipeline.pack.sweep import read_sweep_tables, sweep_charts
+from pipeline.pack.sweep import sweep_charts
 from pipeline.quality import expectations, rules
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
@@ -47,46 +47,24 @@ from resources import PackStorage, SpecResource
 GROUP = "pack"
 
 
-def assemble(context, loaded: LoadedSpec, layout: PackLayout, replay_summary: dict) -> dict:
-    """The pack model from the tables in `layout` (one partition's, or the gathered comparison)."""
+def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> EvidencePackDraft:
+    """The pack from the files in `layout` (one partition's, or the gathered comparison)."""
     shutil.copyfile(loaded.path, layout.spec_copy)
-    sweep_levels, sweep_rows, sweep_replay, sweep_timings_rows = read_sweep_tables(layout)
-    pack = build_pack(
-        loaded=loaded,
-        run_id=context.run_id,
-        layout=layout,
-        profile=json.loads(layout.json("prompt_profile").read_text()),
-        replay_summary=replay_summary,
-        latency_rows=pq.read_table(layout.table("latency_percentiles")).to_pylist(),
-        throughput_rows=pq.read_table(layout.table("throughput")).to_pylist(),
-        cost_rows=pq.read_table(layout.table("cost_per_decision")).to_pylist(),
-        raw_timings_rows=pq.read_metadata(layout.table("raw_timings")).num_rows,
-        accuracy_rows=pq.read_table(layout.table("accuracy_summary")).to_pylist(),
-        accuracy_label_rows=pq.read_table(layout.table("accuracy_by_label")).to_pylist(),
-        error_rows=pq.read_table(layout.table("error_breakdown")).to_pylist(),
-        accuracy_results_rows=pq.read_metadata(layout.table("accuracy_results")).num_rows,
-        calibration=json.loads(layout.json("client_calibration").read_text()),
-        sweep_level_rows=sweep_levels,
-        sweep_summary_rows=sweep_rows,
-        sweep_replay=sweep_replay,
-        sweep_timings_rows=sweep_timings_rows,
-    )
-    pack["endpoint_fingerprints"] = json.loads(layout.json("endpoint_fingerprint").read_text())
-    pack["token_agreement"] = run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist()
-    return pack
+    return build_pack(context.run_id, read_pack_inputs(loaded, layout))
 
 
-def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> MaterializeResult:
-    charts = {**pack_charts(layout, loaded.spec), **comparison_charts(pack), **sweep_charts(pack["sweep"])}
+def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDraft) -> MaterializeResult:
+    document = pack.document()
+    charts = {**pack_charts(layout, loaded.spec), **comparison_charts(document), **sweep_charts(document["sweep"])}
     confidence = loaded.spec.analysis.confidence
     files = write_pack(layout.root, pack, charts, confidence=confidence)
-    claimed = [f for f in pack["figures"] if f["claimed"] is not None]
+    claimed = [f for f in document["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
-            "figures": len(pack["figures"]),
+            "figures": len(document["figures"]),
             "verdicts": MetadataValue.json({f"{f['candidate']}/{f['metric']}": f["verdict"] for f in claimed}),
-            "summary": MetadataValue.md(render_markdown(pack, confidence=confidence).split("## Conditions")[0]),
+            "summary": MetadataValue.md(render_markdown(document, confidence=confidence).split("## Conditions")[0]),
             "run_id": context.run_id,
         }
     )
@@ -107,18 +85,21 @@ PACK_DEPS = [prompt_profile, endpoint_fingerprint, *TABLES, accuracy_summary, ac
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, shared, layout = spec.load(), storage.layout(), partition_layout(storage, context)
     candidate, version = partition_of(context)
-    pack = assemble(context, loaded, layout, json.loads(layout.json("replay_summary").read_text()))
-    pack["partition"] = {"candidate": candidate, "model_version": version}
+    pack = assemble(context, loaded, layout)
+    pack.partition = Partition(candidate=candidate, model_version=version)
     keys = [
         REVALIDATION_PARTITIONS.get_partition_key_from_str(k)
         for k in context.instance.get_materialized_partitions(context.asset_key)
     ]
     measured = {k.keys_by_dimension["model_version"] for k in keys if k.keys_by_dimension["candidate"] == candidate}
     before = history.previous_version(context.instance.get_dynamic_partitions(MODEL_VERSIONS.name), measured, version)
-    pack["history"] = history.compare(pack, history.load_previous_pack(shared.candidate_dir(candidate), before), before)
+    previous = history.load_previous_pack(shared.candidate_dir(candidate), before)
+    pack.history = History.model_validate(history.compare(pack.document(), previous, before))
     evaluated = data_quality(context)
-    pack["data_quality"] = shared_inputs_quality(context, evaluated) + evaluated
-    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
+    pack.data_quality = [
+        CheckResult.model_validate(row) for row in shared_inputs_quality(context, evaluated) + evaluated
+    ]
+    pack.lineage = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
     result = write(context, loaded, layout, pack)
     gather.record_latest(shared, candidate, version, context.run_id)
     return result
@@ -135,13 +116,16 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
 def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     versions = gather.latest_versions(layout, [c.name for c in loaded.spec.candidates])
-    pack = assemble(context, loaded, layout, gather.gather(layout, versions))
-    pack["partitions"] = [
-        {"candidate": v.candidate, "model_version": v.model_version, "run_id": v.run_id} for v in versions
+    gather.gather(layout, versions)
+    pack = assemble(context, loaded, layout)
+    pack.partitions = [
+        PartitionRun(candidate=v.candidate, model_version=v.model_version, run_id=v.run_id) for v in versions
     ]
-    pack["data_quality"] = gather.partition_quality(versions) + data_quality(context)
-    pack["lineage"] = run_lineage(context.run_id, materialised_assets(context) + ["candidate_comparison"])
-    pack["lineage"]["partition_runs"] = pack["partitions"]
+    pack.data_quality = [
+        CheckResult.model_validate(row) for row in gather.partition_quality(versions) + data_quality(context)
+    ]
+    assets = materialised_assets(context) + ["candidate_comparison"]
+    pack.lineage = run_lineage(context.run_id, assets, partition_runs=pack.partitions)
     return write(context, loaded, layout, pack)
 
 

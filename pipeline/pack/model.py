@@ -1,30 +1,52 @@
-"""Assemble the evidence-pack model from the analysis tables (the fixed JSON keys: ARCHITECTURE.md)."""
+"""Build the evidence pack (`pack/document.py`) from its inputs (`pack/inputs.py`): the figures
+with their lineage, the comparison sections, the conditions, the sweep (the keys: ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from importlib import metadata
+from typing import TypeVar
 
-import pyarrow.parquet as pq
-
+from pipeline.analysis.sweep import sweep_ran
 from pipeline.pack import claims, comparison
 from pipeline.pack import sweep as pack_sweep
+from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
 from pipeline.pack.hashing import file_ref
-from pipeline.pack.layout import PackLayout
+from pipeline.pack.inputs import PackInputs
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
+from pipeline.pack.parts import (
+    AccuracySection,
+    Claim,
+    ClientCalibration,
+    ClientValidity,
+    ConcurrencyRow,
+    Condition,
+    DivergenceAxis,
+    EndpointFingerprint,
+    ErrorRow,
+    Figure,
+    FileRef,
+    LatencyBucket,
+    Part,
+    ProxyVerdict,
+    RankingRow,
+    ReplaySummary,
+    SideBySide,
+    SweepSection,
+    TokenAgreement,
+)
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
-# the queries a table's figures read before its own (pipeline/analysis/tables.py runs them in this order)
-LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
-THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
+P = TypeVar("P", bound=Part)
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
-def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[dict]:
+def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[Condition]:
     """The benchmark's frozen assumptions beside what the production sample shows, axis by axis."""
     claimed = loaded.spec.claim.conditions
-    return [
+    dispersion: list[dict] = profile.get("dispersion") or []  # the 1st entry: the narrowest bin
+    rows = [
         {
             "axis": "input tokens (claim) / prompt tokens p50 (production)",
             "claimed": claimed.input_tokens,
@@ -53,7 +75,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
             "axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean",
             "claimed": None,
             "production": _pair(
-                next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"),
+                dispersion[0].get("index_of_dispersion") if dispersion else None,
                 profile.get("peak_to_mean_ratio"),
             ),
         },
@@ -76,6 +98,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
         {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
     ]
+    return _parts(Condition, rows)
 
 
 def _pair(first: float | None, second: float | None) -> str | None:
@@ -88,14 +111,6 @@ def _shares(profile: dict, keys: tuple[str, ...]) -> str:
     return " / ".join("—" if profile.get(f"share_{k}") is None else f"{profile[f'share_{k}']:.0%}" for k in keys)
 
 
-def _itl_histogram_ref(layout: PackLayout) -> list[dict]:
-    """The ITL histogram the latency figures read (written beside raw_timings), when there is one."""
-    path = layout.table("itl_histogram")
-    if not path.is_file():
-        return []
-    return [file_ref(path, layout.root, pq.read_metadata(path).num_rows)]
-
-
 def _sessions(profile: dict) -> str | None:
     if not profile.get("sessions"):
         return None
@@ -105,110 +120,118 @@ def _sessions(profile: dict) -> str | None:
     return " / ".join("—" if v is None else f"{v:.3g}" for v in (share, turns, think))
 
 
-def _claim_divergence(layout: PackLayout) -> dict:
-    """prompt_profile's claim divergence (axes + proxy verdict), when it ran."""
-    path = layout.json("claim_divergence")
-    return json.loads(path.read_text()) if path.is_file() else {"axes": [], "proxy_verdict": None}
+def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
+    """The pack from its inputs: every figure with its lineage (the SQL copied into the pack, the
+    input files hashed), the comparison sections, the conditions and the sweep. Each part is
+    validated here, so a malformed one fails before anything is written."""
+    loaded, spec = inputs.loaded, inputs.loaded.spec
+    figures, input_refs, sweep_lineage = _figures(inputs)
+    divergence = inputs.claim_divergence
+    lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in inputs.throughput_rows), default=None)
+    peak_concurrency = max((row.get("peak_concurrency") or 0 for row in inputs.throughput_rows), default=None)
+    return EvidencePackDraft(
+        run_id=run_id,
+        spec_sha256=loaded.sha256,
+        spec_name=spec.name,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        claim=Claim(source=spec.claim.source, figures=dict(spec.claim.figures)),
+        figures=_parts(Figure, figures),
+        conditions=conditions(loaded, inputs.profile, peak_concurrency or inputs.replay_summary.get("peak_in_flight")),
+        proxy_verdict=_part(ProxyVerdict, divergence["proxy_verdict"]),
+        claim_divergence=_parts(DivergenceAxis, divergence["axes"]),
+        profile=inputs.profile,
+        replay=ReplaySummary.model_validate(inputs.replay_summary),
+        client_validity=client_validity(lag_p99, inputs.calibration),
+        inputs=_parts(FileRef, input_refs),
+        side_by_side=SideBySide.model_validate(comparison.side_by_side(figures)),
+        ranking=_parts(RankingRow, comparison.ranking(inputs.cost_rows, inputs.throughput_rows, inputs.accuracy_rows)),
+        accuracy=_part(AccuracySection, comparison.accuracy_section(inputs.accuracy_rows, inputs.accuracy_label_rows)),
+        latency_by_bucket=_parts(LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
+        errors_by_type=_parts(ErrorRow, comparison.errors_by_type(inputs.error_rows)),
+        concurrency=[
+            ConcurrencyRow(
+                candidate=row["candidate"], peak=row.get("peak_concurrency"), mean=row.get("mean_concurrency")
+            )
+            for row in inputs.throughput_rows
+        ],
+        sweep=_part(
+            SweepSection,
+            pack_sweep.sweep_section(
+                spec, inputs.sweep.level_rows, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage
+            ),
+        ),
+        versions={name: _version(name) for name in PACKAGES},
+        endpoint_fingerprints=_parts(EndpointFingerprint, inputs.endpoint_fingerprints),
+        token_agreement=_parts(TokenAgreement, inputs.token_agreement),
+    )
 
 
-def build_pack(
-    *,
-    loaded: LoadedSpec,
-    run_id: str,
-    layout: PackLayout,
-    profile: dict,
-    replay_summary: dict,
-    latency_rows: list[dict],
-    throughput_rows: list[dict],
-    cost_rows: list[dict],
-    raw_timings_rows: int,
-    accuracy_rows: list[dict] = (),
-    accuracy_label_rows: list[dict] = (),
-    error_rows: list[dict] = (),
-    accuracy_results_rows: int | None = None,
-    calibration: dict | None = None,
-    sweep_level_rows: list[dict] = (),
-    sweep_summary_rows: list[dict] = (),
-    sweep_replay: dict | None = None,
-    sweep_timings_rows: int = 0,
-) -> dict:
-    raw_ref = file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows)
+def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
+    """Every figure with its lineage, the input files the pack names, and the sweep's lineage
+    (None when no sweep ran)."""
+    layout, spec = inputs.layout, inputs.loaded.spec
+    raw_ref = file_ref(layout.table("raw_timings"), layout.root, inputs.raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
         file_ref(path, layout.root)
         for path in layout.copy_sql(["steady_requests", "latency_percentiles", "throughput", "cost_per_decision"])
     )
     latency_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(LATENCY_STEPS))]
     throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
-    latency_inputs = [raw_ref] + _itl_histogram_ref(layout)
+    latency_inputs = [raw_ref] + _itl_histogram_ref(inputs)
     figures = (
         claims.latency_figures(
-            loaded.spec, latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs)
+            spec, inputs.latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs)
         )
         + claims.throughput_figures(
-            loaded.spec, throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref])
+            spec, inputs.throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref])
         )
-        + claims.cost_figures(loaded.spec, cost_rows, claims.lineage([staged, cost_sql], [raw_ref]))
+        + claims.cost_figures(spec, inputs.cost_rows, claims.lineage([staged, cost_sql], [raw_ref]))
     )
-    inputs = [raw_ref]
-    if accuracy_rows:
+    input_refs = [raw_ref]
+    if inputs.accuracy_rows:
         (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
-        results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
-        figures += claims.accuracy_figures(loaded.spec, accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
-        inputs.append(results_ref)
+        results_ref = file_ref(layout.table("accuracy_results"), layout.root, inputs.accuracy_results_rows)
+        figures += claims.accuracy_figures(spec, inputs.accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
+        input_refs.append(results_ref)
     sweep_lineage = None
-    if pack_sweep.sweep_ran(loaded.spec):
-        sweep_lineage, sweep_inputs = pack_sweep.sweep_lineage(layout, raw_timings_rows, sweep_timings_rows)
-        inputs.append(sweep_inputs[-1])
+    if sweep_ran(spec):
+        sweep_lineage, sweep_inputs = pack_sweep.sweep_lineage(
+            layout, inputs.raw_timings_rows, inputs.sweep.timings_rows
+        )
+        input_refs.append(sweep_inputs[-1])
     figures += claims.sweep_figures(
-        loaded.spec, list(sweep_summary_rows), sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
+        spec, inputs.sweep.summary_rows, sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
     )
-    divergence = _claim_divergence(layout)
-    lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in throughput_rows), default=None)
-    return {
-        "run_id": run_id,
-        "spec_sha256": loaded.sha256,
-        "spec_name": loaded.spec.name,
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "claim": {"source": loaded.spec.claim.source, "figures": dict(loaded.spec.claim.figures)},
-        "figures": figures,
-        "conditions": conditions(
-            loaded,
-            profile,
-            max((row.get("peak_concurrency") or 0 for row in throughput_rows), default=None)
-            or replay_summary.get("peak_in_flight"),
-        ),
-        "proxy_verdict": divergence["proxy_verdict"],
-        "claim_divergence": divergence["axes"],
-        "profile": profile,
-        "replay": replay_summary,
-        "client_validity": client_validity(lag_p99, calibration),
-        "inputs": inputs,
-        "side_by_side": comparison.side_by_side(figures),
-        "ranking": comparison.ranking(cost_rows, throughput_rows, list(accuracy_rows)),
-        "accuracy": comparison.accuracy_section(list(accuracy_rows), list(accuracy_label_rows)),
-        "latency_by_bucket": comparison.latency_by_bucket(latency_rows),
-        "errors_by_type": comparison.errors_by_type(list(error_rows)),
-        "concurrency": [
-            {"candidate": row["candidate"], "peak": row.get("peak_concurrency"), "mean": row.get("mean_concurrency")}
-            for row in throughput_rows
-        ],
-        "sweep": pack_sweep.sweep_section(
-            loaded.spec, list(sweep_level_rows), list(sweep_summary_rows), sweep_replay, sweep_lineage
-        ),
-        "versions": {name: _version(name) for name in PACKAGES},
-    }
+    return figures, input_refs, sweep_lineage
 
 
-def client_validity(lag_p99: float | None, calibration: dict | None) -> dict:
+def _parts(part: type[P], values: list[dict]) -> list[P]:
+    """Plain dicts (claims, comparison, table rows) validated into the pack's parts."""
+    return [part.model_validate(value) for value in values]
+
+
+def _part(part: type[P], value: dict | None) -> P | None:
+    return None if value is None else part.model_validate(value)
+
+
+def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:
+    """The ITL histogram the latency figures read (written beside raw_timings), when there is one."""
+    if inputs.itl_histogram_rows is None:
+        return []
+    layout = inputs.layout
+    return [file_ref(layout.table("itl_histogram"), layout.root, inputs.itl_histogram_rows)]
+
+
+def client_validity(lag_p99: float | None, calibration: dict | None) -> ClientValidity:
     """Client-limited when the replay itself ran late, or when the client could not keep the
     plan's peak schedule even against the zero-delay echo endpoint."""
     replay_late = lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS
-    return {
-        "schedule_lag_ms_p99": lag_p99,
-        "client_limited": replay_late or bool(calibration and calibration["client_limited"]),
-        "threshold_ms": CLIENT_LIMITED_LAG_MS,
-        "calibration": calibration,
-    }
+    return ClientValidity(
+        schedule_lag_ms_p99=lag_p99,
+        client_limited=replay_late or bool(calibration and calibration["client_limited"]),
+        threshold_ms=CLIENT_LIMITED_LAG_MS,
+        calibration=_part(ClientCalibration, calibration),
+    )
 
 
 def _version(package: str) -> str | None:
@@ -240,6 +263,10 @@ def code_version() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def run_lineage(run_id: str, asset_keys: list[str]) -> dict:
-    """The run-level part of the lineage appendix: which run and assets, which code."""
-    return {"run_id": run_id, "asset_keys": sorted(asset_keys), "code_version": code_version()}
+def run_lineage(run_id: str, asset_keys: list[str], partition_runs: list[PartitionRun] | None = None) -> RunLineage:
+    """The run-level part of the lineage appendix: which run and assets, which code (and, for the
+    side-by-side pack, each partition's run)."""
+    lineage = RunLineage(run_id=run_id, asset_keys=sorted(asset_keys), code_version=code_version())
+    if partition_runs is not None:
+        lineage.partition_runs = partition_runs
+    return lineage

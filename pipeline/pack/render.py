@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jinja2
 
+from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry
 from pipeline.pack.hashing import sha256_file
 
 JSON_NAME = "evidence_pack.json"
@@ -89,20 +90,27 @@ def render_html(pack: dict, charts: dict[str, str | None], *, confidence: float)
     )
 
 
-def write_pack(pack_dir: Path, pack: dict, charts: dict[str, str | None], *, confidence: float) -> dict[str, Path]:
-    """Write Markdown and HTML, then the JSON whose manifest hashes every other file of the pack."""
+def write_pack(
+    pack_dir: Path, pack: EvidencePackDraft, charts: dict[str, str | None], *, confidence: float
+) -> dict[str, Path]:
+    """Write Markdown and HTML, then the JSON whose manifest hashes every other file of the pack.
+
+    The whole document is validated as an `EvidencePack` before any file is written: a pack
+    without its checks or lineage, or with a malformed part, leaves nothing behind."""
+    document = pack.document()
+    written = EvidencePack.model_validate({**document, "manifest": []})
     markdown = pack_dir / MARKDOWN_NAME
-    markdown.write_text(render_markdown(pack, confidence=confidence), encoding="utf-8")
+    markdown.write_text(render_markdown(document, confidence=confidence), encoding="utf-8")
     html = pack_dir / HTML_NAME
-    html.write_text(render_html(pack, charts, confidence=confidence), encoding="utf-8")
-    pack["manifest"] = [
-        {"path": path.relative_to(pack_dir).as_posix(), "sha256": sha256_file(path)}
+    html.write_text(render_html(document, charts, confidence=confidence), encoding="utf-8")
+    written.manifest = [
+        ManifestEntry(path=path.relative_to(pack_dir).as_posix(), sha256=sha256_file(path))
         for path in sorted(pack_dir.rglob("*"))
         if path.is_file() and path.name != JSON_NAME and not _is_private(path, pack_dir)
     ]
-    document = pack_dir / JSON_NAME
-    document.write_text(json.dumps(pack, indent=2, default=str) + "\n", encoding="utf-8")
-    return {"json": document, "markdown": markdown, "html": html}
+    path = pack_dir / JSON_NAME
+    path.write_text(json.dumps(written.document(), indent=2, default=str) + "\n", encoding="utf-8")
+    return {"json": path, "markdown": markdown, "html": html}
 
 
 def _is_private(path: Path, pack_dir: Path) -> bool:

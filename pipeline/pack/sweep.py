@@ -8,23 +8,16 @@ answered beside the claim, never mixed into it.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pyarrow.parquet as pq
-
-from pipeline.analysis.sweep import sweep_ran
 from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 from pipeline.replay.sweep import LOAD_UNITS, production_level
 from pipeline.spec import Spec
 
 
 def sweep_steps() -> tuple[str, ...]:
     """Every query a sweep figure read: the headline queries per level, then the sweep's two."""
-    from pipeline.pack.model import LATENCY_STEPS, THROUGHPUT_STEPS  # model builds the pack with this module
-
     return (
         "steady_requests",
         *LATENCY_STEPS,
@@ -51,9 +44,9 @@ def sweep_section(
     spec: Spec, level_rows: list[dict], summary_rows: list[dict], replay_summary: dict | None, lineage: dict | None
 ) -> dict | None:
     """evidence_pack.json's `sweep`: None when no sweep ran."""
-    if not sweep_ran(spec):
-        return None
     replay = spec.workload.replay
+    if replay.sweep is None:  # no sweep ran (analysis.sweep.sweep_ran)
+        return None
     drop = {"run_id"}
     return {
         "mode": replay.mode,
@@ -73,21 +66,6 @@ def sweep_section(
         "replay": replay_summary,
         "lineage": lineage,
     }
-
-
-def read_sweep_tables(layout: PackLayout) -> tuple[list[dict], list[dict], dict | None, int]:
-    """The sweep's tables from the pack folder (empty when no sweep ran)."""
-    levels = _rows(layout.table("sweep_levels"))
-    summary = _rows(layout.table("sweep_summary"))
-    replay_path = layout.json("sweep_replay")
-    replay = json.loads(replay_path.read_text()) if replay_path.is_file() else None
-    sweep_path = layout.table("sweep_timings")
-    rows = pq.read_metadata(sweep_path).num_rows if sweep_path.is_file() else 0
-    return levels, summary, replay, rows
-
-
-def _rows(path: Path) -> list[dict]:
-    return pq.read_table(path).to_pylist() if path.is_file() else []
 
 
 def sweep_charts(section: dict | None) -> dict[str, str | None]:

@@ -1,0 +1,153 @@
+"""The evidence-pack document (`evidence_pack.json`), typed: every key the pack writes, and what
+a reader may rely on.
+
+The pack is a published contract: buyers, `loadproof verify`, the history of the next model
+version and the side-by-side comparison all read it. These models are that contract in code, so a
+renamed key fails the type checker and a malformed value fails when the pack is built or written,
+not when somebody reads it. `schemas/evidence_pack.schema.json` is generated from them
+(`python -m pipeline.pack.schema`; a unit test fails when the committed file differs); the
+published schema never closes an object, so keys may be added without breaking a reader of an
+older schema; none may be renamed. The measured parts and the conventions (absent keys, numbers,
+table rows): `pack/parts.py`; here, the run's records the assets add, and the document itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import MISSING, Field
+
+from pipeline.pack.parts import (
+    AccuracySection,
+    Claim,
+    ClientValidity,
+    ConcurrencyRow,
+    Condition,
+    DivergenceAxis,
+    EndpointFingerprint,
+    ErrorRow,
+    Figure,
+    FileRef,
+    LatencyBucket,
+    Number,
+    Part,
+    ProxyVerdict,
+    RankingRow,
+    RelativePath,
+    ReplaySummary,
+    Sha256,
+    SideBySide,
+    SweepSection,
+    TokenAgreement,
+)
+
+
+class Partition(Part):
+    """A candidate × model-version pack: which partition it measured."""
+
+    candidate: str
+    model_version: str
+
+
+class PartitionRun(Part):
+    """The partition (candidate, version, run) a side-by-side pack's figures come from."""
+
+    candidate: str
+    model_version: str
+    run_id: str
+
+
+class HistoryRow(Part):
+    candidate: str
+    metric: str
+    unit: str
+    claimed: Number | None
+    previous: Number | None
+    current: Number | None
+    delta: Number | None  # current − previous
+    relative_change: Number | None
+    previous_verdict: str | None  # as the previous pack wrote it
+    current_verdict: str | None
+    verdict_changed: bool
+
+
+class History(Part):
+    """A candidate × model-version pack beside the previous version's run: figure deltas."""
+
+    previous_model_version: str | None
+    previous_run_id: str | None
+    rows: list[HistoryRow]
+    fingerprint_changed: bool | None
+
+
+class CheckResult(Part):
+    """One asset check that guarded the figures (`run_id`: borrowed from the run that planned;
+    `partition`: a side-by-side pack's, from that partition's pack)."""
+
+    asset: str
+    check: str
+    passed: bool
+    severity: str
+    run_id: str | MISSING = MISSING
+    partition: str | MISSING = MISSING
+
+
+class RunLineage(Part):
+    """Which run and assets made the pack, with which code."""
+
+    run_id: str
+    asset_keys: list[str]
+    code_version: str
+    partition_runs: list[PartitionRun] | MISSING = MISSING  # a side-by-side pack: each partition's run
+
+
+class ManifestEntry(Part):
+    path: RelativePath
+    sha256: Sha256
+
+
+class EvidencePackDraft(Part):
+    """The pack while the assets assemble it: `build_pack` fills the figures and sections, the
+    asset adds the partition, history, checks and lineage; `EvidencePack` is what is written."""
+
+    run_id: str = Field(min_length=1)
+    spec_sha256: Sha256
+    spec_name: str | MISSING = MISSING
+    generated_at: str | MISSING = MISSING
+    claim: Claim | MISSING = MISSING
+    figures: list[Figure]
+    conditions: list[Condition] | MISSING = MISSING
+    proxy_verdict: ProxyVerdict | None | MISSING = MISSING  # None: the claim divergence did not run
+    claim_divergence: list[DivergenceAxis] | MISSING = MISSING
+    profile: dict[str, Any] | MISSING = MISSING  # prompt_profile.json, as the workload stage wrote it
+    replay: ReplaySummary | MISSING = MISSING
+    client_validity: ClientValidity
+    inputs: list[FileRef] | MISSING = MISSING
+    side_by_side: SideBySide | MISSING = MISSING
+    ranking: list[RankingRow] | MISSING = MISSING
+    accuracy: AccuracySection | None | MISSING = MISSING  # None: no labelled slice
+    latency_by_bucket: list[LatencyBucket] | MISSING = MISSING
+    errors_by_type: list[ErrorRow] | MISSING = MISSING
+    concurrency: list[ConcurrencyRow] | MISSING = MISSING
+    sweep: SweepSection | None | MISSING = MISSING  # None: no load sweep ran
+    versions: dict[str, str | None] | MISSING = MISSING
+    endpoint_fingerprints: list[EndpointFingerprint] | MISSING = MISSING
+    token_agreement: list[TokenAgreement] | MISSING = MISSING
+    partition: Partition | MISSING = MISSING
+    partitions: list[PartitionRun] | MISSING = MISSING
+    history: History | MISSING = MISSING
+    data_quality: list[CheckResult] | MISSING = MISSING
+    lineage: RunLineage | MISSING = MISSING
+
+    def document(self) -> dict[str, Any]:
+        """The document as plain values: the keys that were set, in the model's order."""
+        return self.model_dump()
+
+
+class EvidencePack(EvidencePackDraft):
+    """evidence_pack.json: every measured figure beside the published one, traceable to the raw
+    timings. Keys may be added; none of these may be renamed."""
+
+    data_quality: list[CheckResult]
+    lineage: RunLineage
+    manifest: list[ManifestEntry]

@@ -1,0 +1,122 @@
+"""Everything an evidence pack is built from, read from one pack folder in one place.
+
+The pack is assembled from ~15 files that earlier assets wrote into the folder (a candidate ×
+version partition's, or the shared folder the side-by-side comparison gathered them into).
+Reading them here, into one `PackInputs`, keeps the builder (`pack/model.py`) free of file
+access and the asset shell (`assets/pack.py`) down to a call: a test can build a pack from a
+folder without Dagster.
+
+Which files must exist is unchanged: the analysis tables, the profile, the replay summary, the
+client calibration and the endpoint fingerprints always; the claim divergence, the ITL histogram
+and the load sweep's files only when their step ran.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from pipeline.duck.session import run_query
+from pipeline.pack.layout import PackLayout
+from pipeline.spec import LoadedSpec
+
+
+@dataclass(frozen=True)
+class SweepTables:
+    """The load sweep's files: empty (and no replay summary) when no sweep ran."""
+
+    level_rows: list[dict] = field(default_factory=list)
+    summary_rows: list[dict] = field(default_factory=list)
+    replay: dict | None = None
+    timings_rows: int = 0
+
+
+@dataclass(frozen=True)
+class PackInputs:
+    """What one pack is built from: the spec, the folder (for lineage: SQL copies and hashes),
+    and the contents of the files the earlier assets wrote there."""
+
+    loaded: LoadedSpec
+    layout: PackLayout
+    profile: dict
+    replay_summary: dict
+    latency_rows: list[dict]
+    throughput_rows: list[dict]
+    cost_rows: list[dict]
+    raw_timings_rows: int
+    accuracy_rows: list[dict]
+    accuracy_label_rows: list[dict]
+    error_rows: list[dict]
+    accuracy_results_rows: int
+    calibration: dict | None
+    claim_divergence: dict
+    itl_histogram_rows: int | None  # None: no ITL histogram beside the raw timings
+    sweep: SweepTables
+    endpoint_fingerprints: list[dict]
+    token_agreement: list[dict]
+
+
+def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
+    """Read every input of the pack in `layout` (after the comparison has gathered its partitions)."""
+    return PackInputs(
+        loaded=loaded,
+        layout=layout,
+        profile=_json(layout.json("prompt_profile")),
+        replay_summary=_json(layout.json("replay_summary")),
+        latency_rows=_rows(layout.table("latency_percentiles")),
+        throughput_rows=_rows(layout.table("throughput")),
+        cost_rows=_rows(layout.table("cost_per_decision")),
+        raw_timings_rows=_row_count(layout.table("raw_timings")),
+        accuracy_rows=_rows(layout.table("accuracy_summary")),
+        accuracy_label_rows=_rows(layout.table("accuracy_by_label")),
+        error_rows=_rows(layout.table("error_breakdown")),
+        accuracy_results_rows=_row_count(layout.table("accuracy_results")),
+        calibration=_json(layout.json("client_calibration")),
+        claim_divergence=_claim_divergence(layout.json("claim_divergence")),
+        itl_histogram_rows=_row_count_if_written(layout.table("itl_histogram")),
+        sweep=read_sweep_tables(layout),
+        endpoint_fingerprints=_json(layout.json("endpoint_fingerprint")),
+        token_agreement=run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist(),
+    )
+
+
+def read_sweep_tables(layout: PackLayout) -> SweepTables:
+    """The sweep's tables and replay summary from the pack folder (empty when no sweep ran)."""
+    return SweepTables(
+        level_rows=_rows_if_written(layout.table("sweep_levels")),
+        summary_rows=_rows_if_written(layout.table("sweep_summary")),
+        replay=_json_if_written(layout.json("sweep_replay")),
+        timings_rows=_row_count_if_written(layout.table("sweep_timings")) or 0,
+    )
+
+
+def _claim_divergence(path: Path) -> dict:
+    """prompt_profile's claim divergence (axes + proxy verdict), when that step ran."""
+    return _json(path) if path.is_file() else {"axes": [], "proxy_verdict": None}
+
+
+def _json(path: Path):
+    return json.loads(path.read_text())
+
+
+def _json_if_written(path: Path):
+    return _json(path) if path.is_file() else None
+
+
+def _rows(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+def _rows_if_written(path: Path) -> list[dict]:
+    return _rows(path) if path.is_file() else []
+
+
+def _row_count(path: Path) -> int:
+    return pq.read_metadata(path).num_rows
+
+
+def _row_count_if_written(path: Path) -> int | None:
+    return _row_count(path) if path.is_file() else None

@@ -1,0 +1,10 @@
+"""The queries a headline figure read before its own, in the order `pipeline/analysis/tables.py`
+runs them: a figure's lineage names each (copied into the pack's `sql/` with its sha256), so a
+reader can re-run the chain from the raw timings.
+
+Its own module because both the headline figures (`pack/model.py`) and the load sweep's figures
+(`pack/sweep.py`, which re-ran the headline queries per level) name the same chain.
+"""
+
+LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
+THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")

@@ -1,0 +1,318 @@
+"""The parts of the evidence-pack document (`pack/document.py`) that `build_pack` measures and
+compiles: figures with lineage, conditions, client validity, the comparison sections, the sweep.
+
+Conventions, chosen so that the JSON stays exactly what the untyped dict wrote:
+* a key that may be absent is `X | MISSING = MISSING`: left out of the document when never set,
+  never written as null (the schema leaves it out of `required`); `X | None` is a key whose value
+  may be null;
+* numbers are `Number` (an int stays an int, a float a float: no coercion, same values);
+* a `Part` forbids unknown keys, so a typo fails at once; a `TableRow` is a row of an analysis
+  table (or a document another stage wrote) passed through: the columns the pack's readers rely
+  on are declared, every other column is kept as written.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import MISSING, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+Count = Annotated[int, Field(ge=0)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+# relative to the pack folder, never leaving it
+RelativePath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\./).+")]
+MetricName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")]
+Verdict = Literal["holds", "not reproduced", "inconclusive"] | None  # None: the figure was not claimed
+
+
+class Part(BaseModel):
+    """A part of the pack that loadproof builds itself: unknown keys are an error."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, regex_engine="python-re")
+
+
+class TableRow(Part):
+    """A row of an analysis table or another stage's document: every column is kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class FileRef(Part):
+    """One file of the pack: path relative to the pack folder, sha256, and row count for a table."""
+
+    path: RelativePath
+    sha256: Sha256
+    rows: Count | MISSING = MISSING
+
+
+class FigureLineage(Part):
+    """How a figure was computed: the query that computed it (`sql`), the queries it read before
+    (`staged_sql`, in order) and the input files, each with its sha256."""
+
+    sql: RelativePath
+    sql_sha256: Sha256 | MISSING = MISSING
+    staged_sql: list[FileRef] | MISSING = MISSING
+    inputs: list[FileRef] = Field(min_length=1)
+
+
+class EarlyStopping(Part):
+    """How many samples a claim on this percentile needs to hold, even with none over it."""
+
+    confidence: Number
+    min_samples_to_hold: Count
+    long_enough: bool
+
+
+class Figure(Part):
+    """One measured figure of one candidate beside the published one, with its interval, n,
+    verdict and lineage."""
+
+    candidate: str
+    metric: MetricName
+    unit: str
+    claimed: Number | None
+    measured: Number | None
+    ci_low: Number | None
+    ci_high: Number | None
+    n: Count
+    verdict: Verdict
+    lineage: FigureLineage
+    early_stopping: EarlyStopping | MISSING = MISSING  # percentiles
+    sampled: str | MISSING = MISSING  # ITL read from a sample of the gaps
+    delta: Number | None | MISSING = MISSING  # accuracy: measured − claimed
+    load_level: Number | MISSING = MISSING  # the sweep's cost figure: the level it was read at
+    load_level_label: str | MISSING = MISSING
+    reason: str | MISSING = MISSING  # why a claimed figure has no value
+
+
+class Claim(Part):
+    source: str
+    figures: dict[str, Number]
+
+
+class Condition(Part):
+    """One of the benchmark's frozen assumptions beside what the production sample shows."""
+
+    axis: str
+    claimed: str | Number | None
+    production: str | Number | None
+
+
+class ProxyVerdict(Part):
+    verdict: str
+    reasons: list[str]
+
+
+class DivergenceAxis(Part):
+    """One axis of the claim divergence (`pipeline/workload/divergence.py`)."""
+
+    axis: str
+    claimed: Any
+    production: Any
+    status: Literal["matches", "diverges", "unstated", "unknown"]
+    decisive: bool
+    reason: str
+
+
+class ReplaySummary(TableRow):
+    """replay_summary.json: the replay's totals (per candidate and shard among the other keys)."""
+
+    mode: str
+    planned: Count
+    sent: Count
+    errors: Count
+    unsent: Count
+    wall_s: Number
+
+
+class ClientCalibration(TableRow):
+    """client_calibration.json: the plan's busiest stretch replayed against a zero-delay echo."""
+
+    client_limited: bool
+    peak_rate_per_s: Number | None
+    schedule_lag_ms_p99: Number | None
+    overhead_ttft_ms_p50: Number | None
+
+
+class ClientValidity(Part):
+    """Whether the load generator kept the schedule (a client-limited run measures the client)."""
+
+    schedule_lag_ms_p99: Number | None
+    client_limited: bool
+    threshold_ms: Number | MISSING = MISSING
+    calibration: ClientCalibration | None | MISSING = MISSING
+
+
+class SideBySideCell(Part):
+    measured: Number | None
+    ci_low: Number | None
+    ci_high: Number | None
+    verdict: Verdict
+
+
+class SideBySideRow(Part):
+    metric: MetricName
+    unit: str
+    claimed: Number | None
+    cells: list[SideBySideCell]  # one per candidate, in `side_by_side.candidates` order
+
+
+class SideBySide(Part):
+    """One row per figure, one cell per candidate."""
+
+    candidates: list[str]
+    rows: list[SideBySideRow]
+
+
+class RankingRow(Part):
+    """Candidates from the lowest cost per useful decision up; a candidate with none comes last."""
+
+    rank: int = Field(ge=1)
+    candidate: str
+    cost_per_decision_usd: Number | None
+    cost_per_1000_decisions_usd: Number | None | MISSING = MISSING
+    cost_per_decision_usd_ci_low: Number | None
+    cost_per_decision_usd_ci_high: Number | None
+    pricing: str | None
+    useful_decisions: Number | None
+    sla_attainment: Number | None
+    accuracy: Number | None
+
+
+class AccuracySummaryRow(TableRow):
+    """A row of the accuracy_summary table."""
+
+    candidate: str
+    scored: Count
+    correct: Count
+    accuracy: Number | None
+    accuracy_ci_low: Number | None
+    accuracy_ci_high: Number | None
+
+
+class LabelCell(Part):
+    accuracy: Number | None
+    confused_with: str | None  # the most frequent wrong answer, with its count
+
+
+class LabelRow(Part):
+    label: str
+    label_items: Count
+    cells: list[LabelCell]  # one per candidate, in `accuracy.candidates` order
+
+
+class AccuracySection(Part):
+    """Accuracy on the buyer's labelled slice, per candidate and per label."""
+
+    candidates: list[str]
+    summary: list[AccuracySummaryRow]
+    per_label: list[LabelRow]
+
+
+class LatencyBucket(Part):
+    """TTFT and E2E percentiles of one candidate in one prompt-length bucket ('all': every prompt)."""
+
+    candidate: str
+    scope: str
+    n: dict[str, Count]
+    values: dict[str, Number | None]
+
+
+class ErrorRow(TableRow):
+    """A row of the error_breakdown table (every outcome but 'ok')."""
+
+    candidate: str
+    outcome: str
+    requests: Count
+    requests_planned: Count
+    rate: Number | None
+    rate_ci_low: Number | None
+    rate_ci_high: Number | None
+
+
+class ConcurrencyRow(Part):
+    candidate: str
+    peak: Count | None
+    mean: Number | None
+
+
+class SweepSla(Part):
+    ttft_ms: Number | None
+    tpot_ms: Number | None
+    e2e_ms: Number | None
+    min_attainment: Number
+    max_error_rate: Number
+
+
+class SweepLevelRow(TableRow):
+    """A row of the sweep_levels table: one candidate at one load level."""
+
+    candidate: str
+    load_level: Number
+    load_level_label: str
+    production: bool
+    requests_in_window: Count
+    requests_per_s: Number | None
+    output_tokens_per_s: Number | None
+    goodput_requests_per_s: Number | None
+    sla_attainment: Number | None
+    error_rate: Number | None
+    ttft_ms_p99: Number | None
+    e2e_ms_p99: Number | None
+    cost_per_decision_usd: Number | None
+    meets_sla: bool
+    clearly_misses_sla: bool
+
+
+class SweepSummaryRow(TableRow):
+    """A row of the sweep_summary table: one candidate's highest load still meeting the SLA."""
+
+    candidate: str
+    load_levels: Count
+    production_load_level: Number | None
+    max_sla_load_level: Number | None
+    max_sla_load_level_label: str | None
+    headroom_factor: Number | None
+    goodput_requests_per_s_at_max_sla_load: Number | None
+    cost_per_decision_at_max_sla_load_usd: Number | None
+    first_missing_load_level: Number | None
+
+
+class SweepSection(Part):
+    """A load sweep (workload.replay.sweep): every level's figures and, per candidate, the highest
+    load still meeting the SLA. The headline figures are the production level's."""
+
+    mode: Literal["trace", "rate", "concurrency"]
+    knob: str | MISSING = MISSING
+    unit: str
+    production_load_level: Number
+    production_load_level_label: str | MISSING = MISSING
+    sla: SweepSla
+    levels: list[SweepLevelRow]
+    summary: list[SweepSummaryRow]
+    replay: dict[str, Any] | None | MISSING = MISSING  # sweep_replay.json: each level's replay
+    lineage: FigureLineage | None | MISSING = MISSING
+
+
+class EndpointFingerprint(TableRow):
+    """endpoint_fingerprint.json: what the endpoint advertised and how it answered the probes."""
+
+    candidate: str
+    model: str
+    model_version: str
+    system_fingerprint: str | None
+    fingerprint_sha256: Sha256
+
+
+class TokenAgreement(TableRow):
+    """Where the server's usage and the client's own token count disagree (token_agreement.sql)."""
+
+    candidate: str
+    requests_compared: Count
+    output_disagreeing: Count
+    output_abs_diff_p50: Count | None
+    output_abs_diff_max: Count | None
+    prompt_disagreeing: Count
+    prompt_abs_diff_p50: Count | None
+    prompt_abs_diff_max: Count | None
