@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from pipeline.analysis.sweep import sweep_ran
+from pipeline.contracts import RAW_TIMINGS, SWEEP_LEVELS, SWEEP_REPLAY, SWEEP_SUMMARY, SWEEP_TIMINGS
 from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
@@ -41,8 +42,8 @@ def sweep_lineage(layout: PackLayout, raw_timings_rows: int, sweep_timings_rows:
     """The lineage of every sweep figure, and the input file refs (raw and sweep timings)."""
     steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(sweep_steps()))]
     inputs = [
-        file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows),
-        file_ref(layout.table("sweep_timings"), layout.root, sweep_timings_rows),
+        file_ref(layout.path(RAW_TIMINGS), layout.root, raw_timings_rows),
+        file_ref(layout.path(SWEEP_TIMINGS), layout.root, sweep_timings_rows),
     ]
     return claims.lineage(steps, inputs), inputs
 
@@ -77,11 +78,11 @@ def sweep_section(
 
 def read_sweep_tables(layout: PackLayout) -> tuple[list[dict], list[dict], dict | None, int]:
     """The sweep's tables from the pack folder (empty when no sweep ran)."""
-    levels = _rows(layout.table("sweep_levels"))
-    summary = _rows(layout.table("sweep_summary"))
-    replay_path = layout.json("sweep_replay")
+    levels = _rows(layout.path(SWEEP_LEVELS))
+    summary = _rows(layout.path(SWEEP_SUMMARY))
+    replay_path = layout.path(SWEEP_REPLAY)
     replay = json.loads(replay_path.read_text()) if replay_path.is_file() else None
-    sweep_path = layout.table("sweep_timings")
+    sweep_path = layout.path(SWEEP_TIMINGS)
     rows = pq.read_metadata(sweep_path).num_rows if sweep_path.is_file() else 0
     return levels, summary, replay, rows
 

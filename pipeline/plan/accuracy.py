@@ -25,7 +25,8 @@ import random
 
 import pyarrow as pa
 
-from pipeline.plan.replay_plan import PLAN_SCHEMA, tokenizer_for
+from pipeline.contracts import REPLAY_PLAN_SCHEMA
+from pipeline.plan.replay_plan import tokenizer_for
 from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.workload import Prompts
 
@@ -91,10 +92,10 @@ def mix_into_plan(
         merged = list(production)
         for row, position in reversed(list(zip(labelled, labelled_positions(len(production), len(labelled))))):
             merged.insert(position, row)
-        return pa.Table.from_pylist(merged, schema=PLAN_SCHEMA)
+        return pa.Table.from_pylist(merged, schema=REPLAY_PLAN_SCHEMA)
     for row, offset in zip(labelled, labelled_offsets(offsets, len(labelled), config.placement, config.seed)):
         row["scheduled_offset_s"] = offset
     # stable merge by offset: at an equal offset the production request goes first
     keyed = [(row["scheduled_offset_s"] or 0.0, 0, i, row) for i, row in enumerate(production)]
     keyed += [(row["scheduled_offset_s"], 1, i, row) for i, row in enumerate(labelled)]
-    return pa.Table.from_pylist([row for *_, row in sorted(keyed, key=lambda k: k[:3])], schema=PLAN_SCHEMA)
+    return pa.Table.from_pylist([row for *_, row in sorted(keyed, key=lambda k: k[:3])], schema=REPLAY_PLAN_SCHEMA)
