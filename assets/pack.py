@@ -33,6 +33,7 @@ from assets.support.run_records import (
     shared_inputs_quality,
 )
 from assets.workload import prompt_profile
+from pipeline.contracts import REPLAY_SUMMARY
 from pipeline.duck.session import run_query
 from pipeline.pack import gather, history
 from pipeline.pack.charts import comparison_charts, pack_charts
@@ -92,7 +93,14 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: dict) -> Materi
     )
 
 
-PACK_DEPS = [prompt_profile, endpoint_fingerprint, *TABLES, accuracy_summary, accuracy_by_label, sweep_summary]
+PACK_DEPS = [
+    prompt_profile,
+    endpoint_fingerprint,
+    *(file.name for file in TABLES),
+    accuracy_summary,
+    accuracy_by_label,
+    sweep_summary,
+]
 
 
 @asset(
@@ -107,7 +115,7 @@ PACK_DEPS = [prompt_profile, endpoint_fingerprint, *TABLES, accuracy_summary, ac
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, shared, layout = spec.load(), storage.layout(), partition_layout(storage, context)
     candidate, version = partition_of(context)
-    pack = assemble(context, loaded, layout, json.loads(layout.json("replay_summary").read_text()))
+    pack = assemble(context, loaded, layout, json.loads(layout.path(REPLAY_SUMMARY).read_text()))
     pack["partition"] = {"candidate": candidate, "model_version": version}
     keys = [
         REVALIDATION_PARTITIONS.get_partition_key_from_str(k)

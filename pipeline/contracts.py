@@ -33,7 +33,9 @@ Format = Literal["parquet", "json"]
 
 class Scope(StrEnum):
     SHARED = "shared"  # one file for every candidate, at the pack folder's top
-    PARTITION = "partition"  # one per candidate × model version, under candidates/<candidate>/<version>/
+    # one per candidate × model version, under candidates/<candidate>/<version>/; the side-by-side
+    # pack gathers every candidate's latest into the top folder
+    PARTITION = "partition"
 
 
 # DuckDB's name for each Arrow type an optional column may have
@@ -261,7 +263,8 @@ RAW_TIMINGS = PackFile(
     _PARTITION,
     "one row per replayed request at the spec's own load: every lifecycle timestamp",
     pa.schema([*RAW_TIMING_RECORD_SCHEMA, SHARD_COLUMN, *LOAD_LEVEL_COLUMNS]),
-    # load_level: only a load sweep has levels; labelled_item_id: only accuracy mixed into the load
+    # columns the queries read that a replay may not write (load_level: only a load sweep has levels;
+    # labelled_item_id: only accuracy mixed into the load), and files written before them
     optional=("load_level", "retry_count", "labelled_item_id"),
 )
 REPLAY_SUMMARY = PackFile("replay_summary", "json", _PARTITION, "the replay's totals, per candidate and per shard")
@@ -273,7 +276,12 @@ SWEEP_TIMINGS = PackFile(
     "the plan replayed at each further load level (no rows without a sweep)",
     SWEEP_TIMINGS_SCHEMA,
 )
-SWEEP_REPLAY = PackFile("sweep_replay", "json", _PARTITION, "the sweep's replay totals per level (absent without)")
+SWEEP_REPLAY = PackFile(
+    "sweep_replay",
+    "json",
+    _PARTITION,
+    "per candidate and level: replayed, reused or skipped, with its totals (absent without a sweep)",
+)
 ACCURACY_RESULTS = PackFile(
     "accuracy_results", "parquet", _PARTITION, "every slice item's reply, scored", ACCURACY_RESULTS_SCHEMA
 )
