@@ -32,7 +32,6 @@ from pipeline.duck.session import QuerySession
 from pipeline.pack.layout import PackLayout
 from pipeline.plan.replay_plan import build_plan
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.replay.shards import Shard, with_shard_column
 from pipeline.replay.sweep import load_levels, production_level, with_load_level
 from pipeline.spec import Spec
@@ -40,12 +39,11 @@ from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.workload import LogSource
 from pipeline.workload.logs.ingest import ingest
 from pipeline.workload.sampling import draw_sample
+from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import DEMO_LOG, DEMO_SLICE, demo_spec_dict
 
 # every data file a pack has held: a pack written before must still verify, so none may move
-PACK_PATHS = {
-    "data/production_logs.parquet",
-    "data/quarantine.parquet",
+SNAPSHOTTED = {  # shared by every candidate, and copied into each partition's folder
     "data/production_sample.parquet",
     "data/production_sample.json",
     "data/prompt_profile.parquet",
@@ -56,12 +54,15 @@ PACK_PATHS = {
     "data/labelled_slice.parquet",
     "data/replay_plan.parquet",
     "data/client_calibration.json",
+}
+WHOLE_LOG = {"data/production_logs.parquet", "data/quarantine.parquet"}  # shared, too large to copy
+PER_PARTITION = {
     "data/endpoint_fingerprint.json",
-    "data/raw_timings.parquet",
     "data/replay_summary.json",
+    "data/sweep_replay.json",
+    "data/raw_timings.parquet",
     "data/itl_histogram.parquet",
     "data/sweep_timings.parquet",
-    "data/sweep_replay.json",
     "data/accuracy_results.parquet",
     "data/accuracy_summary.parquet",
     "data/accuracy_by_label.parquet",
@@ -81,8 +82,9 @@ def columns(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
 
 
 def test_every_pack_file_is_declared_once_at_the_path_packs_were_written_with():
-    assert {f.path for f in contracts.PACK_FILES} == PACK_PATHS
-    assert len(contracts.PACK_FILES) == len(PACK_PATHS)
+    assert {f.path for f in contracts.PACK_FILES} == SNAPSHOTTED | WHOLE_LOG | PER_PARTITION
+    assert len(contracts.PACK_FILES) == len(SNAPSHOTTED | WHOLE_LOG | PER_PARTITION)
+    assert {f.path for f in contracts.PACK_FILES if f.scope is Scope.PARTITION} == PER_PARTITION
     module_constants = {v for v in vars(contracts).values() if isinstance(v, PackFile)}
     assert module_constants == set(contracts.PACK_FILES)  # no entry left out of the registry
     assert PackLayout(Path("/pack")).path(RAW_TIMINGS) == Path("/pack/data/raw_timings.parquet")
@@ -112,38 +114,12 @@ def test_a_partition_copies_exactly_the_shared_inputs(tmp_path: Path):
     partition = top.partition("model a", "v1")
     top.sync_inputs_into(partition)
     copied = {p.relative_to(partition.root).as_posix() for p in partition.data_dir.iterdir()}
-    assert copied == {f.path for f in SHARED_INPUTS}
-    assert copied == {
-        "data/production_sample.parquet",
-        "data/production_sample.json",
-        "data/prompt_profile.parquet",
-        "data/prompt_profile.json",
-        "data/prompt_length_histogram.parquet",
-        "data/arrival_rate.parquet",
-        "data/claim_divergence.json",
-        "data/replay_plan.parquet",
-        "data/client_calibration.json",
-        "data/labelled_slice.parquet",
-    }  # the whole log and its quarantine stay shared: too large to copy per partition
+    assert copied == {f.path for f in SHARED_INPUTS} == SNAPSHOTTED
     assert all(f.scope is Scope.SHARED for f in SHARED_INPUTS) and not PRODUCTION_LOGS.copied
 
 
 def test_the_comparison_gathers_every_partition_table():
-    assert {f.name for f in PARTITION_TABLES} == {
-        "raw_timings",
-        "latency_percentiles",
-        "throughput",
-        "throughput_buckets",
-        "error_breakdown",
-        "cost_per_decision",
-        "accuracy_results",
-        "accuracy_summary",
-        "accuracy_by_label",
-        "sweep_timings",
-        "sweep_levels",
-        "sweep_summary",
-        "itl_histogram",
-    }
+    assert {f.path for f in PARTITION_TABLES} == {path for path in PER_PARTITION if path.endswith(".parquet")}
 
 
 def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
@@ -166,21 +142,10 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
 
 
 def _journal_table(tmp_path: Path) -> pa.Table:
-    outcome = RequestOutcome(
-        t_sent_ns=1_000, sent_at=datetime(2026, 11, 2, tzinfo=UTC), t_end_ns=9_000, chunk_times_ns=[4_000, 6_000]
-    )
-    record = build_record(
-        run_id="r1",
-        candidate="c",
-        request_id="q1",
-        scheduled_offset_s=0.0,
-        t_scheduled_ns=900,
-        prompt_tokens_client=12,
-        max_tokens=4,
-        outcome=outcome,
-    )
+    """Records as the replay builds them (records.build_record), through the journal."""
     with Journal(tmp_path / "journal.jsonl") as journal:
-        journal.append(record)
+        journal.append(timing("q1", sent_ns=0, ttft_ns=10 * MS, e2e_ns=50 * MS, tokens=5))
+        journal.append(timing("q2", sent_ns=S, ttft_ns=10 * MS, e2e_ns=50 * MS, error="http_500"))
     return journal_to_table(tmp_path / "journal.jsonl")
 
 
