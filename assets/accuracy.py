@@ -6,16 +6,13 @@ the same for every spec.
 
 import pyarrow.parquet as pq
 from dagster import (
-    AssetCheckExecutionContext,
-    AssetCheckResult,
     AssetExecutionContext,
     MaterializeResult,
     asset,
-    asset_check,
 )
 
 from assets.replay import raw_timings
-from assets.support.checks import check_result
+from assets.support.checks import table_check
 from assets.support.metadata import materialise_table, table_metadata, with_run_id
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
@@ -32,6 +29,7 @@ from pipeline.accuracy.labelled_slice import (
 )
 from pipeline.accuracy.replies import labelled_replies
 from pipeline.analysis import tables
+from pipeline.contracts import ACCURACY_BY_LABEL, ACCURACY_RESULTS, ACCURACY_SUMMARY, LABELLED_SLICE, RAW_TIMINGS
 from pipeline.pack.layout import write_parquet
 from pipeline.quality import expectations
 from resources import EndpointResource, PackStorage, SpecResource
@@ -47,25 +45,25 @@ def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: 
     loaded, layout = spec.load(), storage.layout()
     config = loaded.spec.accuracy
     table = empty_slice() if config is None else load_slice(config, loaded.resolve(config.path))
-    path = write_parquet(with_run_id(table, context.run_id), layout.table("labelled_slice"))
+    path = write_parquet(with_run_id(table, context.run_id), layout.path(LABELLED_SLICE))
     meta = table_metadata(table, path, context.run_id)
     meta["configured"] = config is not None
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(
-    asset=labelled_slice,
+labelled_slice_well_formed = table_check(
+    LABELLED_SLICE,
+    "well_formed",
+    expectations.labelled_slice_suite,
     blocking=True,
     description=(
         "great-expectations: a configured slice has items, unique ids, a label on each, within the spec's labels."
     ),
+    params=lambda context, spec, layout: {
+        "configured": spec.accuracy is not None,
+        "labels": spec.accuracy.labels if spec.accuracy else None,
+    },
 )
-def labelled_slice_well_formed(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.layout().table("labelled_slice")).to_pandas()
-    config = spec.load().spec.accuracy
-    params = {"configured": config is not None, "labels": config.labels if config else None}
-    outcome = expectations.validate(expectations.labelled_slice_suite, frame, params, name="labelled_slice")
-    return check_result(outcome)
 
 
 @asset(
@@ -82,43 +80,42 @@ def accuracy_results(
 ) -> MaterializeResult:
     loaded, layout = spec.load(), partition_layout(storage, context)
     config = loaded.spec.accuracy
-    slice_table = pq.read_table(layout.table("labelled_slice"))
+    slice_table = pq.read_table(layout.path(LABELLED_SLICE))
     table = empty_results()
     if config is not None and config.mode == "mixed":  # answered during the load replay
-        table = score_replies(config, slice_table, labelled_replies(layout.table("raw_timings"), slice_table))
+        table = score_replies(config, slice_table, labelled_replies(layout.path(RAW_TIMINGS), slice_table))
     elif config is not None:
         items, candidate = slice_table.to_pylist(), partition_candidate(context, loaded.spec)
         context.log.info(f"scoring {len(items)} labelled items on {candidate.name}")
         target = endpoint.target(candidate)
         replies = replay_slice(items, target, config.max_tokens, config.concurrency, config.request_timeout_s)
         table = score_replies(config, slice_table, replies)
-    path = write_parquet(with_run_id(table, context.run_id), layout.table("accuracy_results"))
+    path = write_parquet(with_run_id(table, context.run_id), layout.path(ACCURACY_RESULTS))
     return MaterializeResult(metadata=table_metadata(table, path, context.run_id))
 
 
-@asset_check(
-    asset=accuracy_results,
+def _slice_items_and_labels(context, spec, layout) -> dict:
+    slice_table, config = pq.read_table(layout.path(LABELLED_SLICE)), spec.accuracy
+    return {
+        "items": slice_table.column("item_id").to_pylist(),
+        "candidates": [partition_candidate(context, spec).name] if config else [],
+        "labels": label_set(config, slice_table.column("label").to_pylist()) if config else [],
+        "closed_predictions": config is not None and config.scorer == "choice",
+    }
+
+
+accuracy_results_one_per_item = table_check(
+    ACCURACY_RESULTS,
+    "one_per_item",
+    expectations.accuracy_results_suite,
     blocking=True,
     description=(
         "great-expectations: one row per slice item and candidate, each scored or marked unscorable; labels (and "
         "choice predictions) within the label set."
     ),
+    frame=expectations.accuracy_results_frame,
+    params=_slice_items_and_labels,
 )
-def accuracy_results_one_per_item(
-    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
-) -> AssetCheckResult:
-    layout, loaded = partition_layout(storage, context), spec.load().spec
-    slice_table = pq.read_table(layout.table("labelled_slice"))
-    config = loaded.accuracy
-    params = {
-        "items": slice_table.column("item_id").to_pylist(),
-        "candidates": [partition_candidate(context, loaded).name] if config else [],
-        "labels": label_set(config, slice_table.column("label").to_pylist()) if config else [],
-        "closed_predictions": config is not None and config.scorer == "choice",
-    }
-    frame = expectations.accuracy_results_frame(pq.read_table(layout.table("accuracy_results")))
-    outcome = expectations.validate(expectations.accuracy_results_suite, frame, params, name="accuracy_results")
-    return check_result(outcome)
 
 
 @asset(
@@ -128,19 +125,17 @@ def accuracy_results_one_per_item(
     description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.",
 )
 def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, "accuracy_summary", tables.accuracy_summary, "accuracy_results", spec, storage)
+    return materialise_table(context, ACCURACY_SUMMARY, tables.accuracy_summary, ACCURACY_RESULTS, spec, storage)
 
 
-@asset_check(
-    asset=accuracy_summary,
+accuracy_summary_in_bounds = table_check(
+    ACCURACY_SUMMARY,
+    "in_bounds",
+    expectations.proportion_suite,
     blocking=True,
     description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.",
+    params={"column": "accuracy", "n": "scored"},
 )
-def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(partition_layout(storage, context).table("accuracy_summary")).to_pandas()
-    params = {"column": "accuracy", "n": "scored"}
-    outcome = expectations.validate(expectations.proportion_suite, frame, params, name="accuracy_summary")
-    return check_result(outcome)
 
 
 @asset(
@@ -150,14 +145,13 @@ def accuracy_summary_in_bounds(context: AssetCheckExecutionContext, storage: Pac
     description="Per-label accuracy and the confusion matrix (long form).",
 )
 def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, "accuracy_by_label", tables.accuracy_by_label, "accuracy_results", spec, storage)
+    return materialise_table(context, ACCURACY_BY_LABEL, tables.accuracy_by_label, ACCURACY_RESULTS, spec, storage)
 
 
-@asset_check(
-    asset=accuracy_by_label, description="great-expectations: each label's accuracy lies inside its Wilson interval."
+accuracy_by_label_in_bounds = table_check(
+    ACCURACY_BY_LABEL,
+    "in_bounds",
+    expectations.proportion_suite,
+    description="great-expectations: each label's accuracy lies inside its Wilson interval.",
+    params={"column": "label_accuracy", "n": "label_items"},
 )
-def accuracy_by_label_in_bounds(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(partition_layout(storage, context).table("accuracy_by_label")).to_pandas()
-    params = {"column": "label_accuracy", "n": "label_items"}
-    outcome = expectations.validate(expectations.proportion_suite, frame, params, name="accuracy_by_label")
-    return check_result(outcome)

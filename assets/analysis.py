@@ -24,7 +24,7 @@ from dagster import (
 
 from assets.accuracy import accuracy_summary
 from assets.replay import raw_timings, sweep_timings
-from assets.support.checks import check_result
+from assets.support.checks import check_result, table_check
 from assets.support.metadata import table_metadata, with_run_id
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
@@ -34,20 +34,33 @@ from assets.support.partitions import (
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.tables import analyse_all
+from pipeline.contracts import (
+    ACCURACY_SUMMARY,
+    COST_PER_DECISION,
+    ERROR_BREAKDOWN,
+    ITL_HISTOGRAM,
+    LATENCY_PERCENTILES,
+    RAW_TIMINGS,
+    SWEEP_LEVELS,
+    SWEEP_SUMMARY,
+    SWEEP_TIMINGS,
+    THROUGHPUT,
+    THROUGHPUT_BUCKETS,
+)
 from pipeline.pack.layout import write_parquet
 from pipeline.quality import expectations, rules
 from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
 TABLES = {
-    "latency_percentiles": (
+    LATENCY_PERCENTILES: (
         "TTFT, TPOT, ITL, E2E p50…p99.9, overall and per prompt-length bucket, exact order-statistic intervals, "
         "steady state."
     ),
-    "throughput": "Output/total tokens per second, requests per second, goodput, error rate.",
-    "throughput_buckets": "The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.",
-    "error_breakdown": "Every planned request by outcome (ok or error type), with Wilson intervals.",
-    "cost_per_decision": (
+    THROUGHPUT: "Output/total tokens per second, requests per second, goodput, error rate.",
+    THROUGHPUT_BUCKETS: "The replay in 1-second buckets: requests sent, succeeded, good and failed, tokens.",
+    ERROR_BREAKDOWN: "Every planned request by outcome (ok or error type), with Wilson intervals.",
+    COST_PER_DECISION: (
         "Cost of the steady-state window per useful decision (succeeded, met the SLA, correct where scored) "
         "and per million output tokens."
     ),
@@ -56,60 +69,54 @@ TABLES = {
 
 @multi_asset(
     specs=[
-        AssetSpec(name, group_name=GROUP, deps=[raw_timings, accuracy_summary], description=text)
-        for name, text in TABLES.items()
+        AssetSpec(file.name, group_name=GROUP, deps=[raw_timings, accuracy_summary], description=text)
+        for file, text in TABLES.items()
     ],
     partitions_def=REVALIDATION_PARTITIONS,
     name="analysis_tables",
 )
 def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage):
     loaded, layout = spec.load(), partition_layout(storage, context)
-    accuracy = pq.read_table(layout.table("accuracy_summary"))
+    accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
     tables = analyse_all(
-        layout.table("raw_timings"), loaded.spec, accuracy if accuracy.num_rows else None, layout.table("itl_histogram")
+        layout.path(RAW_TIMINGS), loaded.spec, accuracy if accuracy.num_rows else None, layout.path(ITL_HISTOGRAM)
     )
-    for name in TABLES:
-        path = write_parquet(with_run_id(tables[name], context.run_id), layout.table(name))
-        meta = table_metadata(tables[name], path, context.run_id)
-        meta["sql"] = f"sql/{name}.sql"
-        yield MaterializeResult(asset_key=name, metadata=meta)
+    for file in TABLES:
+        path = write_parquet(with_run_id(tables[file.name], context.run_id), layout.path(file))
+        meta = table_metadata(tables[file.name], path, context.run_id)
+        meta["sql"] = f"sql/{file.name}.sql"
+        yield MaterializeResult(asset_key=file.name, metadata=meta)
 
 
-@asset_check(
-    asset="latency_percentiles",
+latency_percentiles_ordered = table_check(
+    LATENCY_PERCENTILES,
+    "ordered",
+    expectations.latency_percentiles_suite,
     blocking=True,
     description=(
         "great-expectations: p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 per series, each value inside its interval, no NaN where n "
         "> 0."
     ),
+    frame=expectations.latency_percentiles_frame,
 )
-def latency_percentiles_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = expectations.latency_percentiles_frame(
-        pq.read_table(partition_layout(storage, context).table("latency_percentiles"))
-    )
-    outcome = expectations.validate(expectations.latency_percentiles_suite, frame, name="latency_percentiles")
-    return check_result(outcome)
-
-
-@asset_check(
-    asset="throughput",
+throughput_consistent = table_check(
+    THROUGHPUT,
+    "consistent",
+    expectations.throughput_suite,
     blocking=True,
     description="great-expectations: no NaN or negative rate; goodput ≤ requests/s; tokens/s × window = token sum.",
+    frame=expectations.throughput_frame,
 )
-def throughput_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = expectations.throughput_frame(pq.read_table(partition_layout(storage, context).table("throughput")))
-    outcome = expectations.validate(expectations.throughput_suite, frame, name="throughput")
-    return check_result(outcome)
 
 
 @asset_check(
-    asset="throughput_buckets",
+    asset=THROUGHPUT_BUCKETS.name,
     blocking=True,
     description="great-expectations: every request that ended is counted in exactly one bucket of its candidate.",
 )
 def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = partition_layout(storage, context)
-    path = layout.table("raw_timings")
+    path = layout.path(RAW_TIMINGS)
     labelled = ["labelled_item_id"] if "labelled_item_id" in pq.read_schema(path).names else []
     timings = production_requests(pq.read_table(path, columns=["candidate", "t_end_ns", "t_sent_ns", *labelled]))
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
@@ -120,40 +127,33 @@ def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: Pack
         .rename_columns(["candidate", "count"])
         .to_pylist()
     }
-    frame = expectations.throughput_buckets_frame(pq.read_table(layout.table("throughput_buckets")), counts)
+    frame = expectations.throughput_buckets_frame(pq.read_table(layout.path(THROUGHPUT_BUCKETS)), counts)
     outcome = expectations.validate(
         expectations.throughput_buckets_suite, frame, {"candidates": sorted(counts)}, name="throughput_buckets"
     )
     return check_result(outcome)
 
 
-@asset_check(
-    asset="error_breakdown",
+error_breakdown_sums_to_one = table_check(
+    ERROR_BREAKDOWN,
+    "sums_to_one",
+    expectations.error_breakdown_suite,
     blocking=True,
     description=(
         "great-expectations: each candidate's outcome rates sum to one, counts to its planned requests; rates inside "
         "their Wilson intervals."
     ),
+    frame=expectations.error_breakdown_frame,
 )
-def error_breakdown_sums_to_one(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = expectations.error_breakdown_frame(
-        pq.read_table(partition_layout(storage, context).table("error_breakdown"))
-    )
-    outcome = expectations.validate(expectations.error_breakdown_suite, frame, name="error_breakdown")
-    return check_result(outcome)
-
-
-@asset_check(
-    asset="cost_per_decision",
+cost_per_decision_non_negative = table_check(
+    COST_PER_DECISION,
+    "non_negative",
+    expectations.cost_per_decision_suite,
     blocking=True,
     description=(
         "great-expectations: cost present and non-negative for every candidate; cost per decision inside its interval."
     ),
 )
-def cost_per_decision_non_negative(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(partition_layout(storage, context).table("cost_per_decision")).to_pandas()
-    outcome = expectations.validate(expectations.cost_per_decision_suite, frame, name="cost_per_decision")
-    return check_result(outcome)
 
 
 @asset(
@@ -170,14 +170,14 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
     if not sweep_analysis.sweep_ran(loaded.spec):
         table = pa.table({"candidate": pa.array([], pa.string()), "load_level": pa.array([], pa.float64())})
     else:
-        accuracy = pq.read_table(layout.table("accuracy_summary"))
+        accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
         table = sweep_analysis.sweep_levels(
-            layout.table("raw_timings"),
-            layout.table("sweep_timings"),
+            layout.path(RAW_TIMINGS),
+            layout.path(SWEEP_TIMINGS),
             loaded.spec,
             accuracy if accuracy.num_rows else None,
         )
-    path = write_parquet(with_run_id(table, context.run_id), layout.table("sweep_levels"))
+    path = write_parquet(with_run_id(table, context.run_id), layout.path(SWEEP_LEVELS))
     meta = table_metadata(table, path, context.run_id)
     meta["sql"] = "sql/sweep_levels.sql"
     return MaterializeResult(metadata=meta)
@@ -193,7 +193,7 @@ def sweep_levels_complete(
 ) -> AssetCheckResult:
     loaded = spec.load().spec
     outcome = rules.sweep_levels_complete(
-        pq.read_table(partition_layout(storage, context).table("sweep_levels")).to_pylist(),
+        pq.read_table(partition_layout(storage, context).path(SWEEP_LEVELS)).to_pylist(),
         [partition_candidate(context, loaded).name],
         sweep_analysis.sweep_ran(loaded),
     )
@@ -211,12 +211,12 @@ def sweep_levels_complete(
 )
 def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), partition_layout(storage, context)
-    levels = pq.read_table(layout.table("sweep_levels"))
+    levels = pq.read_table(layout.path(SWEEP_LEVELS))
     if not sweep_analysis.sweep_ran(loaded.spec):
         table = pa.table({"candidate": pa.array([], pa.string()), "max_sla_load_level": pa.array([], pa.float64())})
     else:
         table = sweep_analysis.sweep_summary(levels.drop_columns(["run_id"]), loaded.spec)
-    path = write_parquet(with_run_id(table, context.run_id), layout.table("sweep_summary"))
+    path = write_parquet(with_run_id(table, context.run_id), layout.path(SWEEP_SUMMARY))
     meta = table_metadata(table, path, context.run_id)
     meta["sql"] = "sql/sweep_summary.sql"
     for row in table.to_pylist():
@@ -234,7 +234,7 @@ def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: P
 def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = partition_layout(storage, context)
     outcome = rules.sweep_summary_consistent(
-        pq.read_table(layout.table("sweep_levels")).to_pylist(),
-        pq.read_table(layout.table("sweep_summary")).to_pylist(),
+        pq.read_table(layout.path(SWEEP_LEVELS)).to_pylist(),
+        pq.read_table(layout.path(SWEEP_SUMMARY)).to_pylist(),
     )
     return check_result(outcome)

@@ -70,7 +70,14 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDra
     )
 
 
-PACK_DEPS = [prompt_profile, endpoint_fingerprint, *TABLES, accuracy_summary, accuracy_by_label, sweep_summary]
+PACK_DEPS = [
+    prompt_profile,
+    endpoint_fingerprint,
+    *(file.name for file in TABLES),
+    accuracy_summary,
+    accuracy_by_label,
+    sweep_summary,
+]
 
 
 @asset(

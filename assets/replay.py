@@ -10,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from dagster import (
     AssetCheckExecutionContext,
@@ -32,7 +31,7 @@ from dagster import (
     op,
 )
 
-from assets.support.checks import check_result
+from assets.support.checks import check_result, table_check
 from assets.support.metadata import table_metadata, with_run_id
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
@@ -43,12 +42,26 @@ from assets.support.partitions import (
 from assets.workload import production_sample
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables
+from pipeline.contracts import (
+    ACCURACY_RESULTS,
+    CLIENT_CALIBRATION,
+    ENDPOINT_FINGERPRINT,
+    ITL_HISTOGRAM,
+    LABELLED_SLICE,
+    PRODUCTION_SAMPLE,
+    RAW_TIMINGS,
+    REPLAY_PLAN,
+    REPLAY_SUMMARY,
+    SWEEP_REPLAY,
+    SWEEP_TIMINGS,
+    SWEEP_TIMINGS_SCHEMA,
+)
 from pipeline.pack.layout import write_parquet, write_text
 from pipeline.pack.partition_keys import partition_safe
-from pipeline.plan.accuracy import mix_into_plan
+from pipeline.plan.accuracy import with_mixed_accuracy
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
-from pipeline.quality import expectations
+from pipeline.quality import expectations, rules
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.fingerprint import fingerprint, version_key
@@ -61,14 +74,7 @@ from pipeline.replay.shards import (
     shards_for,
     with_shard_column,
 )
-from pipeline.replay.sweep import (
-    SWEEP_TIMINGS_SCHEMA,
-    level_plan,
-    load_levels,
-    production_level,
-    run_sweep,
-    with_load_level,
-)
+from pipeline.replay.sweep import production_level, run_sweep, with_load_level
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -76,16 +82,16 @@ GROUP = "replay"
 
 @asset(
     group_name=GROUP,
-    deps=[production_sample, "labelled_slice"],  # the slice's items join the plan when accuracy is mixed
+    deps=[production_sample, LABELLED_SLICE.name],  # the slice's items join the plan when accuracy is mixed
     description="What to send and when: offsets computed up front from the sample.",
 )
 def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = storage.layout()
     workload = spec.load().spec.workload
     replay = workload.replay
-    plan = build_plan(pq.read_table(layout.table("production_sample")), replay, workload.prompts)
-    plan = with_mixed_accuracy(plan, spec.load().spec, layout)
-    path = write_parquet(with_run_id(plan, context.run_id), layout.table("replay_plan"))
+    plan = build_plan(pq.read_table(layout.path(PRODUCTION_SAMPLE)), replay, workload.prompts)
+    plan = with_mixed_accuracy(plan, spec.load().spec, layout.path(LABELLED_SLICE))
+    path = write_parquet(with_run_id(plan, context.run_id), layout.path(REPLAY_PLAN))
     meta = table_metadata(plan, path, context.run_id)
     meta["mode"] = replay.mode
     meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
@@ -93,30 +99,23 @@ def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: Pac
     return MaterializeResult(metadata=meta)
 
 
-def with_mixed_accuracy(plan: pa.Table, loaded_spec, layout) -> pa.Table:
-    """With `accuracy.mode: mixed`, the labelled items placed among the planned requests."""
-    config = loaded_spec.accuracy
-    if config is None or config.mode != "mixed":
-        return plan
-    return mix_into_plan(plan, pq.read_table(layout.table("labelled_slice")), config, loaded_spec.workload.prompts)
+def _smallest_context_window(context, spec, layout) -> dict:
+    windows = [c.max_context_tokens for c in spec.candidates if c.max_context_tokens]
+    return {"max_context_tokens": min(windows, default=None)}
 
 
-@asset_check(
-    asset=replay_plan,
+replay_plan_expectations = table_check(
+    REPLAY_PLAN,
+    "expectations",
+    expectations.replay_plan_suite,
     blocking=True,
     description=(
         "great-expectations: ids present and unique, offsets non-decreasing, max_tokens ≥ 1, prompt + max_tokens "
         "within the model's context."
     ),
+    frame=expectations.replay_plan_frame,
+    params=_smallest_context_window,
 )
-def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.layout().table("replay_plan")).to_pandas()
-    frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
-    windows = [c.max_context_tokens for c in spec.load().spec.candidates if c.max_context_tokens]
-    outcome = expectations.validate(
-        expectations.replay_plan_suite, frame, {"max_context_tokens": min(windows, default=None)}, name="replay_plan"
-    )
-    return check_result(outcome)
 
 
 @asset(
@@ -129,9 +128,9 @@ def replay_plan_expectations(spec: SpecResource, storage: PackStorage) -> AssetC
 def client_calibration(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = storage.layout()
     settings = ReplaySettings.from_spec(spec.load().spec.workload.replay)
-    plan = planned_requests(pq.read_table(layout.table("replay_plan")))
+    plan = planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
     figures = calibrate(plan, settings, layout.journal(context.run_id, "calibration"))
-    path = write_text(json.dumps(figures, indent=2), layout.json("client_calibration"))
+    path = write_text(json.dumps(figures, indent=2), layout.path(CLIENT_CALIBRATION))
     context.log.info(
         f"client calibration: schedule lag p99 {figures['schedule_lag_ms_p99']} ms at "
         f"{figures['peak_rate_per_s']} req/s"
@@ -152,7 +151,7 @@ def client_calibration(context: AssetExecutionContext, spec: SpecResource, stora
     ),
 )
 def client_calibration_not_client_limited(storage: PackStorage) -> AssetCheckResult:
-    figures = json.loads(storage.layout().json("client_calibration").read_text())
+    figures = json.loads(storage.layout().path(CLIENT_CALIBRATION).read_text())
     return AssetCheckResult(
         passed=not figures["client_limited"],
         severity=AssetCheckSeverity.WARN,
@@ -170,7 +169,7 @@ def endpoint_fingerprint(
 ) -> MaterializeResult:
     document = fingerprint(endpoint.target(partition_candidate(context, spec.load().spec)))
     document["version_key"] = version_key(document)
-    path = write_text(json.dumps([document], indent=2), partition_layout(storage, context).json("endpoint_fingerprint"))
+    path = write_text(json.dumps([document], indent=2), partition_layout(storage, context).path(ENDPOINT_FINGERPRINT))
     return MaterializeResult(
         metadata={
             "path": MetadataValue.path(str(path)),
@@ -184,7 +183,7 @@ def endpoint_fingerprint(
 
 @asset_check(asset=endpoint_fingerprint, description="The candidate lists the model it is asked to serve.")
 def endpoint_fingerprint_model_listed(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    documents = json.loads(partition_layout(storage, context).json("endpoint_fingerprint").read_text())
+    documents = json.loads(partition_layout(storage, context).path(ENDPOINT_FINGERPRINT).read_text())
     absent = [d["candidate"] for d in documents if d["model_version"] == "absent"]
     return AssetCheckResult(passed=not absent, metadata={"candidates_without_their_model": ", ".join(absent) or "none"})
 
@@ -200,7 +199,7 @@ def endpoint_fingerprint_model_listed(context: AssetCheckExecutionContext, stora
 def endpoint_fingerprint_matches_partition(
     context: AssetCheckExecutionContext, storage: PackStorage
 ) -> AssetCheckResult:
-    (document,) = json.loads(partition_layout(storage, context).json("endpoint_fingerprint").read_text())
+    (document,) = json.loads(partition_layout(storage, context).path(ENDPOINT_FINGERPRINT).read_text())
     _, version = partition_of(context)
     return AssetCheckResult(
         passed=partition_safe(document["version_key"]) == version,
@@ -230,7 +229,7 @@ def replay_shard(
     replay = loaded.spec.workload.replay
     candidate = partition_candidate(context, loaded.spec)
     settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
-    plan = shard_plan(planned_requests(pq.read_table(layout.table("replay_plan"))), shard)
+    plan = shard_plan(planned_requests(pq.read_table(layout.path(REPLAY_PLAN))), shard)
     barrier = StartBarrier(shard, replay.shard_ready_timeout_s) if shard.count > 1 else None
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
     context.log.info(
@@ -270,8 +269,8 @@ def merge_replay_shards(
     summary["shards"] = [
         {"shard": s["shard"].index, "pid": s["pid"], "clock": s["clock"], **s["stats"]} for s in shards
     ]
-    path = write_parquet(timings, layout.table("raw_timings"))
-    write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
+    path = write_parquet(timings, layout.path(RAW_TIMINGS))
+    write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
     meta = table_metadata(timings, path, context.run_id)
     meta.update(write_itl_histogram(timings, spec.load().spec, layout, context.run_id))
     meta.update(
@@ -284,7 +283,7 @@ def write_itl_histogram(timings: pa.Table, spec, layout, run_id: str) -> dict:
     """Every gap counted per µs beside raw_timings, from the table still in memory: the analysis
     reads this instead of decoding every gap list again (`loadproof verify` re-builds it)."""
     histogram = with_run_id(tables.itl_histogram(timings, spec), run_id)
-    path = write_parquet(histogram, layout.table("itl_histogram"))
+    path = write_parquet(histogram, layout.path(ITL_HISTOGRAM))
     return {"itl_histogram": MetadataValue.path(str(path)), "itl_histogram_rows": histogram.num_rows}
 
 
@@ -302,58 +301,52 @@ def raw_timings(replay_plan, client_calibration):
     return merge_replay_shards(shards.map(replay_shard).collect())
 
 
-@asset_check(
-    asset=raw_timings,
+def _planned_requests_and_candidate(context, spec, layout) -> dict:
+    plan = pq.read_table(layout.path(REPLAY_PLAN), columns=["request_id"])
+    return {"planned": plan.column("request_id").to_pylist(), "candidates": [partition_candidate(context, spec).name]}
+
+
+raw_timings_one_row_per_planned_request = table_check(
+    RAW_TIMINGS,
+    "one_row_per_planned_request",
+    expectations.raw_timings_complete_suite,
     blocking=True,
     description="great-expectations: exactly one row per planned request and candidate.",
+    columns=["candidate", "request_id"],
+    suite_name="raw_timings_complete",
+    params=_planned_requests_and_candidate,
 )
-def raw_timings_one_row_per_planned_request(
-    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
-) -> AssetCheckResult:
-    layout = partition_layout(storage, context)
-    params = {
-        "planned": pq.read_table(layout.table("replay_plan"), columns=["request_id"]).column("request_id").to_pylist(),
-        "candidates": [partition_candidate(context, spec.load().spec).name],
-    }
-    frame = pq.read_table(layout.table("raw_timings"), columns=["candidate", "request_id"]).to_pandas()
-    outcome = expectations.validate(expectations.raw_timings_complete_suite, frame, params, name="raw_timings_complete")
-    return check_result(outcome)
-
-
-@asset_check(
-    asset=raw_timings,
+raw_timings_expectations = table_check(
+    RAW_TIMINGS,
+    "expectations",
+    expectations.raw_timings_suite,
     blocking=True,
     description=(
         "great-expectations: status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, no "
         "negative duration, output ≤ max_tokens."
     ),
 )
-def raw_timings_expectations(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(partition_layout(storage, context).table("raw_timings")).to_pandas()
-    outcome = expectations.validate(expectations.raw_timings_suite, frame, name="raw_timings")
-    return check_result(outcome)
-
-
-@asset_check(
-    asset=raw_timings,
+raw_timings_endpoint_health = table_check(
+    RAW_TIMINGS,
+    "endpoint_health",
+    expectations.endpoint_health_suite,
+    severity=AssetCheckSeverity.WARN,
     description=(
         "Error rate within the spec's budget; schedule lag p99 within the client-validity bound (else the client was "
         "the bottleneck)."
     ),
+    suite_name="endpoint_health",
+    params=lambda context, spec, layout: {
+        "max_error_rate": spec.sla.max_error_rate,
+        "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS,
+    },
 )
-def raw_timings_endpoint_health(
-    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
-) -> AssetCheckResult:
-    frame = pq.read_table(partition_layout(storage, context).table("raw_timings")).to_pandas()
-    params = {"max_error_rate": spec.load().spec.sla.max_error_rate, "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS}
-    outcome = expectations.validate(expectations.endpoint_health_suite, frame, params, name="endpoint_health")
-    return check_result(outcome, AssetCheckSeverity.WARN)
 
 
 @asset(
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
-    deps=[replay_plan, raw_timings, "accuracy_results"],  # after every other replay: no two ever overlap
+    deps=[replay_plan, raw_timings, ACCURACY_RESULTS.name],  # after every other replay: no two ever overlap
     description=(
         "The plan replayed at each further load level of workload.replay.sweep, after the spec's own load "
         "(raw_timings); every row carries load_level."
@@ -367,10 +360,10 @@ def sweep_timings(
     if replay.sweep is None:
         timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
     else:
-        plan = planned_requests(pq.read_table(layout.table("replay_plan")))
+        plan = planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
 
         def judge(candidate, level, table):
-            source = layout.table("raw_timings") if table is None else table
+            source = layout.path(RAW_TIMINGS) if table is None else table
             return sweep_analysis.clearly_misses(candidate, level, source, loaded.spec)
 
         timings, summary = run_sweep(
@@ -383,8 +376,8 @@ def sweep_timings(
             judge=judge,
             log=context.log.info,
         )
-        write_text(json.dumps(summary, indent=2), layout.json("sweep_replay"))
-    path = write_parquet(timings, layout.table("sweep_timings"))
+        write_text(json.dumps(summary, indent=2), layout.path(SWEEP_REPLAY))
+    path = write_parquet(timings, layout.path(SWEEP_TIMINGS))
     meta = table_metadata(timings, path, context.run_id)
     if summary is not None:
         meta["summary"] = MetadataValue.json(summary)
@@ -400,39 +393,17 @@ def sweep_timings_one_row_per_level_request(
     context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
 ) -> AssetCheckResult:
     layout = partition_layout(storage, context)
-    replay = spec.load().spec.workload.replay
-    timings = pq.read_table(layout.table("sweep_timings"))
-    if replay.sweep is None:
-        return AssetCheckResult(passed=timings.num_rows == 0, metadata={"rows": timings.num_rows})
-    plan = planned_requests(pq.read_table(layout.table("replay_plan")))
-    problems, levels = [], 0
-    for level in load_levels(replay):
-        mine = timings.filter(pc.equal(timings.column("load_level"), level.value))
-        if level.production or mine.num_rows == 0:
-            continue  # raw_timings holds the production level; a skipped level has no rows
-        levels += 1
-        params = {
-            "planned": [item.request_id for item in level_plan(plan, level, replay)],
-            "candidates": sorted(set(mine.column("candidate").to_pylist())),
-        }
-        frame = mine.select(["candidate", "request_id"]).to_pandas()
-        outcome = expectations.validate(
-            expectations.raw_timings_complete_suite, frame, params, name=f"sweep_timings_{level.label}"
-        )
-        if not outcome.passed:
-            problems.append(f"{level.label}: {outcome.metadata}")
-    return AssetCheckResult(passed=not problems, metadata={"levels": levels, "problems": "; ".join(problems) or "none"})
+    timings, plan = pq.read_table(layout.path(SWEEP_TIMINGS)), planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
+    return check_result(rules.sweep_timings_complete(timings, plan, spec.load().spec.workload.replay))
 
 
-@asset_check(
-    asset=sweep_timings,
+sweep_timings_lifecycle_ordered = table_check(
+    SWEEP_TIMINGS,
+    "lifecycle_ordered",
+    expectations.raw_timings_suite,
     blocking=True,
     description=(
         "great-expectations (the raw-timings suite): status typed, send ≤ first byte ≤ first token ≤ last token ≤ "
         "end, TTFT ≤ E2E, output ≤ max_tokens."
     ),
 )
-def sweep_timings_lifecycle_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(partition_layout(storage, context).table("sweep_timings")).to_pandas()
-    outcome = expectations.validate(expectations.raw_timings_suite, frame, name="sweep_timings")
-    return check_result(outcome)

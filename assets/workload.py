@@ -15,12 +15,23 @@ from dagster import (
     asset_check,
 )
 
-from assets.support.checks import check_result
+from assets.support.checks import check_result, table_check
 from assets.support.metadata import (
     PREVIEW_ROWS,
     markdown_preview,
     table_metadata,
     with_run_id,
+)
+from pipeline.contracts import (
+    ARRIVAL_RATE,
+    CLAIM_DIVERGENCE,
+    PRODUCTION_LOGS,
+    PRODUCTION_SAMPLE,
+    PRODUCTION_SAMPLE_WINDOW,
+    PROMPT_LENGTH_HISTOGRAM,
+    PROMPT_PROFILE,
+    PROMPT_PROFILE_DOCUMENT,
+    QUARANTINE,
 )
 from pipeline.pack.layout import write_parquet, write_text
 from pipeline.quality import expectations, rules
@@ -39,7 +50,7 @@ GROUP = "workload"
 def production_logs(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     source = loaded.spec.workload.log
-    path, quarantine = layout.table("production_logs"), layout.table("quarantine")
+    path, quarantine = layout.path(PRODUCTION_LOGS), layout.path(QUARANTINE)
     stats = ingest(source, loaded.path.parent, path, quarantine, context.run_id)
     meta = table_metadata(_head(path), path, context.run_id)
     meta.update(
@@ -68,27 +79,23 @@ def _head(path, rows: int = PREVIEW_ROWS) -> pa.Table:
 )
 def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     layout = storage.layout()
-    accepted = pq.read_metadata(layout.table("production_logs")).num_rows
-    rejected = pq.read_metadata(layout.table("quarantine")).num_rows
+    accepted = pq.read_metadata(layout.path(PRODUCTION_LOGS)).num_rows
+    rejected = pq.read_metadata(layout.path(QUARANTINE)).num_rows
     outcome = rules.reject_rate_within_budget(accepted, rejected, spec.load().spec.workload.max_reject_rate)
     return check_result(outcome)
 
 
-LOG_CHECK_COLUMNS = ["request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_file", "source_line"]
-
-
-@asset_check(
-    asset=production_logs,
+production_logs_expectations = table_check(
+    PRODUCTION_LOGS,
+    "expectations",
+    expectations.canonical_log_suite,
     blocking=True,
     description=(
         "great-expectations: ids and timestamps present, timestamps monotonic in log order (99 %), token counts ≥ 1."
     ),
+    columns=["request_id", "arrival_at", "prompt_tokens", "output_tokens", "source_file", "source_line"],
+    frame=expectations.canonical_log_frame,
 )
-def production_logs_expectations(storage: PackStorage) -> AssetCheckResult:
-    frame = pq.read_table(storage.layout().table("production_logs"), columns=LOG_CHECK_COLUMNS).to_pandas()
-    frame = frame.sort_values(["source_file", "source_line"], kind="stable").reset_index(drop=True)
-    outcome = expectations.validate(expectations.canonical_log_suite, frame, name="production_logs")
-    return check_result(outcome)
 
 
 @asset(
@@ -101,13 +108,13 @@ def production_logs_expectations(storage: PackStorage) -> AssetCheckResult:
 )
 def production_sample(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     sample_spec, layout = spec.load().spec.workload.sample, storage.layout()
-    logs = layout.table("production_logs")
+    logs = layout.path(PRODUCTION_LOGS)
     sample, window = draw_sample(logs, sample_spec)
-    path = write_parquet(with_run_id(sample, context.run_id), layout.table("production_sample"))
+    path = write_parquet(with_run_id(sample, context.run_id), layout.path(PRODUCTION_SAMPLE))
     check = representativeness(logs, sample, sample_spec.representativeness.alpha)
     check["on_fail"] = sample_spec.representativeness.on_fail
     description = {**window.as_dict(), "representativeness": check}
-    write_text(json.dumps(description, indent=2), layout.json("production_sample"))
+    write_text(json.dumps(description, indent=2), layout.path(PRODUCTION_SAMPLE_WINDOW))
     meta = table_metadata(sample, path, context.run_id)
     meta.update(
         mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"]
@@ -118,20 +125,18 @@ def production_sample(context: AssetExecutionContext, spec: SpecResource, storag
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(
-    asset=production_sample,
+production_sample_within_window = table_check(
+    PRODUCTION_SAMPLE,
+    "within_window",
+    expectations.production_sample_suite,
     blocking=True,
     description="great-expectations: 1 ≤ size ≤ max_requests, every request inside the sampled window.",
+    columns=["window_offset_s"],
+    params=lambda context, spec, layout: {
+        "max_requests": spec.workload.sample.max_requests,
+        "window_s": json.loads(layout.path(PRODUCTION_SAMPLE_WINDOW).read_text())["window_s"],
+    },
 )
-def production_sample_within_window(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
-    layout = storage.layout()
-    frame = pq.read_table(layout.table("production_sample"), columns=["window_offset_s"]).to_pandas()
-    params = {
-        "max_requests": spec.load().spec.workload.sample.max_requests,
-        "window_s": json.loads(layout.json("production_sample").read_text())["window_s"],
-    }
-    outcome = expectations.validate(expectations.production_sample_suite, frame, params, name="production_sample")
-    return check_result(outcome)
 
 
 @asset_check(
@@ -143,7 +148,7 @@ def production_sample_within_window(spec: SpecResource, storage: PackStorage) ->
     ),
 )
 def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
-    check = json.loads(storage.layout().json("production_sample").read_text())["representativeness"]
+    check = json.loads(storage.layout().path(PRODUCTION_SAMPLE_WINDOW).read_text())["representativeness"]
     severity = AssetCheckSeverity.ERROR if check["on_fail"] == "block" else AssetCheckSeverity.WARN
     frame = pd.DataFrame(check["tests"], columns=["test", "column", "statistic", "p_value", "n_sample", "n_population"])
     params = {"alpha_per_test": check["alpha_per_test"]}
@@ -169,23 +174,18 @@ def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
 def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, layout = spec.load(), storage.layout()
     settings = loaded.spec.workload.profile
-    profile = profile_requests(layout.table("production_sample"), settings)
+    profile = profile_requests(layout.path(PRODUCTION_SAMPLE), settings)
     profile["log"] = {
-        k: v for k, v in profile_requests(layout.table("production_logs"), settings).items() if not isinstance(v, list)
+        k: v for k, v in profile_requests(layout.path(PRODUCTION_LOGS), settings).items() if not isinstance(v, list)
     }
     divergence = claim_divergence(loaded.spec, profile)
     scalars = {k: v for k, v in profile.items() if not isinstance(v, (list, dict))}
     table = with_run_id(pa.Table.from_pylist([scalars]), context.run_id)
-    path = write_parquet(table, layout.table("prompt_profile"))
-    write_parquet(
-        with_run_id(pa.Table.from_pylist(profile["histograms"]), context.run_id),
-        layout.table("prompt_length_histogram"),
-    )
-    write_parquet(
-        with_run_id(pa.Table.from_pylist(profile["arrival_rate"]), context.run_id), layout.table("arrival_rate")
-    )
-    write_text(json.dumps(profile, indent=2, default=str), layout.json("prompt_profile"))
-    write_text(json.dumps(divergence, indent=2, default=str), layout.json("claim_divergence"))
+    path = write_parquet(table, layout.path(PROMPT_PROFILE))
+    for rows, file in ((profile["histograms"], PROMPT_LENGTH_HISTOGRAM), (profile["arrival_rate"], ARRIVAL_RATE)):
+        write_parquet(with_run_id(pa.Table.from_pylist(rows), context.run_id), layout.path(file))
+    write_text(json.dumps(profile, indent=2, default=str), layout.path(PROMPT_PROFILE_DOCUMENT))
+    write_text(json.dumps(divergence, indent=2, default=str), layout.path(CLAIM_DIVERGENCE))
     meta = table_metadata(table, path, context.run_id)
     meta["profile"] = MetadataValue.json(scalars)
     meta["proxy_verdict"] = divergence["proxy_verdict"]["verdict"]
@@ -197,6 +197,6 @@ def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: 
     asset=prompt_profile, description="Length quantiles ordered (p50 ≤ p90 ≤ p99 ≤ max), arrival rate positive."
 )
 def prompt_profile_quantiles_ordered(storage: PackStorage) -> AssetCheckResult:
-    profile = json.loads(storage.layout().json("prompt_profile").read_text())
+    profile = json.loads(storage.layout().path(PROMPT_PROFILE_DOCUMENT).read_text())
     outcome = rules.quantiles_ordered(profile)
     return check_result(outcome)

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 
 CHUNK_ROWS = 500_000
 CANDIDATES = ("alpha", "beta")
@@ -82,15 +82,17 @@ def chunk(
         "t_end_ns": pa.array(end_ns),
         "chunk_offsets_ns": pa.nulls(rows, pa.list_(pa.int64())),
     }
-    for name in RAW_TIMINGS_SCHEMA.names:  # columns the analysis never reads (usage_issue, ...) stay null
-        columns.setdefault(name, pa.nulls(rows, RAW_TIMINGS_SCHEMA.field(name).type))
-    return pa.Table.from_pydict({name: columns[name] for name in RAW_TIMINGS_SCHEMA.names}).cast(RAW_TIMINGS_SCHEMA)
+    for name in RAW_TIMING_RECORD_SCHEMA.names:  # columns the analysis never reads (usage_issue, ...) stay null
+        columns.setdefault(name, pa.nulls(rows, RAW_TIMING_RECORD_SCHEMA.field(name).type))
+    return pa.Table.from_pydict({name: columns[name] for name in RAW_TIMING_RECORD_SCHEMA.names}).cast(
+        RAW_TIMING_RECORD_SCHEMA
+    )
 
 
 def generate(out: Path, rows: int, rate: float, itl_mean: float, seed: int = 0) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     per_candidate = rows // len(CANDIDATES)
-    with pq.ParquetWriter(out, RAW_TIMINGS_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(out, RAW_TIMING_RECORD_SCHEMA, compression="zstd") as writer:
         for number, candidate in enumerate(CANDIDATES):
             rng = np.random.default_rng(seed + number)  # the same plan, a different endpoint
             speed = 1.0 + 0.3 * number

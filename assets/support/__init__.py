@@ -1,1 +1,1 @@
-"""What the asset modules share: partitions, materialisation metadata, check results, run records."""
+"""What the asset modules share: partitions, materialisation metadata, check results and table checks, run records."""

@@ -6,6 +6,7 @@ import pyarrow as pa
 from dagster import MaterializeResult, MetadataValue, TableColumn, TableSchema
 
 from assets.support.partitions import partition_layout
+from pipeline.contracts import PackFile
 from pipeline.pack.layout import write_parquet
 
 PREVIEW_ROWS = 5
@@ -41,11 +42,11 @@ def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
     return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))
 
 
-def materialise_table(context, name: str, compute, source: str, spec, storage):
-    """Compute table `name` from the partition's `source` table, write it, return its materialisation."""
+def materialise_table(context, file: PackFile, compute, source: PackFile, spec, storage):
+    """Compute table `file` from the partition's `source` table, write it, return its materialisation."""
     layout = partition_layout(storage, context)
-    table = compute(layout.table(source), spec.load().spec)
-    path = write_parquet(with_run_id(table, context.run_id), layout.table(name))
+    table = compute(layout.path(source), spec.load().spec)
+    path = write_parquet(with_run_id(table, context.run_id), layout.path(file))
     meta = table_metadata(table, path, context.run_id)
-    meta["sql"] = f"sql/{name}.sql"
+    meta["sql"] = f"sql/{file.name}.sql"
     return MaterializeResult(metadata=meta)

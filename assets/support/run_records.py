@@ -6,6 +6,8 @@ the figures and which assets produced them.
 
 from dagster import AssetKey, DagsterEventType
 
+from pipeline.contracts import REPLAY_PLAN
+
 
 def data_quality(context) -> list[dict]:
     """Every asset check evaluated so far in this run: what was checked and whether it passed."""
@@ -15,7 +17,7 @@ def data_quality(context) -> list[dict]:
 def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
     """The checks of the shared inputs (log to plan) from the run that last planned, when this
     partition's run did not materialise them itself (a later candidate of the same CLI run)."""
-    event = context.instance.get_latest_materialization_event(AssetKey("replay_plan"))
+    event = context.instance.get_latest_materialization_event(AssetKey(REPLAY_PLAN.name))
     if event is None or event.run_id == context.run_id:
         return []
     graph = context.job_def.asset_layer.asset_graph

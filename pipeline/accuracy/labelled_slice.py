@@ -13,35 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.accuracy.scorers import ERROR, make_scorer
+from pipeline.contracts import ACCURACY_RESULTS_SCHEMA, LABELLED_SLICE_SCHEMA
 from pipeline.spec.accuracy import AccuracySlice
-
-SLICE_SCHEMA = pa.schema(
-    [
-        ("item_id", pa.string()),
-        ("text", pa.string()),
-        ("label", pa.string()),
-        ("messages_json", pa.string()),
-        ("source_line", pa.int64()),
-    ]
-)
-
-RESULTS_SCHEMA = pa.schema(
-    [
-        ("candidate", pa.string()),
-        ("item_id", pa.string()),
-        ("label", pa.string()),
-        ("reply", pa.string()),
-        ("predicted", pa.string()),
-        ("correct", pa.bool_()),
-        ("status", pa.string()),
-        ("error_type", pa.string()),
-        ("http_status", pa.int64()),
-        ("latency_ms", pa.float64()),
-        ("prompt_tokens", pa.int64()),
-        ("output_tokens", pa.int64()),
-        ("sent_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
 
 
 class SliceError(ValueError):
@@ -118,7 +91,7 @@ def load_slice(config: AccuracySlice, path: Path) -> pa.Table:
         }
         for item_id, text, label, line in items
     ]
-    return pa.Table.from_pylist(rows, schema=SLICE_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=LABELLED_SLICE_SCHEMA)
 
 
 def label_set(config: AccuracySlice, labels: list[str]) -> list[str]:
@@ -136,12 +109,12 @@ def score_replies(config: AccuracySlice, slice_table: pa.Table, replies: list[di
         else:
             predicted, correct = ERROR, False
         rows.append({**reply, "predicted": predicted, "correct": correct})
-    return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=ACCURACY_RESULTS_SCHEMA)
 
 
 def empty_slice() -> pa.Table:
-    return SLICE_SCHEMA.empty_table()
+    return LABELLED_SLICE_SCHEMA.empty_table()
 
 
 def empty_results() -> pa.Table:
-    return RESULTS_SCHEMA.empty_table()
+    return ACCURACY_RESULTS_SCHEMA.empty_table()

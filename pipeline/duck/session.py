@@ -8,6 +8,7 @@ through DuckDB's relational API and values through `$name` parameters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -15,13 +16,9 @@ from types import TracebackType
 import duckdb
 import pyarrow as pa
 
+from pipeline import contracts
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.connect import DEFAULT_MEMORY_LIMIT, connection
-
-# Raw-timing columns the queries read that a replay may not write (`load_level`: only a load
-# sweep has levels; `labelled_item_id`: only accuracy mixed into the load, and files written
-# before it): added as typed NULLs when missing (name -> SQL type).
-RAW_TIMINGS_OPTIONAL = {"load_level": "DOUBLE", "retry_count": "BIGINT", "labelled_item_id": "VARCHAR"}
 
 
 class QuerySession:
@@ -33,16 +30,17 @@ class QuerySession:
         optional_columns: bool = True,
         memory_limit: str = DEFAULT_MEMORY_LIMIT,
     ) -> None:
-        """`optional_columns`: add the raw-timing columns a replay may not write (as typed NULLs)."""
+        """`optional_columns`: a view named after a pack table (e.g. raw_timings) gets the columns its
+        contract marks optional, as typed NULLs, when its file lacks them (pipeline/contracts.py)."""
         self.params = dict(params or {})
         self.queries = queries
         self._closing = ExitStack()
         self.con: duckdb.DuckDBPyConnection = self._closing.enter_context(connection(memory_limit))
         self._keep: list[pa.Table] = []  # Arrow tables must outlive the views bound to them
         for name, source in views.items():
-            self.bind(name, source, RAW_TIMINGS_OPTIONAL if optional_columns and name == "raw_timings" else None)
+            self.bind(name, source, contracts.optional_columns(name) if optional_columns else None)
 
-    def bind(self, name: str, source: Path | pa.Table, optional: dict[str, str] | None = None) -> None:
+    def bind(self, name: str, source: Path | pa.Table, optional: Mapping[str, str] | None = None) -> None:
         """Bind a Parquet file or an Arrow table as a view, adding missing `optional` columns."""
         if isinstance(source, pa.Table):
             self._keep.append(source)

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis.tables import analysis_params
+from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
 from pipeline.duck.session import QuerySession
 from pipeline.pack import svg
 from pipeline.pack.layout import PackLayout
@@ -109,9 +110,9 @@ def comparison_charts(pack: dict) -> dict[str, str | None]:
 
 
 def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
-    with QuerySession({"raw_timings": layout.table("raw_timings")}, analysis_params(spec)) as session:
+    with QuerySession({RAW_TIMINGS.name: layout.path(RAW_TIMINGS)}, analysis_params(spec)) as session:
         marked = session.run("steady_requests").to_pylist()
-    charts = workload_charts(pq.read_table(layout.table("production_sample")))
+    charts = workload_charts(pq.read_table(layout.path(PRODUCTION_SAMPLE)))
     charts.update(latency_charts(marked, spec))
-    charts.update(throughput_charts(pq.read_table(layout.table("throughput_buckets")).to_pylist()))
+    charts.update(throughput_charts(pq.read_table(layout.path(THROUGHPUT_BUCKETS)).to_pylist()))
     return charts

@@ -9,25 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.contracts import ENDPOINT_FINGERPRINT, PARTITION_TABLES, REPLAY_SUMMARY, SWEEP_REPLAY
 from pipeline.pack.layout import PackLayout, write_parquet, write_text
 from pipeline.pack.render import JSON_NAME
 
-# what a candidate × version partition writes (and the comparison concatenates)
-PARTITION_TABLES = (
-    "raw_timings",
-    "latency_percentiles",
-    "throughput",
-    "throughput_buckets",
-    "error_breakdown",
-    "cost_per_decision",
-    "accuracy_results",
-    "accuracy_summary",
-    "accuracy_by_label",
-    "sweep_timings",
-    "sweep_levels",
-    "sweep_summary",
-    "itl_histogram",
-)
 LATEST_NAME = "latest.json"
 REPLAY_TOTALS = ("sent", "errors", "unsent", "retries", "peak_in_flight", "wall_s")
 
@@ -71,30 +56,28 @@ def latest_versions(shared: PackLayout, candidates: list[str]) -> list[MeasuredV
 
 def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
     """Concatenate the partitions' tables into the shared folder; return the merged replay summary."""
-    for name in PARTITION_TABLES:
-        tables = [pq.read_table(v.layout.table(name)) for v in versions if v.layout.table(name).is_file()]
+    for file in PARTITION_TABLES:
+        tables = [pq.read_table(v.layout.path(file)) for v in versions if v.layout.path(file).is_file()]
         if tables:
-            write_parquet(pa.concat_tables(tables, promote_options="default"), shared.table(name))
+            write_parquet(pa.concat_tables(tables, promote_options="default"), shared.path(file))
         else:
-            shared.table(name).unlink(missing_ok=True)
-    fingerprints = [d for v in versions for d in json.loads(v.layout.json("endpoint_fingerprint").read_text())]
-    write_text(json.dumps(fingerprints, indent=2), shared.json("endpoint_fingerprint"))
-    summaries = [json.loads(v.layout.json("replay_summary").read_text()) for v in versions]
+            shared.path(file).unlink(missing_ok=True)
+    fingerprints = [d for v in versions for d in json.loads(v.layout.path(ENDPOINT_FINGERPRINT).read_text())]
+    write_text(json.dumps(fingerprints, indent=2), shared.path(ENDPOINT_FINGERPRINT))
+    summaries = [json.loads(v.layout.path(REPLAY_SUMMARY).read_text()) for v in versions]
     merged = {key: value for key, value in summaries[0].items() if key not in {"candidates", *REPLAY_TOTALS}}
     merged["candidates"] = {name: stats for summary in summaries for name, stats in summary["candidates"].items()}
     for key in REPLAY_TOTALS:
         merged[key] = sum(stats.get(key, 0) for stats in merged["candidates"].values())
-    write_text(json.dumps(merged, indent=2), shared.json("replay_summary"))
+    write_text(json.dumps(merged, indent=2), shared.path(REPLAY_SUMMARY))
     sweeps = [
-        json.loads(v.layout.json("sweep_replay").read_text())
-        for v in versions
-        if v.layout.json("sweep_replay").is_file()
+        json.loads(v.layout.path(SWEEP_REPLAY).read_text()) for v in versions if v.layout.path(SWEEP_REPLAY).is_file()
     ]
     if sweeps:
         sweep = {**sweeps[0], "candidates": {name: entry for s in sweeps for name, entry in s["candidates"].items()}}
-        write_text(json.dumps(sweep, indent=2), shared.json("sweep_replay"))
+        write_text(json.dumps(sweep, indent=2), shared.path(SWEEP_REPLAY))
     else:
-        shared.json("sweep_replay").unlink(missing_ok=True)
+        shared.path(SWEEP_REPLAY).unlink(missing_ok=True)
     return merged
 
 

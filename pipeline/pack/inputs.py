@@ -19,6 +19,26 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.contracts import (
+    ACCURACY_BY_LABEL,
+    ACCURACY_RESULTS,
+    ACCURACY_SUMMARY,
+    CLAIM_DIVERGENCE,
+    CLIENT_CALIBRATION,
+    COST_PER_DECISION,
+    ENDPOINT_FINGERPRINT,
+    ERROR_BREAKDOWN,
+    ITL_HISTOGRAM,
+    LATENCY_PERCENTILES,
+    PROMPT_PROFILE_DOCUMENT,
+    RAW_TIMINGS,
+    REPLAY_SUMMARY,
+    SWEEP_LEVELS,
+    SWEEP_REPLAY,
+    SWEEP_SUMMARY,
+    SWEEP_TIMINGS,
+    THROUGHPUT,
+)
 from pipeline.duck.session import run_query
 from pipeline.pack.layout import PackLayout
 from pipeline.spec import LoadedSpec
@@ -64,32 +84,32 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
     return PackInputs(
         loaded=loaded,
         layout=layout,
-        profile=_json(layout.json("prompt_profile")),
-        replay_summary=_json(layout.json("replay_summary")),
-        latency_rows=_rows(layout.table("latency_percentiles")),
-        throughput_rows=_rows(layout.table("throughput")),
-        cost_rows=_rows(layout.table("cost_per_decision")),
-        raw_timings_rows=_row_count(layout.table("raw_timings")),
-        accuracy_rows=_rows(layout.table("accuracy_summary")),
-        accuracy_label_rows=_rows(layout.table("accuracy_by_label")),
-        error_rows=_rows(layout.table("error_breakdown")),
-        accuracy_results_rows=_row_count(layout.table("accuracy_results")),
-        calibration=_json(layout.json("client_calibration")),
-        claim_divergence=_claim_divergence(layout.json("claim_divergence")),
-        itl_histogram_rows=_row_count_if_written(layout.table("itl_histogram")),
+        profile=_json(layout.path(PROMPT_PROFILE_DOCUMENT)),
+        replay_summary=_json(layout.path(REPLAY_SUMMARY)),
+        latency_rows=_rows(layout.path(LATENCY_PERCENTILES)),
+        throughput_rows=_rows(layout.path(THROUGHPUT)),
+        cost_rows=_rows(layout.path(COST_PER_DECISION)),
+        raw_timings_rows=_row_count(layout.path(RAW_TIMINGS)),
+        accuracy_rows=_rows(layout.path(ACCURACY_SUMMARY)),
+        accuracy_label_rows=_rows(layout.path(ACCURACY_BY_LABEL)),
+        error_rows=_rows(layout.path(ERROR_BREAKDOWN)),
+        accuracy_results_rows=_row_count(layout.path(ACCURACY_RESULTS)),
+        calibration=_json(layout.path(CLIENT_CALIBRATION)),
+        claim_divergence=_claim_divergence(layout.path(CLAIM_DIVERGENCE)),
+        itl_histogram_rows=_row_count_if_written(layout.path(ITL_HISTOGRAM)),
         sweep=read_sweep_tables(layout),
-        endpoint_fingerprints=_json(layout.json("endpoint_fingerprint")),
-        token_agreement=run_query("token_agreement", {"raw_timings": layout.table("raw_timings")}).to_pylist(),
+        endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
+        token_agreement=run_query("token_agreement", {"raw_timings": layout.path(RAW_TIMINGS)}).to_pylist(),
     )
 
 
 def read_sweep_tables(layout: PackLayout) -> SweepTables:
     """The sweep's tables and replay summary from the pack folder (empty when no sweep ran)."""
     return SweepTables(
-        level_rows=_rows_if_written(layout.table("sweep_levels")),
-        summary_rows=_rows_if_written(layout.table("sweep_summary")),
-        replay=_json_if_written(layout.json("sweep_replay")),
-        timings_rows=_row_count_if_written(layout.table("sweep_timings")) or 0,
+        level_rows=_rows_if_written(layout.path(SWEEP_LEVELS)),
+        summary_rows=_rows_if_written(layout.path(SWEEP_SUMMARY)),
+        replay=_json_if_written(layout.path(SWEEP_REPLAY)),
+        timings_rows=_row_count_if_written(layout.path(SWEEP_TIMINGS)) or 0,
     )
 
 

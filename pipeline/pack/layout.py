@@ -10,25 +10,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.contracts import DATA_DIR, SHARED_INPUTS, PackFile
 from pipeline.duck.catalog import SQL_DIR
 from pipeline.pack.partition_keys import partition_safe
 
 CANDIDATES_DIR = "candidates"
-# What a candidate × version re-validation was measured with: the shared (unpartitioned) tables
-# its pack reads, snapshotted into its own folder so the pack stands alone and a later re-plan
-# never changes a past version's evidence. (Not the whole log: production_logs stays shared.)
-SHARED_INPUTS = (
-    "production_sample.parquet",
-    "production_sample.json",
-    "prompt_profile.parquet",
-    "prompt_profile.json",
-    "prompt_length_histogram.parquet",
-    "arrival_rate.parquet",
-    "claim_divergence.json",
-    "replay_plan.parquet",
-    "client_calibration.json",
-    "labelled_slice.parquet",
-)
 
 
 @dataclass(frozen=True)
@@ -37,14 +23,11 @@ class PackLayout:
 
     @property
     def data_dir(self) -> Path:
-        return self.root / "data"
+        return self.root / DATA_DIR
 
-    def table(self, name: str) -> Path:
-        """The Parquet file of one asset's table, e.g. data/raw_timings.parquet."""
-        return self.data_dir / f"{name}.parquet"
-
-    def json(self, name: str) -> Path:
-        return self.data_dir / f"{name}.json"
+    def path(self, file: PackFile) -> Path:
+        """Where one declared file lives in this folder, e.g. <root>/data/raw_timings.parquet."""
+        return self.root / file.path
 
     def journal(self, run_id: str, candidate: str) -> Path:
         return self.root / "journal" / f"{run_id}-{candidate}.jsonl"
@@ -66,10 +49,14 @@ class PackLayout:
 
     def sync_inputs_into(self, partition: PackLayout) -> None:
         """Copy each shared input a partition's folder lacks or holds in an older version
-        (size or mtime differ; copy2 keeps the mtime), atomically file by file."""
+        (size or mtime differ; copy2 keeps the mtime), atomically file by file.
+
+        What a candidate × version re-validation was measured with: the shared tables its pack
+        reads (`contracts.SHARED_INPUTS`), snapshotted into its own folder so the pack stands alone
+        and a later re-plan never changes a past version's evidence."""
         partition.data_dir.mkdir(parents=True, exist_ok=True)
-        for name in SHARED_INPUTS:
-            source, target = self.data_dir / name, partition.data_dir / name
+        for file in SHARED_INPUTS:
+            source, target = self.path(file), partition.path(file)
             if not source.is_file():
                 continue
             if target.is_file() and _same_file_state(source, target):

@@ -8,6 +8,7 @@ from importlib import metadata
 from typing import TypeVar
 
 from pipeline.analysis.sweep import sweep_ran
+from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
 from pipeline.pack import claims, comparison
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
@@ -170,7 +171,7 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
     """Every figure with its lineage, the input files the pack names, and the sweep's lineage
     (None when no sweep ran)."""
     layout, spec = inputs.layout, inputs.loaded.spec
-    raw_ref = file_ref(layout.table("raw_timings"), layout.root, inputs.raw_timings_rows)
+    raw_ref = file_ref(layout.path(RAW_TIMINGS), layout.root, inputs.raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
         file_ref(path, layout.root)
         for path in layout.copy_sql(["steady_requests", "latency_percentiles", "throughput", "cost_per_decision"])
@@ -190,7 +191,7 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
     input_refs = [raw_ref]
     if inputs.accuracy_rows:
         (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
-        results_ref = file_ref(layout.table("accuracy_results"), layout.root, inputs.accuracy_results_rows)
+        results_ref = file_ref(layout.path(ACCURACY_RESULTS), layout.root, inputs.accuracy_results_rows)
         figures += claims.accuracy_figures(spec, inputs.accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
         input_refs.append(results_ref)
     sweep_lineage = None
@@ -219,7 +220,7 @@ def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:
     if inputs.itl_histogram_rows is None:
         return []
     layout = inputs.layout
-    return [file_ref(layout.table("itl_histogram"), layout.root, inputs.itl_histogram_rows)]
+    return [file_ref(layout.path(ITL_HISTOGRAM), layout.root, inputs.itl_histogram_rows)]
 
 
 def client_validity(lag_p99: float | None, calibration: dict | None) -> ClientValidity:

@@ -8,6 +8,7 @@ answered beside the claim, never mixed into it.
 
 from __future__ import annotations
 
+from pipeline.contracts import RAW_TIMINGS, SWEEP_TIMINGS
 from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
@@ -34,8 +35,8 @@ def sweep_lineage(layout: PackLayout, raw_timings_rows: int, sweep_timings_rows:
     """The lineage of every sweep figure, and the input file refs (raw and sweep timings)."""
     steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(sweep_steps()))]
     inputs = [
-        file_ref(layout.table("raw_timings"), layout.root, raw_timings_rows),
-        file_ref(layout.table("sweep_timings"), layout.root, sweep_timings_rows),
+        file_ref(layout.path(RAW_TIMINGS), layout.root, raw_timings_rows),
+        file_ref(layout.path(SWEEP_TIMINGS), layout.root, sweep_timings_rows),
     ]
     return claims.lineage(steps, inputs), inputs
 

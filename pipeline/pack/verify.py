@@ -25,9 +25,11 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
+from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.pack import claims
 from pipeline.pack.hashing import sha256_file
+from pipeline.pack.layout import PackLayout
 from pipeline.pack.render import JSON_NAME, _is_private
 from pipeline.quality import rules
 from pipeline.spec import load_spec
@@ -61,7 +63,7 @@ def verify_pack(pack_dir: Path) -> Verification:
     lineage = rules.lineage_hashes_match(pack, pack_dir)
     if not lineage.passed:
         result.problems.append(f"lineage hashes differ: {lineage.metadata['mismatched']}")
-    spec_copy = pack_dir / "spec.yaml"
+    spec_copy = PackLayout(pack_dir).spec_copy
     if sha256_file(spec_copy) != pack["spec_sha256"]:
         result.problems.append("spec.yaml: sha256 differs from the pack's spec_sha256")
         return result
@@ -88,17 +90,17 @@ def _check_manifest(pack: dict, pack_dir: Path, result: Verification) -> None:
 
 
 def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
-    data = pack_dir / "data"
+    data = PackLayout(pack_dir)
     queries = REPO_QUERIES.preferring(pack_dir / "sql")  # the pack's own copies of its queries first
     accuracy = None
-    if (data / "accuracy_results.parquet").is_file():
-        accuracy = analysis_tables.accuracy_summary(data / "accuracy_results.parquet", spec, queries)
+    if data.path(ACCURACY_RESULTS).is_file():
+        accuracy = analysis_tables.accuracy_summary(data.path(ACCURACY_RESULTS), spec, queries)
     # no histogram: re-built
-    tables = analysis_tables.analyse_all(data / "raw_timings.parquet", spec, accuracy, queries=queries)
+    tables = analysis_tables.analyse_all(data.path(RAW_TIMINGS), spec, accuracy, queries=queries)
     sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
-    stored_histogram = data / "itl_histogram.parquet"
+    stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
-        result.problems.append("data/itl_histogram.parquet: differs from the histogram re-built from the raw timings")
+        result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
     no_lineage: dict = {}
     recomputed = (
         claims.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
@@ -123,15 +125,13 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
 
 
 def _recompute_sweep(
-    section: dict | None, data: Path, spec, accuracy, result: Verification, queries: QueryCatalog
+    section: dict | None, data: PackLayout, spec, accuracy, result: Verification, queries: QueryCatalog
 ) -> list[dict]:
     """Re-compute the sweep's tables and compare them, row by row and value by value, with the
     pack's `sweep` section; returns the re-computed summary (for the sweep's cost figure)."""
     if not section:
         return []
-    levels = sweep_analysis.sweep_levels(
-        data / "raw_timings.parquet", data / "sweep_timings.parquet", spec, accuracy, queries
-    )
+    levels = sweep_analysis.sweep_levels(data.path(RAW_TIMINGS), data.path(SWEEP_TIMINGS), spec, accuracy, queries)
     summary = sweep_analysis.sweep_summary(levels, spec, queries).to_pylist()
     for name, key, fresh in (
         ("levels", ("candidate", "load_level"), levels.to_pylist()),

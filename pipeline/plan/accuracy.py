@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from pipeline.plan.replay_plan import PLAN_SCHEMA, tokenizer_for
+from pipeline.contracts import REPLAY_PLAN_SCHEMA
+from pipeline.plan.replay_plan import tokenizer_for
+from pipeline.spec import Spec
 from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.workload import Prompts
 
@@ -91,10 +95,18 @@ def mix_into_plan(
         merged = list(production)
         for row, position in reversed(list(zip(labelled, labelled_positions(len(production), len(labelled))))):
             merged.insert(position, row)
-        return pa.Table.from_pylist(merged, schema=PLAN_SCHEMA)
+        return pa.Table.from_pylist(merged, schema=REPLAY_PLAN_SCHEMA)
     for row, offset in zip(labelled, labelled_offsets(offsets, len(labelled), config.placement, config.seed)):
         row["scheduled_offset_s"] = offset
     # stable merge by offset: at an equal offset the production request goes first
     keyed = [(row["scheduled_offset_s"] or 0.0, 0, i, row) for i, row in enumerate(production)]
     keyed += [(row["scheduled_offset_s"], 1, i, row) for i, row in enumerate(labelled)]
-    return pa.Table.from_pylist([row for *_, row in sorted(keyed, key=lambda k: k[:3])], schema=PLAN_SCHEMA)
+    return pa.Table.from_pylist([row for *_, row in sorted(keyed, key=lambda k: k[:3])], schema=REPLAY_PLAN_SCHEMA)
+
+
+def with_mixed_accuracy(plan: pa.Table, spec: Spec, labelled_slice: Path) -> pa.Table:
+    """With `accuracy.mode: mixed`, the labelled items placed among the planned requests; else the plan."""
+    config = spec.accuracy
+    if config is None or config.mode != "mixed":
+        return plan
+    return mix_into_plan(plan, pq.read_table(labelled_slice), config, spec.workload.prompts)

@@ -13,36 +13,12 @@ import json
 
 import pyarrow as pa
 
+from pipeline.contracts import REPLAY_PLAN_SCHEMA
 from pipeline.plan import arrivals
 from pipeline.plan import sessions as session_plan
 from pipeline.plan.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
 from pipeline.replay.engine import PlannedRequest
 from pipeline.spec.workload import Prompts
-
-PLAN_SCHEMA = pa.schema(
-    [
-        ("request_id", pa.string()),
-        ("scheduled_offset_s", pa.float64()),
-        ("messages_json", pa.string()),
-        ("max_tokens", pa.int64()),
-        ("min_tokens", pa.int64()),
-        ("prompt_source", pa.string()),
-        ("tokenizer", pa.string()),
-        ("prompt_tokens_logged", pa.int64()),
-        ("prompt_tokens_client", pa.int64()),
-        ("prompt_tokens_error", pa.int64()),
-        ("source_line", pa.int64()),
-        # sessions (pipeline/plan/sessions.py): NULL for a request without one
-        ("session_id", pa.string()),
-        ("session_turn", pa.int64()),
-        ("follows_request_id", pa.string()),  # sent after this request's reply + think_time_s
-        ("think_time_s", pa.float64()),  # what the replay waits (trace: logged × time_scale)
-        ("think_time_logged_s", pa.float64()),
-        # accuracy mixed into the load (pipeline/plan/accuracy.py): the labelled item sent; NULL
-        # for production requests
-        ("labelled_item_id", pa.string()),
-    ]
-)
 
 TOKENIZERS = {"loadproof-approx": ApproxTokenizer}
 
@@ -136,7 +112,7 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
                 "think_time_logged_s": link.think_time_logged_s,
             }
         )
-    return pa.Table.from_pylist(rows, schema=PLAN_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=REPLAY_PLAN_SCHEMA)
 
 
 def prompt_fit_summary(plan: pa.Table) -> dict:

@@ -4,7 +4,9 @@ each returns (passed, metadata) for an asset check.
 - the reject rate comes from two Parquet footers (accepted and quarantined rows), without
   reading a log that can be millions of rows into a frame;
 - the profile's quantiles are fields of one JSON document, not a table;
-- the lineage hashes are facts about files on disk (each path's sha256), not values in a table.
+- the lineage hashes are facts about files on disk (each path's sha256), not values in a table;
+- a sweep's completeness runs the raw-timings completeness suite once per load level, each
+  level against its own plan.
 
 The Dagster checks in assets/ call these; tests feed them crafted bad data.
 """
@@ -13,8 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from pipeline.pack.hashing import sha256_file
+from pipeline.quality.expectations import raw_timings_complete_suite, validate
 from pipeline.quality.outcome import Outcome
+from pipeline.replay.sweep import level_plan, load_levels
 
 
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
@@ -69,6 +76,28 @@ def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome
             if not missed or missed[0]["meets_sla"] or (chosen is not None and first_miss <= chosen):
                 problems.append(f"{row['candidate']}: first missing level {first_miss} inconsistent")
     return Outcome(not problems, {"candidates": len(summary), "problems": "; ".join(problems) or "none"})
+
+
+def sweep_timings_complete(timings: pa.Table, plan: list, replay) -> Outcome:
+    """Per candidate and replayed level: exactly one row per request of the level's plan (`plan`:
+    the planned requests); no rows without a sweep."""
+    if replay.sweep is None:
+        return Outcome(timings.num_rows == 0, {"rows": timings.num_rows})
+    problems, levels = [], 0
+    for level in load_levels(replay):
+        mine = timings.filter(pc.equal(timings.column("load_level"), level.value))
+        if level.production or mine.num_rows == 0:
+            continue  # raw_timings holds the production level; a skipped level has no rows
+        levels += 1
+        params = {
+            "planned": [item.request_id for item in level_plan(plan, level, replay)],
+            "candidates": sorted(set(mine.column("candidate").to_pylist())),
+        }
+        frame = mine.select(["candidate", "request_id"]).to_pandas()
+        outcome = validate(raw_timings_complete_suite, frame, params, name=f"sweep_timings_{level.label}")
+        if not outcome.passed:
+            problems.append(f"{level.label}: {outcome.metadata}")
+    return Outcome(not problems, {"levels": levels, "problems": "; ".join(problems) or "none"})
 
 
 def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: bool) -> Outcome:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 
 BATCH_ROWS = 5_000
 
@@ -62,7 +62,7 @@ def journal_to_table(path: Path) -> pa.Table:
                 row["sent_at"] = datetime.fromisoformat(row["sent_at"])
             rows.append(row)
             if len(rows) == BATCH_ROWS:
-                batches.append(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA))
+                batches.append(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA))
                 rows = []
-    batches.append(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA))
+    batches.append(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA))
     return pa.concat_tables(batches).combine_chunks()

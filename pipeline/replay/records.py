@@ -1,6 +1,7 @@
 """One raw-timing record per replayed request: lifecycle timestamps kept, figures derived from them.
 
-Fixed column names (ARCHITECTURE.md, "Raw timings and sweep timings") must not be renamed; add columns freely.
+The record's columns are `RAW_TIMING_RECORD_SCHEMA` in pipeline/contracts.py (ARCHITECTURE.md,
+"Raw timings and sweep timings"): fixed names must not be renamed; add columns freely, there and here.
 """
 
 from __future__ import annotations
@@ -8,59 +9,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import pyarrow as pa
-
-RAW_TIMINGS_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("candidate", pa.string()),
-        ("request_id", pa.string()),
-        ("scheduled_offset_s", pa.float64()),
-        ("sent_at", pa.timestamp("us", tz="UTC")),
-        ("schedule_lag_ms", pa.float64()),
-        ("ttft_ms", pa.float64()),
-        ("e2e_ms", pa.float64()),
-        ("tpot_ms", pa.float64()),
-        ("itl_ms", pa.list_(pa.float64())),
-        ("prompt_tokens", pa.int64()),
-        ("output_tokens", pa.int64()),
-        ("prompt_tokens_client", pa.int64()),
-        ("output_tokens_client", pa.int64()),
-        ("max_tokens", pa.int64()),
-        ("status", pa.string()),
-        ("error_type", pa.string()),
-        ("error_message", pa.string()),
-        ("http_status", pa.int64()),
-        ("retry_count", pa.int64()),
-        ("content_chunks", pa.int64()),
-        ("usage_reported", pa.bool_()),
-        # usage_missing | usage_mismatch (the request still counts as ok; see replay/request.py)
-        ("usage_issue", pa.string()),
-        ("finish_reason", pa.string()),
-        ("retry_after_s", pa.float64()),  # a 429's (or 503's) Retry-After, when given
-        # lifecycle, monotonic ns (time.perf_counter_ns) on the replay's own clock
-        ("t_scheduled_ns", pa.int64()),
-        ("t_sent_ns", pa.int64()),
-        ("t_first_byte_ns", pa.int64()),
-        ("t_first_token_ns", pa.int64()),
-        ("t_last_token_ns", pa.int64()),
-        ("t_end_ns", pa.int64()),
-        ("chunk_offsets_ns", pa.list_(pa.int64())),
-        # every attempt when retries are on: [{error_type, http_status, sent_offset_ns, duration_ns}]
-        ("attempts_json", pa.string()),
-        # sessions (pipeline/replay/sessions.py); NULL for a request without one
-        ("session_id", pa.string()),
-        ("session_turn", pa.int64()),  # the turn's number in the logged session
-        ("follows_request_id", pa.string()),  # sent after this request's end + think_time_s
-        ("think_time_s", pa.float64()),
-        ("session_history_turns", pa.int64()),  # earlier exchanges carried in the messages sent
-        # accuracy mixed into the load: the labelled item a request carried, and its reply text
-        # (kept for those requests only); NULL for every production request
-        ("labelled_item_id", pa.string()),
-        ("reply_text", pa.string()),
-    ]
-)
 
 
 @dataclass

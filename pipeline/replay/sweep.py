@@ -20,14 +20,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from pipeline.contracts import LOAD_LEVEL_COLUMNS, SWEEP_TIMINGS_SCHEMA
 from pipeline.plan import arrivals
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 
 LOAD_UNITS = {"trace": "× logged traffic", "rate": "requests/s", "concurrency": "requests in flight"}
-LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]
-SWEEP_TIMINGS_SCHEMA = pa.schema([*RAW_TIMINGS_SCHEMA, *LOAD_LEVEL_COLUMNS])
 
 
 @dataclass(frozen=True)

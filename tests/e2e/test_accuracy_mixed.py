@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from pipeline.accuracy.labelled_slice import load_slice
 from pipeline.cli import app
+from pipeline.contracts import REPLAY_PLAN_SCHEMA
 from pipeline.plan.accuracy import labelled_offsets, labelled_positions, mix_into_plan
-from pipeline.plan.replay_plan import PLAN_SCHEMA, planned_requests
+from pipeline.plan.replay_plan import planned_requests
 from pipeline.quality import expectations
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
@@ -45,7 +46,7 @@ def production_plan(offsets: list[float | None]) -> pa.Table:
         }
         for i, offset in enumerate(offsets)
     ]
-    return pa.Table.from_pylist(rows, schema=PLAN_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=REPLAY_PLAN_SCHEMA)
 
 
 def test_even_placement_by_hand():
@@ -101,7 +102,7 @@ def test_a_request_id_clash_is_refused():
     plan = production_plan([0.0]).to_pylist()
     plan[0]["request_id"] = f"labelled:{item}"
     with pytest.raises(ValueError, match="already has a request id"):
-        mix_into_plan(pa.Table.from_pylist(plan, schema=PLAN_SCHEMA), load_slice(cfg, DEMO_SLICE), cfg)
+        mix_into_plan(pa.Table.from_pylist(plan, schema=REPLAY_PLAN_SCHEMA), load_slice(cfg, DEMO_SLICE), cfg)
 
 
 def test_the_engine_keeps_the_reply_text_of_labelled_requests_only(tmp_path: Path, zero_server):

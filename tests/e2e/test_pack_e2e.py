@@ -11,7 +11,7 @@ import pytest
 from dagster import AssetKey, DagsterInstance
 from typer.testing import CliRunner
 
-from pipeline import REPO_ROOT
+from pipeline import REPO_ROOT, contracts
 from pipeline.cli import app
 from pipeline.pack.hashing import sha256_file
 from tests.support import chromium
@@ -95,6 +95,22 @@ def test_manifest_hashes_every_pack_file(pack, pack_dir):
     assert {"evidence_pack.html", "evidence_pack.md", "spec.yaml", "data/raw_timings.parquet"} <= listed
     for entry in pack["manifest"]:
         assert sha256_file(pack_dir / entry["path"]) == entry["sha256"], entry["path"]
+
+
+def test_every_data_file_is_a_declared_contract_with_its_declared_columns(pack, pack_dir):
+    (partition,) = pack["partitions"]
+    folders = [pack_dir, pack_dir / "candidates" / partition["candidate"] / partition["model_version"]]
+    declared = {file.path: file for file in contracts.PACK_FILES}
+    for folder in folders:
+        written = sorted(path.relative_to(folder).as_posix() for path in (folder / "data").iterdir())
+        assert set(written) <= set(declared), folder
+        for name in written:
+            schema = declared[name].file_schema
+            if schema is not None:
+                stored = pq.read_schema(folder / name)
+                assert [(f.name, f.type) for f in stored] == [(f.name, f.type) for f in schema], name
+    partition_files = {p.relative_to(folders[1]).as_posix() for p in (folders[1] / "data").iterdir()}
+    assert {f.path for f in contracts.SHARED_INPUTS} <= partition_files
 
 
 def test_data_quality_lists_the_checks_that_ran(pack):

@@ -6,9 +6,9 @@ import pyarrow as pa
 import pytest
 
 from pipeline.analysis import tables
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.duck.session import run_query
 from pipeline.pack.layout import write_parquet
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
@@ -25,7 +25,7 @@ def spec(**sla) -> Spec:
 def ten_requests(tmp_path: Path) -> Path:
     """Sent at 0..9 s; TTFT 10..100 ms (i+1)·10; E2E 500 ms; 100 output tokens each."""
     rows = [timing(f"q{i}", i * S, (i + 1) * 10 * MS, 500 * MS) for i in range(10)]
-    return write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
+    return write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
 
 
 def _latency(path: Path, metric: str, scope: str = "all") -> dict:
@@ -58,7 +58,7 @@ def test_tpot_and_itl_come_from_the_same_requests(ten_requests: Path):
 def test_throughput_goodput_and_error_rate(tmp_path: Path):
     rows = [timing(f"q{i}", i * S, (i + 1) * 10 * MS, 500 * MS) for i in range(10)]
     rows += [timing("bad1", 2 * S, 0, 5 * MS, error="http_5xx"), timing("bad2", 3 * S, 0, 5 * MS, error="http_5xx")]
-    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
+    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
     row = tables.throughput(path, spec(ttft_ms=50)).to_pylist()[0]
     assert row["window_s"] == pytest.approx(9.5)  # first send at 0 s, last end at 9.5 s
     assert row["output_tokens_per_s"] == pytest.approx(1000 / 9.5)
@@ -94,7 +94,7 @@ def test_hourly_cost_per_decision(ten_requests: Path):
 
 def test_token_cost_counts_failed_attempts_too(tmp_path: Path):
     rows = [timing("ok", 0, 10 * MS, 500 * MS), timing("bad", 100 * MS, 0, 5 * MS, error="http_5xx")]
-    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
+    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0)
     data["candidates"][0].update(
@@ -108,7 +108,7 @@ def test_token_cost_counts_failed_attempts_too(tmp_path: Path):
 def test_token_agreement_counts_disagreements(tmp_path: Path):
     rows = [timing("a", 0, 10 * MS, 500 * MS), timing("b", S, 10 * MS, 500 * MS)]
     rows[1]["output_tokens_client"] = 97  # the client counted 3 fewer than the server reported
-    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / "raw.parquet")
+    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
     row = run_query("token_agreement", {"raw_timings": path}).to_pylist()[0]
     assert row["requests_compared"] == 2 and row["output_disagreeing"] == 1 and row["output_abs_diff_max"] == 3
     assert row["prompt_disagreeing"] == 0

@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.analysis import tables
 from pipeline.analysis.stats import order_statistic_ranks
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack.layout import write_parquet
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
@@ -29,7 +29,7 @@ def spec(sla: dict | None = None, analysis_section: dict | None = None, price: d
 
 
 def write(tmp_path: Path, rows: list[dict], extra: dict | None = None) -> Path:
-    table = pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA)
+    table = pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA)
     for name, values in (extra or {}).items():
         table = table.append_column(name, pa.array(values))
     return write_parquet(table, tmp_path / "raw.parquet")

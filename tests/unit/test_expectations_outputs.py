@@ -4,8 +4,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pipeline.accuracy.labelled_slice import RESULTS_SCHEMA
 from pipeline.accuracy.scorers import ERROR, NO_ANSWER
+from pipeline.contracts import ACCURACY_RESULTS_SCHEMA
 from pipeline.quality import expectations as ex
 
 
@@ -70,7 +70,7 @@ def results(*rows) -> pa.Table:
         result("y", "1", "card_arrival", "top_up", False),
         result("y", "2", "top_up", ERROR, False, status="error"),
     )
-    return pa.Table.from_pylist(list(rows), schema=RESULTS_SCHEMA)
+    return pa.Table.from_pylist(list(rows), schema=ACCURACY_RESULTS_SCHEMA)
 
 
 def results_outcome(table: pa.Table, params=PARAMS):
@@ -88,7 +88,7 @@ def test_accuracy_results_good():
 def replace(index: int, **changes) -> pa.Table:
     rows = results().to_pylist()
     rows[index] = {**rows[index], **changes}
-    return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=ACCURACY_RESULTS_SCHEMA)
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,9 @@ import pytest
 
 from pipeline.analysis import tables
 from pipeline.analysis.stats import order_statistic_ranks
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack.layout import write_parquet
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA, RequestOutcome, build_record
+from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
 
@@ -61,7 +62,7 @@ def spec(warmup_s: float = 0, cooldown_s: float = 0) -> Spec:
 
 
 def write(tmp_path: Path, rows: list[dict], name: str = "raw.parquet") -> Path:
-    return write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / name)
+    return write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / name)
 
 
 def itl_rows(table: pa.Table, scope: str = "all") -> dict:
@@ -122,7 +123,7 @@ def test_percentiles_and_intervals_from_the_histogram_equal_a_full_sort(tmp_path
         rows.append(request(f"q{i}", i * S // 20, gaps, prompt_tokens=rng.choice([10, 300, 5000])))
     path = write(tmp_path, rows)
     table = tables.latency_percentiles(path, spec(warmup_s=1, cooldown_s=1))
-    timings = pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA)
+    timings = pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA)
     window_start = min(r["t_sent_ns"] for r in rows) + 1 * S
     window_end = max(r["t_end_ns"] for r in rows) - 1 * S
     steady = [r for r in timings.to_pylist() if r["t_sent_ns"] >= window_start and r["t_end_ns"] <= window_end]

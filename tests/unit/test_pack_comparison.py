@@ -5,9 +5,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import tables
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack import claims, comparison
 from pipeline.pack.layout import write_parquet
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
@@ -26,7 +26,9 @@ def spec_with(figures: dict) -> Spec:
 
 def latency_rows(tmp_path: Path, requests: int, spec: Spec) -> list[dict]:
     rows = [timing(f"q{i}", i * S // 20, (10 + i % 50) * MS, 500 * MS) for i in range(requests)]
-    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), tmp_path / f"raw{requests}.parquet")
+    path = write_parquet(
+        pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / f"raw{requests}.parquet"
+    )
     return tables.latency_percentiles(path, spec).to_pylist()
 
 

@@ -11,6 +11,7 @@ from dagster import AssetCheckSeverity, build_asset_check_context
 from assets.analysis import latency_percentiles_ordered
 from assets.support import partitions
 from assets.workload import production_sample_representative
+from pipeline.contracts import LATENCY_PERCENTILES, PRODUCTION_SAMPLE_WINDOW
 from pipeline.pack.layout import PackLayout, write_parquet, write_text
 from resources import PackStorage
 
@@ -48,10 +49,10 @@ def test_latency_check_fails_on_unordered_percentiles_with_ges_result(tmp_path, 
     monkeypatch.setattr(partitions, "partition_of", lambda context: ("x", "v1"))
     storage, context = PackStorage(out_dir=str(tmp_path)), build_asset_check_context()
     folder = PackLayout(tmp_path).partition("x", "v1")
-    write_parquet(latency_table([1.0, 2.0, 3.0, 4.0, 5.0]), folder.table("latency_percentiles"))
+    write_parquet(latency_table([1.0, 2.0, 3.0, 4.0, 5.0]), folder.path(LATENCY_PERCENTILES))
     good = latency_percentiles_ordered(context=context, storage=storage)
     assert good.passed and good.metadata["suite"].value == "latency_percentiles"
-    write_parquet(latency_table([1.0, 2.0, 1.5, 4.0, 5.0]), folder.table("latency_percentiles"))
+    write_parquet(latency_table([1.0, 2.0, 1.5, 4.0, 5.0]), folder.path(LATENCY_PERCENTILES))
     bad = latency_percentiles_ordered(context=context, storage=storage)
     assert not bad.passed
     failures = bad.metadata["failed"].value
@@ -83,7 +84,7 @@ def test_representativeness_check_feeds_scipys_p_values_through_ge(tmp_path):
     ]
     check = {"alpha": 0.01, "alpha_per_test": 0.005, "passed": False, "tests": tests, "on_fail": "warn"}
     write_text(
-        json.dumps({"window_s": 60.0, "representativeness": check}), PackLayout(tmp_path).json("production_sample")
+        json.dumps({"window_s": 60.0, "representativeness": check}), PackLayout(tmp_path).path(PRODUCTION_SAMPLE_WINDOW)
     )
     result = production_sample_representative(storage=storage)
     assert not result.passed and result.severity == AssetCheckSeverity.WARN

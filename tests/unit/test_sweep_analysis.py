@@ -8,8 +8,8 @@ import pytest
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack.layout import write_parquet
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
 from pipeline.replay.sweep import load_levels, with_load_level
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
@@ -39,10 +39,10 @@ def level_rows(ttft_ms: int, errors: int = 0, prefix: str = "q") -> list[dict]:
 
 def tables(tmp_path: Path, spec: Spec, production: list[dict], by_value: dict[float, list[dict]]) -> tuple[Path, Path]:
     levels = {level.value: level for level in load_levels(spec.workload.replay)}
-    raw = with_load_level(pa.Table.from_pylist(production, schema=RAW_TIMINGS_SCHEMA), levels[1.0])
+    raw = with_load_level(pa.Table.from_pylist(production, schema=RAW_TIMING_RECORD_SCHEMA), levels[1.0])
     sweep = pa.concat_tables(
         [
-            with_load_level(pa.Table.from_pylist(rows, schema=RAW_TIMINGS_SCHEMA), levels[value])
+            with_load_level(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), levels[value])
             for value, rows in by_value.items()
         ]
     )
@@ -109,8 +109,8 @@ def test_headline_figures_stay_those_of_the_production_level(tmp_path: Path):
 def test_the_early_stop_judges_a_level_from_its_own_rows(tmp_path: Path):
     spec = sweep_spec()
     levels = {level.value: level for level in load_levels(spec.workload.replay)}
-    good = with_load_level(pa.Table.from_pylist(level_rows(20), schema=RAW_TIMINGS_SCHEMA), levels[2.0])
-    bad = with_load_level(pa.Table.from_pylist(level_rows(900), schema=RAW_TIMINGS_SCHEMA), levels[4.0])
+    good = with_load_level(pa.Table.from_pylist(level_rows(20), schema=RAW_TIMING_RECORD_SCHEMA), levels[2.0])
+    bad = with_load_level(pa.Table.from_pylist(level_rows(900), schema=RAW_TIMING_RECORD_SCHEMA), levels[4.0])
     assert not sweep_analysis.clearly_misses("c", levels[2.0], good, spec)
     assert sweep_analysis.clearly_misses("c", levels[4.0], bad, spec)
     assert not sweep_analysis.clearly_misses("another", levels[4.0], bad, spec)  # no rows: no verdict

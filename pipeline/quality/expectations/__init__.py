@@ -14,11 +14,13 @@ from pipeline.quality.expectations.accuracy import (
 )
 from pipeline.quality.expectations.inputs import (
     LOG_ORDER_MOSTLY,
+    canonical_log_frame,
     canonical_log_suite,
     endpoint_health_suite,
     production_sample_suite,
     raw_timings_complete_suite,
     raw_timings_suite,
+    replay_plan_frame,
     replay_plan_suite,
     representativeness_suite,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "UNSCORABLE",
     "accuracy_results_frame",
     "accuracy_results_suite",
+    "canonical_log_frame",
     "canonical_log_suite",
     "claims_frame",
     "claims_suite",
@@ -56,6 +59,7 @@ __all__ = [
     "proportion_suite",
     "raw_timings_complete_suite",
     "raw_timings_suite",
+    "replay_plan_frame",
     "replay_plan_suite",
     "representativeness_suite",
     "throughput_buckets_frame",

@@ -3,6 +3,9 @@ the raw timings and the endpoint's health during the replay."""
 
 from __future__ import annotations
 
+import pandas as pd
+import pyarrow as pa
+
 LOG_ORDER_MOSTLY = 0.99  # a log whose timestamps step back on more than 1 % of lines is suspect
 
 
@@ -22,6 +25,11 @@ def canonical_log_suite(gx, params: dict) -> list:
         e.ExpectColumnValuesToBeBetween(column="output_tokens", min_value=1),
         e.ExpectTableRowCountToBeBetween(min_value=1),
     ]
+
+
+def canonical_log_frame(log: pa.Table) -> pd.DataFrame:
+    """The log's rows in its own order (file, line), the order canonical_log_suite judges."""
+    return log.to_pandas().sort_values(["source_file", "source_line"], kind="stable").reset_index(drop=True)
 
 
 def production_sample_suite(gx, params: dict) -> list:
@@ -68,6 +76,13 @@ def replay_plan_suite(gx, params: dict) -> list:
             e.ExpectColumnValuesToBeBetween(column="context_tokens", max_value=params["max_context_tokens"])
         )
     return expectations
+
+
+def replay_plan_frame(plan: pa.Table) -> pd.DataFrame:
+    """The plan with `context_tokens` (prompt + max_tokens), which replay_plan_suite bounds."""
+    frame = plan.to_pandas()
+    frame["context_tokens"] = frame["prompt_tokens_client"] + frame["max_tokens"]
+    return frame
 
 
 LIFECYCLE = ("t_sent_ns", "t_first_byte_ns", "t_first_token_ns", "t_last_token_ns", "t_end_ns")

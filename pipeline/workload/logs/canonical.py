@@ -1,7 +1,8 @@
-"""The canonical request log and the quarantine table (ARCHITECTURE.md, "Data contracts").
+"""The canonical request log and the quarantine table, in memory (ARCHITECTURE.md, "Data contracts").
 
-sql/ingest_accepted.sql and sql/ingest_quarantine.sql write these columns (plus run_id);
-`ingest_log` is the in-memory convenience for small logs and tests.
+sql/ingest_accepted.sql and sql/ingest_quarantine.sql write their columns (plus run_id), declared
+in pipeline/contracts.py (`PRODUCTION_LOGS`, `QUARANTINE`); `ingest_log` is the in-memory
+convenience for small logs and tests.
 """
 
 from __future__ import annotations
@@ -12,23 +13,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-CANONICAL_COLUMNS = {
-    "request_id": "id from the log, else <file name>:<line>",
-    "arrival_at": "arrival time, UTC",
-    "messages_json": "chat messages as JSON when the log has text",
-    "prompt_tokens": "logged prompt tokens",
-    "output_tokens": "logged output tokens",
-    "tenant": "tenant (or the trace's log type)",
-    "route": "route (or the trace's model)",
-    "logged_latency_ms": "latency the log recorded, when it did",
-    "structured_output": "JSON mode or tools requested; NULL when the log cannot tell",
-    "prefix_hashes": "one hash per prefix block (hash_ids, or cumulative messages); NULL when unknown",
-    "session_id": "session or conversation id when the log carries one (its turns: arrival order); else NULL",
-    "source_file": "file the line came from",
-    "source_line": "1-based line (or Parquet row) inside that file",
-}
-QUARANTINE_COLUMNS = ("source_file", "source_line", "reason", "raw")
 
 
 @dataclass
