@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from pipeline.reference.launch import free_port
+from pipeline.reference.managed_server import free_port
 from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.tokens import count_message_tokens
