@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from pipeline.reference.managed_server import LOOPBACK_HOST, ManagedServer
-from pipeline.reference.oracle import load_oracle_config
 from pipeline.reference.server import build_app
-from pipeline.reference.serving_profile import load_profile
+from pipeline.reference.serving_profile import load_oracle_config, load_profile
 
 
 def check_loopback(host: str) -> str:
