@@ -16,7 +16,7 @@ import pyarrow as pa
 from pipeline.plan import arrivals
 from pipeline.plan import sessions as session_plan
 from pipeline.plan.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
-from pipeline.replay.engine import PlannedRequest
+from pipeline.replay.records import PlannedRequest
 from pipeline.spec.workload import Prompts
 
 PLAN_SCHEMA = pa.schema(

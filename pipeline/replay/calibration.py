@@ -9,8 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from pipeline.duck.session import run_query
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 
 CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 CALIBRATION_SPAN_S = 10.0

@@ -19,7 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.pack.layout import write_text
-from pipeline.replay.engine import PlannedRequest, ReplaySettings
+from pipeline.replay.engine import ReplaySettings
+from pipeline.replay.records import PlannedRequest
 
 START_LEAD_NS = 200_000_000  # every shard is past its barrier well before the first send
 BARRIER_POLL_S = 0.01

@@ -21,9 +21,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.plan import arrivals
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import RAW_TIMINGS_SCHEMA
+from pipeline.replay.records import RAW_TIMINGS_SCHEMA, PlannedRequest
 
 LOAD_UNITS = {"trace": "× logged traffic", "rate": "requests/s", "concurrency": "requests in flight"}
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]

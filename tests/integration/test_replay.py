@@ -4,8 +4,9 @@ import json
 from pathlib import Path
 
 from pipeline.reference.managed_server import free_port
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
 MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]

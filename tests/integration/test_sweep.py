@@ -11,8 +11,9 @@ import yaml
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.replay.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
 from pipeline.spec.workload import Replay
