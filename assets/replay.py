@@ -49,6 +49,7 @@ from pipeline.plan.accuracy import mix_into_plan
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
 from pipeline.quality import expectations
+from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.fingerprint import fingerprint, version_key
@@ -130,7 +131,9 @@ def client_calibration(context: AssetExecutionContext, spec: SpecResource, stora
     layout = storage.layout()
     settings = ReplaySettings.from_spec(spec.load().spec.workload.replay)
     plan = planned_requests(pq.read_table(layout.table("replay_plan")))
-    figures = calibrate(plan, settings, layout.journal(context.run_id, "calibration"))
+    figures = calibrate(
+        plan, settings, layout.journal(context.run_id, "calibration"), echo_server=lambda: ReferenceServer("zero")
+    )
     path = write_text(json.dumps(figures, indent=2), layout.json("client_calibration"))
     context.log.info(
         f"client calibration: schedule lag p99 {figures['schedule_lag_ms_p99']} ms at "
