@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 from dataclasses import asdict
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,22 +52,20 @@ from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.journal import Journal
 from pipeline.replay.shards import (
     Shard,
     StartBarrier,
+    merge_shards,
     shard_plan,
     shard_settings,
     shards_for,
-    with_shard_column,
 )
 from pipeline.replay.sweep import (
     SWEEP_TIMINGS_SCHEMA,
     level_plan,
     load_levels,
-    production_level,
     run_sweep,
-    with_load_level,
 )
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -260,19 +257,8 @@ def replay_shard(
 def merge_replay_shards(
     context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage
 ) -> None:
-    layout, replay = partition_layout(storage, context), spec.load().spec.workload.replay
-    shards = sorted(shards, key=lambda s: s["shard"].index)
-    timings = pa.concat_tables([with_shard_column(journal_to_table(Path(s["journal"])), s["shard"]) for s in shards])
-    timings = with_load_level(timings, production_level(replay))  # the spec's own load
-    stats = {
-        key: sum(s["stats"][key] for s in shards)
-        for key in ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")
-    }
-    stats["wall_s"] = max(s["stats"]["wall_s"] for s in shards)
-    summary = {"mode": replay.mode, "planned": stats["planned"], "candidates": {shards[0]["candidate"]: stats}, **stats}
-    summary["shards"] = [
-        {"shard": s["shard"].index, "pid": s["pid"], "clock": s["clock"], **s["stats"]} for s in shards
-    ]
+    layout = partition_layout(storage, context)
+    timings, summary = merge_shards(shards, spec.load().spec.workload.replay)
     path = write_parquet(timings, layout.table("raw_timings"))
     write_text(json.dumps(summary, indent=2), layout.json("replay_summary"))
     meta = table_metadata(timings, path, context.run_id)
