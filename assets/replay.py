@@ -365,7 +365,7 @@ def sweep_timings(
         timings, summary = run_sweep(
             plan,
             replay,
-            [endpoint.target(partition_candidate(context, loaded.spec))],
+            endpoint.target(partition_candidate(context, loaded.spec)),
             ReplaySettings.from_spec(replay, progress=True),
             context.run_id,
             lambda candidate, index: layout.journal(context.run_id, f"{candidate}.sweep{index}"),

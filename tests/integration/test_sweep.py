@@ -151,7 +151,7 @@ def test_a_trace_sweep_labels_every_row_with_its_level(tmp_path: Path, zero_serv
     timings, summary = run_sweep(
         plan(10, 0.2),
         replay,
-        [target],
+        target,
         ReplaySettings(),
         "run-s",
         lambda candidate, index: tmp_path / f"{candidate}-{index}.jsonl",
@@ -213,7 +213,7 @@ def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(t
         return sweep_analysis.clearly_misses(candidate, level, production if table is None else table, spec)
 
     timings, summary = run_sweep(
-        requests, replay, [target], settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
+        requests, replay, target, settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
     )
     statuses = {e["load_level_label"]: e["status"] for e in summary["candidates"]["serial"]}
     assert statuses == {
