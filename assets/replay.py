@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 from dataclasses import asdict
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -62,19 +61,20 @@ from pipeline.plan.accuracy import with_mixed_accuracy
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
 from pipeline.quality import expectations, rules
+from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.journal import Journal
 from pipeline.replay.shards import (
     Shard,
     StartBarrier,
+    merge_shards,
     shard_plan,
     shard_settings,
     shards_for,
-    with_shard_column,
 )
-from pipeline.replay.sweep import production_level, run_sweep, with_load_level
+from pipeline.replay.sweep import run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -129,7 +129,9 @@ def client_calibration(context: AssetExecutionContext, spec: SpecResource, stora
     layout = storage.layout()
     settings = ReplaySettings.from_spec(spec.load().spec.workload.replay)
     plan = planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
-    figures = calibrate(plan, settings, layout.journal(context.run_id, "calibration"))
+    figures = calibrate(
+        plan, settings, layout.journal(context.run_id, "calibration"), echo_server=lambda: ReferenceServer("zero")
+    )
     path = write_text(json.dumps(figures, indent=2), layout.path(CLIENT_CALIBRATION))
     context.log.info(
         f"client calibration: schedule lag p99 {figures['schedule_lag_ms_p99']} ms at "
@@ -256,19 +258,8 @@ def replay_shard(
 def merge_replay_shards(
     context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage
 ) -> None:
-    layout, replay = partition_layout(storage, context), spec.load().spec.workload.replay
-    shards = sorted(shards, key=lambda s: s["shard"].index)
-    timings = pa.concat_tables([with_shard_column(journal_to_table(Path(s["journal"])), s["shard"]) for s in shards])
-    timings = with_load_level(timings, production_level(replay))  # the spec's own load
-    stats = {
-        key: sum(s["stats"][key] for s in shards)
-        for key in ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")
-    }
-    stats["wall_s"] = max(s["stats"]["wall_s"] for s in shards)
-    summary = {"mode": replay.mode, "planned": stats["planned"], "candidates": {shards[0]["candidate"]: stats}, **stats}
-    summary["shards"] = [
-        {"shard": s["shard"].index, "pid": s["pid"], "clock": s["clock"], **s["stats"]} for s in shards
-    ]
+    layout = partition_layout(storage, context)
+    timings, summary = merge_shards(shards, spec.load().spec.workload.replay)
     path = write_parquet(timings, layout.path(RAW_TIMINGS))
     write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
     meta = table_metadata(timings, path, context.run_id)
@@ -369,7 +360,7 @@ def sweep_timings(
         timings, summary = run_sweep(
             plan,
             replay,
-            [endpoint.target(partition_candidate(context, loaded.spec))],
+            endpoint.target(partition_candidate(context, loaded.spec)),
             ReplaySettings.from_spec(replay, progress=True),
             context.run_id,
             lambda candidate, index: layout.journal(context.run_id, f"{candidate}.sweep{index}"),

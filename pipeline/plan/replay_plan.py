@@ -17,7 +17,7 @@ from pipeline.contracts import REPLAY_PLAN_SCHEMA
 from pipeline.plan import arrivals
 from pipeline.plan import sessions as session_plan
 from pipeline.plan.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
-from pipeline.replay.engine import PlannedRequest
+from pipeline.replay.records import PlannedRequest
 from pipeline.spec.workload import Prompts
 
 TOKENIZERS = {"loadproof-approx": ApproxTokenizer}

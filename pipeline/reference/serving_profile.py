@@ -13,8 +13,6 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pipeline.reference.oracle import OracleConfig
-
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 # Fault names, as written in a profile's `faults.rates` and in the `x-reference-fault` header.
@@ -41,8 +39,40 @@ class FaultConfig(BaseModel):
         return self
 
 
+class OracleConfig(BaseModel):
+    """The accuracy oracle of a profile (`oracle:`); what it does is in `oracle.py`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    answer_key: str = Field(description="CSV or JSONL labelled slice; relative paths resolve against the YAML file")
+    text_field: str = "text"
+    label_field: str = "label"
+    accuracy: float = Field(default=0.9, ge=0, le=1)
+    per_label: dict[str, float] = Field(default_factory=dict)
+    seed: int = 0
+
+    def resolved(self, base_dir: Path) -> OracleConfig:
+        """The same config with `answer_key` made absolute against `base_dir`."""
+        key = Path(self.answer_key)
+        return self if key.is_absolute() else self.model_copy(update={"answer_key": str((base_dir / key).resolve())})
+
+    def probability(self, label: str) -> float:
+        return self.per_label.get(label, self.accuracy)
+
+
+def load_oracle_config(path: str | Path) -> OracleConfig:
+    """An oracle YAML file (the `oracle:` section on its own), paths resolved against it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"oracle file not found: {path}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"oracle file {path} must be a YAML mapping")
+    return OracleConfig.model_validate(data).resolved(path.parent)
+
+
 class ServingProfile(BaseModel):
-    """Timing model of a simulated serving engine with continuous batching (see engine.py).
+    """Timing model of a simulated serving engine with continuous batching (see serving_model.py).
 
     One engine step runs every decoding sequence for one token plus prefill chunks of waiting
     prompts, within `max_batch_tokens`; its duration is
@@ -72,7 +102,7 @@ class ServingProfile(BaseModel):
     default_max_tokens: int = Field(default=128, ge=0)
     seed: int = 0
     faults: FaultConfig = Field(default_factory=FaultConfig)
-    oracle: OracleConfig | None = None  # accuracy oracle (pipeline/reference/oracle.py)
+    oracle: OracleConfig | None = None
 
     @property
     def instant(self) -> bool:

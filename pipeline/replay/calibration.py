@@ -1,21 +1,41 @@
 """Client validity: before the replay, drive the plan's busiest stretch against a zero-delay echo
 endpoint. The schedule lag and TTFT measured there are the client's own floor; when the client
 cannot keep the plan's schedule even against an endpoint that adds nothing, the run is marked
-client-limited and the evidence pack says so."""
+client-limited and the evidence pack says so.
+
+The echo endpoint is injected (`echo_server`): the caller at the app edge passes the reference
+endpoint's instant profile (`ReferenceServer("zero")`), so the replay package never imports the
+simulated endpoint it is meant to measure others against."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from pipeline.duck.session import run_query
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 
 CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 CALIBRATION_SPAN_S = 10.0
 CALIBRATION_MAX_REQUESTS = 2000
 CALIBRATION_MAX_DURATION_S = 60.0
+ECHO_MODEL = "reference-model"  # the model name the reference endpoint's `zero` profile serves
+
+
+class EchoEndpoint(Protocol):
+    """A running zero-delay echo endpoint: an OpenAI-compatible server that adds no latency."""
+
+    @property
+    def base_url(self) -> str: ...
+
+
+EchoServer = Callable[[], AbstractContextManager[EchoEndpoint]]
+"""Starts an echo endpoint for the `with` block and stops it after (e.g. `lambda: ReferenceServer("zero")`)."""
 
 
 def busiest_stretch(
@@ -40,16 +60,16 @@ def busiest_stretch(
     ]
 
 
-def calibrate(plan: list[PlannedRequest], settings: ReplaySettings, journal_path: Path) -> dict:
-    """Replay the plan's busiest stretch against the built-in zero-delay echo endpoint."""
-    from pipeline.reference import ReferenceServer
-
+def calibrate(
+    plan: list[PlannedRequest], settings: ReplaySettings, journal_path: Path, *, echo_server: EchoServer
+) -> dict:
+    """Replay the plan's busiest stretch against a zero-delay echo endpoint that `echo_server` starts."""
     stretch = busiest_stretch(plan)
     bounded = replace(
         settings, max_duration_s=min(settings.max_duration_s, CALIBRATION_MAX_DURATION_S), retries=0, progress=False
     )
-    with ReferenceServer("zero") as server, Journal(journal_path) as journal:
-        echo = Target("calibration-echo", server.base_url, "reference-model")
+    with echo_server() as server, Journal(journal_path) as journal:
+        echo = Target("calibration-echo", server.base_url, ECHO_MODEL)
         run_replay(stretch, echo, bounded, "calibration", journal)
     figures = run_query("client_calibration", {"calibration_timings": journal_to_table(journal_path)}).to_pylist()[0]
     lag_p99 = figures["schedule_lag_ms_p99"]

@@ -20,7 +20,7 @@ from pipeline.replay import aio_request, sessions
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
-from pipeline.replay.records import RequestOutcome, build_record
+from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
@@ -28,24 +28,6 @@ RETRYABLE = frozenset({"http_429", "http_5xx", "connect_error", "connect_timeout
 # Lets a server-side log be joined with the raw timings. Not `x-request-id`: llama.cpp's server
 # (starlette-context) answers 400 with an empty body when that header is not a UUID.
 REQUEST_ID_HEADER = "x-loadproof-request-id"
-
-
-@dataclass(frozen=True)
-class PlannedRequest:
-    request_id: str
-    scheduled_offset_s: float | None
-    messages: list[dict]
-    max_tokens: int
-    prompt_tokens_client: int
-    min_tokens: int | None = None  # sent (with ignore_eos) only when the spec asks for it
-    # sessions (pipeline/replay/sessions.py): a turn with `follows_request_id` is sent
-    # `think_time_s` after that request ended, with the conversation so far
-    session_id: str | None = None
-    session_turn: int | None = None
-    follows_request_id: str | None = None
-    think_time_s: float | None = None
-    history_turns: int | None = None  # set when sent: earlier exchanges carried
-    labelled_item_id: str | None = None  # accuracy mixed into the load: sent at temperature 0, reply kept
 
 
 @dataclass(frozen=True)

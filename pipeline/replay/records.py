@@ -1,4 +1,5 @@
-"""One raw-timing record per replayed request: lifecycle timestamps kept, figures derived from them.
+"""One raw-timing record per replayed request: lifecycle timestamps kept, figures derived from them;
+and the two things a record is built from, the planned request and the outcome of its exchange.
 
 The record's columns are `RAW_TIMING_RECORD_SCHEMA` in pipeline/contracts.py (ARCHITECTURE.md,
 "Raw timings and sweep timings"): fixed names must not be renamed; add columns freely, there and here.
@@ -9,6 +10,26 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    """One request of the replay plan, as the replay sends it."""
+
+    request_id: str
+    scheduled_offset_s: float | None
+    messages: list[dict]
+    max_tokens: int
+    prompt_tokens_client: int
+    min_tokens: int | None = None  # sent (with ignore_eos) only when the spec asks for it
+    # sessions (pipeline/replay/sessions.py): a turn with `follows_request_id` is sent
+    # `think_time_s` after that request ended, with the conversation so far
+    session_id: str | None = None
+    session_turn: int | None = None
+    follows_request_id: str | None = None
+    think_time_s: float | None = None
+    history_turns: int | None = None  # set when sent: earlier exchanges carried
+    labelled_item_id: str | None = None  # accuracy mixed into the load: sent at temperature 0, reply kept
 
 
 @dataclass

@@ -29,16 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from pipeline.replay.pacer import DeadlinePacer
+from pipeline.replay.records import PlannedRequest, RequestOutcome
 from pipeline.tokens import count_message_tokens
 
-if TYPE_CHECKING:
-    from pipeline.replay.engine import PlannedRequest
-    from pipeline.replay.records import RequestOutcome
-
-Fire = Callable[["PlannedRequest", int, "float | None"], Awaitable["RequestOutcome"]]
+Fire = Callable[[PlannedRequest, int, float | None], Awaitable[RequestOutcome]]
 SESSION_COLUMNS = ("session_id", "session_turn", "follows_request_id", "think_time_s")
 
 

@@ -6,7 +6,8 @@ in the pack folder: each shard writes when it is ready, waits (bounded) until al
 all start at the same instant — the latest ready time plus a lead. On one host the instant is
 on CLOCK_MONOTONIC (shared by every process, which is what time.perf_counter_ns reads on
 Linux); shards on several hosts (k8s/celery executors) fall back to the wall clock, which is
-then only as good as the hosts' clock sync (recorded as `clock`).
+then only as good as the hosts' clock sync (recorded as `clock`). `merge_shards` turns the
+shards' journals and stats into one raw-timings table and the replay summary.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.pack.layout import write_text
-from pipeline.replay.engine import PlannedRequest, ReplaySettings
+from pipeline.replay.engine import ReplaySettings
+from pipeline.replay.journal import journal_to_table
+from pipeline.replay.records import PlannedRequest
+from pipeline.replay.sweep import production_level, with_load_level
 
 START_LEAD_NS = 200_000_000  # every shard is past its barrier well before the first send
 BARRIER_POLL_S = 0.01
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+SUMMED_STATS = ("planned", "sent", "errors", "unsent", "retries", "peak_in_flight")
 
 
 @dataclass(frozen=True)
@@ -113,3 +118,32 @@ class StartBarrier:
 
 def with_shard_column(table: pa.Table, shard: Shard) -> pa.Table:
     return table.append_column("shard", pa.array([shard.index] * table.num_rows, pa.int64()))
+
+
+def merge_shards(reports: list[dict], replay) -> tuple[pa.Table, dict]:
+    """The raw timings and the replay summary of one candidate's replay, from its shards' reports
+    (each: `candidate`, `shard`, `journal` path, `stats` = `ReplayStats` as a dict, `pid`, `clock`).
+
+    The journals are concatenated in shard order, each row with its `shard` and all at the spec's
+    own load level (`workload.replay`, the `replay` argument). The summary's totals are the sums
+    over the shards, except `wall_s`: the shards ran side by side, so the longest one."""
+    reports = sorted(reports, key=lambda report: report["shard"].index)
+    timings = pa.concat_tables(
+        [with_shard_column(journal_to_table(Path(report["journal"])), report["shard"]) for report in reports]
+    )
+    timings = with_load_level(timings, production_level(replay))
+    stats = {key: sum(report["stats"][key] for report in reports) for key in SUMMED_STATS}
+    stats["wall_s"] = max(report["stats"]["wall_s"] for report in reports)
+    # One candidate per partition; the `candidates` map stays because pack/gather.py merges the
+    # partitions' summaries into one for the side-by-side pack.
+    summary = {
+        "mode": replay.mode,
+        "planned": stats["planned"],
+        "candidates": {reports[0]["candidate"]: stats},
+        **stats,
+    }
+    summary["shards"] = [
+        {"shard": report["shard"].index, "pid": report["pid"], "clock": report["clock"], **report["stats"]}
+        for report in reports
+    ]
+    return timings, summary

@@ -22,8 +22,9 @@ import pyarrow as pa
 
 from pipeline.contracts import LOAD_LEVEL_COLUMNS, SWEEP_TIMINGS_SCHEMA
 from pipeline.plan import arrivals
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 
 LOAD_UNITS = {"trace": "× logged traffic", "rate": "requests/s", "concurrency": "requests in flight"}
 
@@ -105,42 +106,42 @@ Judge = Callable[[str, LoadLevel, pa.Table | None], bool]
 def run_sweep(
     plan: list[PlannedRequest],
     replay,
-    targets: list[Target],
+    target: Target,
     settings: ReplaySettings,
     run_id: str,
     journal_path: Callable[[str, int], Path],
     judge: Judge | None = None,
     log: Callable[[str], None] = lambda message: None,
 ) -> tuple[pa.Table, dict]:
-    """Replay every sweep level against every candidate (candidate by candidate, levels
-    ascending). Returns the sweep's raw timings and a summary of what ran, was reused or skipped."""
+    """Replay every sweep level against the candidate `target`, levels ascending. Returns the
+    sweep's raw timings and a summary of what ran, was reused or skipped."""
     levels = load_levels(replay)
-    stop_after_miss = replay.sweep is not None and replay.sweep.stop_after_miss and judge is not None
-    tables, summary = [], {"mode": replay.mode, "unit": LOAD_UNITS[replay.mode], "candidates": {}}
-    for target in targets:
-        entries, missed = [], None
-        for index, level in enumerate(levels):
-            entry = {"load_level": level.value, "load_level_label": level.label, "production": level.production}
-            entries.append(entry)
-            if missed is not None:
-                entry.update(status="skipped", reason=f"level {missed} clearly missed the SLA")
-                continue
-            table = None
-            if level.production:
-                entry["status"] = "reused"  # raw_timings holds it
-            else:
-                requests = level_plan(plan, level, replay)
-                log(f"sweep {target.candidate} at {level.label}: {len(requests)} requests")
-                with Journal(journal_path(target.candidate, index)) as journal:
-                    stats = run_replay(requests, target, level_settings(settings, level, replay.mode), run_id, journal)
-                table = with_load_level(journal_to_table(journal.path), level)
-                tables.append(table)
-                entry.update(status="replayed", **dataclasses.asdict(stats))
-            if stop_after_miss:
-                entry["clearly_missed_sla"] = judge(target.candidate, level, table)
-                if entry["clearly_missed_sla"]:
-                    missed = level.label
-        summary["candidates"][target.candidate] = entries
+    stop_judge = judge if replay.sweep is not None and replay.sweep.stop_after_miss else None
+    tables, entries, missed = [], [], None
+    for index, level in enumerate(levels):
+        entry = {"load_level": level.value, "load_level_label": level.label, "production": level.production}
+        entries.append(entry)
+        if missed is not None:
+            entry.update(status="skipped", reason=f"level {missed} clearly missed the SLA")
+            continue
+        table = None
+        if level.production:
+            entry["status"] = "reused"  # raw_timings holds it
+        else:
+            requests = level_plan(plan, level, replay)
+            log(f"sweep {target.candidate} at {level.label}: {len(requests)} requests")
+            with Journal(journal_path(target.candidate, index)) as journal:
+                stats = run_replay(requests, target, level_settings(settings, level, replay.mode), run_id, journal)
+            table = with_load_level(journal_to_table(journal.path), level)
+            tables.append(table)
+            entry.update(status="replayed", **dataclasses.asdict(stats))
+        if stop_judge is not None:
+            entry["clearly_missed_sla"] = stop_judge(target.candidate, level, table)
+            if entry["clearly_missed_sla"]:
+                missed = level.label
+    # One candidate per partition; the `candidates` map stays because pack/gather.py merges the
+    # partitions' sweep summaries into one for the side-by-side pack.
+    summary = {"mode": replay.mode, "unit": LOAD_UNITS[replay.mode], "candidates": {target.candidate: entries}}
     timings = (
         pa.concat_tables([t.cast(SWEEP_TIMINGS_SCHEMA) for t in tables])
         if tables

@@ -17,8 +17,9 @@ from pipeline.plan.accuracy import labelled_offsets, labelled_positions, mix_int
 from pipeline.plan.replay_plan import planned_requests
 from pipeline.quality import expectations
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.spec.accuracy import AccuracySlice
 from tests.support.specs import DEMO_SLICE, demo_spec_dict, small_spec
 

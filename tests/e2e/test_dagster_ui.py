@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pipeline import REPO_ROOT
-from pipeline.reference.launch import free_port
+from pipeline.reference.managed_server import free_port
 from tests.support.specs import ASSETS
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from assets.support.partitions import REVALIDATION_PARTITIONS, partition_key
 from pipeline.pack import history
 from pipeline.pack.partition_keys import partition_safe
 from pipeline.reference import ReferenceServer
-from pipeline.reference.launch import free_port
+from pipeline.reference.managed_server import free_port
 from tests.support.specs import profile_file, small_spec
 
 

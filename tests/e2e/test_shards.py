@@ -14,7 +14,8 @@ from assets.runner import (
 )
 from assets.support.partitions import register
 from pipeline.definitions import build_definitions
-from pipeline.replay.engine import PlannedRequest, ReplaySettings
+from pipeline.replay.engine import ReplaySettings
+from pipeline.replay.records import PlannedRequest
 from pipeline.replay.shards import common_start_ns, shard_plan, shard_settings, shards_for
 from tests.support.specs import small_spec
 

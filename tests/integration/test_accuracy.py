@@ -12,7 +12,8 @@ from pipeline.accuracy.labelled_slice import SliceError, load_slice, score_repli
 from pipeline.accuracy.scorers import AMBIGUOUS, NO_ANSWER, choice_scorer, exact, normalise, normalised, regex_scorer
 from pipeline.analysis import tables
 from pipeline.reference import ReferenceServer
-from pipeline.reference.oracle import Oracle, OracleConfig
+from pipeline.reference.oracle import Oracle
+from pipeline.reference.serving_profile import OracleConfig
 from pipeline.replay.engine import Target
 from pipeline.spec import Spec
 from pipeline.spec.accuracy import AccuracySlice

@@ -8,7 +8,7 @@ from dagster import DagsterInstance, SensorResult, SkipReason, build_schedule_co
 from assets.automation import new_model_version, weekly_revalidation
 from pipeline.definitions import defs
 from pipeline.reference import ReferenceServer, load_profile
-from pipeline.reference.launch import free_port
+from pipeline.reference.managed_server import free_port
 from pipeline.replay.engine import Target
 from pipeline.replay.fingerprint import fingerprint, unseen
 from resources import EndpointResource, SpecResource

@@ -10,9 +10,9 @@ import pytest
 from httpx_sse import connect_sse
 
 from pipeline.reference import ReferenceServer, ServingProfile, build_app, load_profile
+from pipeline.reference.generation import generate_pieces
 from pipeline.reference.launch import check_loopback, serve
-from pipeline.reference.server import decode_step_ms, generate_pieces, prefill_ms
-from pipeline.reference.serving_model import EngineCore, Sequence
+from pipeline.reference.serving_model import EngineCore, Sequence, decode_step_ms, prefill_ms
 from pipeline.tokens import count_message_tokens, count_tokens
 
 MODEL = "reference-model"

@@ -18,8 +18,9 @@ from pipeline.reference.simulation import (
     simulate,
 )
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
 WINDOW_S = 60.0

@@ -3,9 +3,11 @@
 import json
 from pathlib import Path
 
-from pipeline.reference.launch import free_port
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.reference import ReferenceServer
+from pipeline.reference.managed_server import free_port
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
 MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]
@@ -132,7 +134,12 @@ def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path
     stretch = busiest_stretch(requests, span_s=2.0)
     assert [r.request_id for r in stretch][:2] == ["calibration-burst0", "calibration-burst1"] and len(stretch) == 30
     assert stretch[0].scheduled_offset_s == 0.0
-    figures = calibrate(requests, ReplaySettings(mode="trace"), tmp_path / "calibration.jsonl")
+    figures = calibrate(
+        requests,
+        ReplaySettings(mode="trace"),
+        tmp_path / "calibration.jsonl",
+        echo_server=lambda: ReferenceServer("zero"),
+    )
     assert figures["requests"] == 30 and figures["errors"] == 0
     assert figures["peak_rate_per_s"] > 50  # 30 requests 10 ms apart
     assert figures["schedule_lag_ms_p50"] <= figures["schedule_lag_ms_p99"]

@@ -11,8 +11,9 @@ import yaml
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.replay.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
 from pipeline.spec.workload import Replay
@@ -150,7 +151,7 @@ def test_a_trace_sweep_labels_every_row_with_its_level(tmp_path: Path, zero_serv
     timings, summary = run_sweep(
         plan(10, 0.2),
         replay,
-        [target],
+        target,
         ReplaySettings(),
         "run-s",
         lambda candidate, index: tmp_path / f"{candidate}-{index}.jsonl",
@@ -212,7 +213,7 @@ def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(t
         return sweep_analysis.clearly_misses(candidate, level, production if table is None else table, spec)
 
     timings, summary = run_sweep(
-        requests, replay, [target], settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
+        requests, replay, target, settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
     )
     statuses = {e["load_level_label"]: e["status"] for e in summary["candidates"]["serial"]}
     assert statuses == {

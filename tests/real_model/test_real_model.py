@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 from tests.support.specs import demo_spec_dict
 

@@ -7,7 +7,8 @@ from pathlib import Path
 DRIVER = """
 import sys
 from pathlib import Path
-from pipeline.replay.engine import PlannedRequest, ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.records import PlannedRequest
 from pipeline.replay.journal import Journal
 base_url, journal_path, run_id = sys.argv[1:4]
 plan = [PlannedRequest(f"q{i}", i * 0.02, [{"role": "user", "content": "hello"}], 20, 2) for i in range(500)]
