@@ -32,17 +32,27 @@ mapped AS (
         file_id,
         source_line,
         line AS raw,
-        CASE WHEN quoted THEN len(quoted_fields) ELSE length(line) - length(replace(line, ',', '')) + 1 END AS field_count,
+        CASE WHEN quoted THEN len(quoted_fields) ELSE length(line) - length(replace(line, ',', '')) + 1 END
+            AS field_count,
         header_width,
-        CASE WHEN quoted THEN quoted_fields[request_id_pos] ELSE split_part(line, ',', request_id_pos) END AS request_id_text,
-        CASE WHEN quoted THEN quoted_fields[arrival_pos] ELSE split_part(line, ',', arrival_pos) END AS arrival_text,
-        CASE WHEN quoted THEN quoted_fields[prompt_tokens_pos] ELSE split_part(line, ',', prompt_tokens_pos) END AS prompt_text,
-        CASE WHEN quoted THEN quoted_fields[output_tokens_pos] ELSE split_part(line, ',', output_tokens_pos) END AS output_text,
-        CASE WHEN quoted THEN quoted_fields[tenant_pos] ELSE split_part(line, ',', tenant_pos) END AS tenant_text,
-        CASE WHEN quoted THEN quoted_fields[route_pos] ELSE split_part(line, ',', route_pos) END AS route_text,
-        CASE WHEN quoted THEN quoted_fields[latency_ms_pos] ELSE split_part(line, ',', latency_ms_pos) END AS latency_text,
-        CASE WHEN quoted THEN quoted_fields[messages_json_pos] ELSE split_part(line, ',', messages_json_pos) END AS messages_text,
-        CASE WHEN quoted THEN quoted_fields[session_id_pos] ELSE split_part(line, ',', session_id_pos) END AS session_text
+        CASE WHEN quoted THEN quoted_fields[request_id_pos] ELSE split_part(line, ',', request_id_pos) END
+            AS request_id_text,
+        CASE WHEN quoted THEN quoted_fields[arrival_pos] ELSE split_part(line, ',', arrival_pos) END
+            AS arrival_text,
+        CASE WHEN quoted THEN quoted_fields[prompt_tokens_pos] ELSE split_part(line, ',', prompt_tokens_pos) END
+            AS prompt_text,
+        CASE WHEN quoted THEN quoted_fields[output_tokens_pos] ELSE split_part(line, ',', output_tokens_pos) END
+            AS output_text,
+        CASE WHEN quoted THEN quoted_fields[tenant_pos] ELSE split_part(line, ',', tenant_pos) END
+            AS tenant_text,
+        CASE WHEN quoted THEN quoted_fields[route_pos] ELSE split_part(line, ',', route_pos) END
+            AS route_text,
+        CASE WHEN quoted THEN quoted_fields[latency_ms_pos] ELSE split_part(line, ',', latency_ms_pos) END
+            AS latency_text,
+        CASE WHEN quoted THEN quoted_fields[messages_json_pos] ELSE split_part(line, ',', messages_json_pos) END
+            AS messages_text,
+        CASE WHEN quoted THEN quoted_fields[session_id_pos] ELSE split_part(line, ',', session_id_pos) END
+            AS session_text
     FROM quoted_split
 )
 SELECT
@@ -50,7 +60,8 @@ SELECT
     source_line,
     raw,
     CASE
-        WHEN field_count <> header_width THEN format('expected {} fields as in the header, found {}', header_width, field_count)
+        WHEN field_count <> header_width
+            THEN format('expected {} fields as in the header, found {}', header_width, field_count)
     END AS problem,
     nullif(trim(request_id_text), '') AS request_id,
     nullif(trim(arrival_text), '') AS arrival_raw,
