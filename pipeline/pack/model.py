@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 
@@ -53,7 +54,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
             "axis": "burstiness: index of dispersion (1st bin width) / peak-to-mean",
             "claimed": None,
             "production": _pair(
-                next(iter(profile.get("dispersion") or []), {}).get("index_of_dispersion"),
+                next(iter(profile.get("dispersion") or [{}])).get("index_of_dispersion"),
                 profile.get("peak_to_mean_ratio"),
             ),
         },
@@ -122,13 +123,13 @@ def build_pack(
     throughput_rows: list[dict],
     cost_rows: list[dict],
     raw_timings_rows: int,
-    accuracy_rows: list[dict] = (),
-    accuracy_label_rows: list[dict] = (),
-    error_rows: list[dict] = (),
+    accuracy_rows: Sequence[dict] = (),
+    accuracy_label_rows: Sequence[dict] = (),
+    error_rows: Sequence[dict] = (),
     accuracy_results_rows: int | None = None,
     calibration: dict | None = None,
-    sweep_level_rows: list[dict] = (),
-    sweep_summary_rows: list[dict] = (),
+    sweep_level_rows: Sequence[dict] = (),
+    sweep_summary_rows: Sequence[dict] = (),
     sweep_replay: dict | None = None,
     sweep_timings_rows: int = 0,
 ) -> dict:
@@ -153,7 +154,9 @@ def build_pack(
     if accuracy_rows:
         (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
         results_ref = file_ref(layout.table("accuracy_results"), layout.root, accuracy_results_rows)
-        figures += claims.accuracy_figures(loaded.spec, accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
+        figures += claims.accuracy_figures(
+            loaded.spec, list(accuracy_rows), claims.lineage([accuracy_sql], [results_ref])
+        )
         inputs.append(results_ref)
     sweep_lineage = None
     if pack_sweep.sweep_ran(loaded.spec):

@@ -54,6 +54,7 @@ def sweep_section(
     if not sweep_ran(spec):
         return None
     replay = spec.workload.replay
+    assert replay.sweep is not None  # sweep_ran
     drop = {"run_id"}
     return {
         "mode": replay.mode,

@@ -73,10 +73,14 @@ def level_plan(plan: list[PlannedRequest], level: LoadLevel, replay) -> list[Pla
     prefix = plan[: sweep.requests_per_level] if sweep and sweep.requests_per_level else list(plan)
     if replay.mode == "trace":
         ratio = level.knob / replay.time_scale
-        offsets = [None if item.scheduled_offset_s is None else item.scheduled_offset_s * ratio for item in prefix]
+        offsets: list[float | None] = [
+            None if item.scheduled_offset_s is None else item.scheduled_offset_s * ratio for item in prefix
+        ]
     elif replay.mode == "rate":
-        offsets = arrivals.synthetic(
-            len(prefix), level.knob, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+        offsets = list(
+            arrivals.synthetic(
+                len(prefix), level.knob, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+            )
         )
     else:
         return prefix
@@ -138,7 +142,7 @@ def run_sweep(
                 table = with_load_level(journal_to_table(journal.path), level)
                 tables.append(table)
                 entry.update(status="replayed", **dataclasses.asdict(stats))
-            if stop_after_miss:
+            if stop_after_miss and judge is not None:
                 entry["clearly_missed_sla"] = judge(target.candidate, level, table)
                 if entry["clearly_missed_sla"]:
                     missed = level.label

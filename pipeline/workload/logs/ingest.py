@@ -154,7 +154,7 @@ def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
     rows = []
     for file_id, path in enumerate(files):
         line_number, header = _read_header(path)
-        row = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
+        row: dict[str, int | None] = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
         for name in MAPPED_FIELDS:
             wanted = getattr(columns, name)
             if wanted is not None and wanted not in header:
