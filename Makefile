@@ -10,7 +10,7 @@ MODEL_STAMP := $(VENV)/.model-installed
 # (pip caches wheels by source, not by CMAKE_ARGS) is never reused.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON
 
-.PHONY: demo test test-fast real-model real-model-test dev clean
+.PHONY: demo lint test test-fast real-model real-model-test dev clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,17 @@ real-model-test: $(MODEL_STAMP)
 demo: $(STAMP)
 	$(BIN)/loadproof demo --out out/demo
 
-# the whole suite, the real-model tests included (the first run compiles llama.cpp, ~7 min)
-test: $(STAMP) $(MODEL_STAMP)
+# the rules the code keeps (ruff, mypy on pipeline/, sqlfluff on sql/, the import contracts in
+# pyproject.toml); `make test` runs them first
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy pipeline
+	$(BIN)/sqlfluff lint sql
+	$(BIN)/lint-imports
+
+# the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp, ~7 min)
+test: lint $(STAMP) $(MODEL_STAMP)
 	$(BIN)/python -m pytest --durations=25
 
 test-fast: $(STAMP)

@@ -8,6 +8,7 @@ import secrets
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import cast
 
 import typer
 from rich.console import Console
@@ -55,8 +56,9 @@ def demo_endpoints() -> dict[str, tuple[str, str | None]]:
         return str((DEMO_ENDPOINTS.parent / value).resolve())
 
     data = yaml.safe_load(DEMO_ENDPOINTS.read_text(encoding="utf-8")) or {}
+    # the profile is always named (DEMO_PROFILE by default), so it resolves to a str
     return {
-        name: (resolve(entry.get("profile", DEMO_PROFILE)), resolve(entry.get("oracle")))
+        name: (cast(str, resolve(entry.get("profile", DEMO_PROFILE))), resolve(entry.get("oracle")))
         for name, entry in data.items()
     }
 
@@ -144,7 +146,8 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
         )
         for event in failed.all_events:
             if event.is_step_failure:
-                error = event.event_specific_data.error
+                error = event.step_failure_data.error
+                assert error is not None  # a failed step carries its error
                 root = error.cause or error
                 console.print(f"  {event.step_key}: {root.message.strip()}", markup=False)
         raise typer.Exit(1)

@@ -27,4 +27,4 @@ SELECT
     per_label.label_correct / per_label.label_items AS label_accuracy
 FROM pairs
 JOIN per_label USING (candidate, label)
-ORDER BY pairs.candidate, pairs.label, pairs.items DESC, pairs.predicted
+ORDER BY pairs.candidate ASC, pairs.label ASC, pairs.items DESC, pairs.predicted ASC

@@ -39,7 +39,8 @@ SELECT
     bins,
     total / nullif(bins, 0) AS mean_requests,
     (total_sq - bins * (total / nullif(bins, 0)) ** 2) / nullif(bins - 1, 0) AS variance_requests,
-    ((total_sq - bins * (total / nullif(bins, 0)) ** 2) / nullif(bins - 1, 0)) / nullif(total / nullif(bins, 0), 0) AS index_of_dispersion,
+    ((total_sq - bins * (total / nullif(bins, 0)) ** 2) / nullif(bins - 1, 0))
+        / nullif(total / nullif(bins, 0), 0) AS index_of_dispersion,
     peak / nullif(total / nullif(bins, 0), 0) AS peak_to_mean
 FROM moments
 ORDER BY bin_s

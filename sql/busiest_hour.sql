@@ -7,5 +7,5 @@ WITH hours AS (
 )
 SELECT epoch_us(hour_start) AS window_start_us, requests_in_hour
 FROM hours
-ORDER BY requests_in_hour DESC, hour_start
+ORDER BY requests_in_hour DESC, hour_start ASC
 LIMIT 1

@@ -2,7 +2,8 @@
 -- endpoint (the floor of schedule lag and of TTFT that no real endpoint can beat).
 -- view: calibration_timings (raw timings of the calibration replay)
 WITH sent AS (
-    SELECT * FROM calibration_timings WHERE t_sent_ns IS NOT NULL
+    SELECT * FROM calibration_timings
+    WHERE t_sent_ns IS NOT NULL
 )
 SELECT
     count(*) AS requests,

@@ -18,9 +18,15 @@ WITH levels AS (
         count(*) FILTER (WHERE in_steady_window) AS requests_in_window,
         count(*) FILTER (WHERE in_steady_window AND met_sla) AS decisions_within_sla,
         CAST(coalesce(sum(retry_count) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS retries,
-        CAST(coalesce(sum(coalesce(prompt_tokens_any, 0) * (1 + retry_count)) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS input_tokens_billed,
-        CAST(coalesce(sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS output_tokens_billed,
-        CAST(coalesce(sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS output_tokens_ok
+        CAST(coalesce(
+            sum(coalesce(prompt_tokens_any, 0) * (1 + retry_count)) FILTER (WHERE in_steady_window), 0
+        ) AS BIGINT) AS input_tokens_billed,
+        CAST(coalesce(
+            sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window), 0
+        ) AS BIGINT) AS output_tokens_billed,
+        CAST(coalesce(
+            sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0
+        ) AS BIGINT) AS output_tokens_ok
     FROM steady_requests
     GROUP BY candidate, load_level
 ),

@@ -17,4 +17,4 @@ SELECT
     CAST(sum(requests) OVER (PARTITION BY candidate) AS BIGINT) AS requests_planned,
     requests / sum(requests) OVER (PARTITION BY candidate) AS rate
 FROM counted
-ORDER BY candidate, outcome = 'ok' DESC, requests DESC, outcome
+ORDER BY candidate ASC, outcome = 'ok' DESC, requests DESC, outcome ASC

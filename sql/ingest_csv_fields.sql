@@ -1,7 +1,8 @@
 -- ingest_csv_fields: the mapped fields of CSV log lines (azure_csv, burstgpt_csv, csv).
 -- One record per line; a quoted field may hold commas and doubled quotes but no line break.
--- Unquoted lines (nearly all) are cut with split_part; only lines with a quote go through the
--- regular expression.
+-- Unquoted lines (nearly all) are cut at each comma with string_split; only lines with a quote
+-- go through the regular expression. A position past the line's last field reads NULL (the
+-- field's value is NULL when empty, either way).
 -- views: log_lines(file_id, source_line, line),
 --        csv_columns(file_id, header_line, header_width, <field>_pos: 1-based or NULL)
 -- params: $arrival_kind ('timestamp' | 'number')
@@ -18,13 +19,16 @@ WITH data_lines AS (
       AND log_lines.line IS NOT NULL
       AND trim(log_lines.line, E' \t\r') <> ''
 ),
-quoted_split AS (
+split_lines AS (
     SELECT
         *,
-        CASE WHEN quoted THEN list_transform(
-            regexp_extract_all(line, '(?:^|,)("(?:[^"]|"")*"|[^,]*)', 1),
-            lambda field: CASE WHEN field LIKE '"%"' THEN replace(field[2:-2], '""', '"') ELSE field END
-        ) END AS quoted_fields
+        CASE
+            WHEN quoted THEN list_transform(
+                regexp_extract_all(line, '(?:^|,)("(?:[^"]|"")*"|[^,]*)', 1),
+                lambda field: CASE WHEN field LIKE '"%"' THEN replace(field[2:-2], '""', '"') ELSE field END
+            )
+            ELSE string_split(line, ',')
+        END AS fields
     FROM data_lines
 ),
 mapped AS (
@@ -32,25 +36,26 @@ mapped AS (
         file_id,
         source_line,
         line AS raw,
-        CASE WHEN quoted THEN len(quoted_fields) ELSE length(line) - length(replace(line, ',', '')) + 1 END AS field_count,
+        len(fields) AS field_count,
         header_width,
-        CASE WHEN quoted THEN quoted_fields[request_id_pos] ELSE split_part(line, ',', request_id_pos) END AS request_id_text,
-        CASE WHEN quoted THEN quoted_fields[arrival_pos] ELSE split_part(line, ',', arrival_pos) END AS arrival_text,
-        CASE WHEN quoted THEN quoted_fields[prompt_tokens_pos] ELSE split_part(line, ',', prompt_tokens_pos) END AS prompt_text,
-        CASE WHEN quoted THEN quoted_fields[output_tokens_pos] ELSE split_part(line, ',', output_tokens_pos) END AS output_text,
-        CASE WHEN quoted THEN quoted_fields[tenant_pos] ELSE split_part(line, ',', tenant_pos) END AS tenant_text,
-        CASE WHEN quoted THEN quoted_fields[route_pos] ELSE split_part(line, ',', route_pos) END AS route_text,
-        CASE WHEN quoted THEN quoted_fields[latency_ms_pos] ELSE split_part(line, ',', latency_ms_pos) END AS latency_text,
-        CASE WHEN quoted THEN quoted_fields[messages_json_pos] ELSE split_part(line, ',', messages_json_pos) END AS messages_text,
-        CASE WHEN quoted THEN quoted_fields[session_id_pos] ELSE split_part(line, ',', session_id_pos) END AS session_text
-    FROM quoted_split
+        fields[request_id_pos] AS request_id_text,
+        fields[arrival_pos] AS arrival_text,
+        fields[prompt_tokens_pos] AS prompt_text,
+        fields[output_tokens_pos] AS output_text,
+        fields[tenant_pos] AS tenant_text,
+        fields[route_pos] AS route_text,
+        fields[latency_ms_pos] AS latency_text,
+        fields[messages_json_pos] AS messages_text,
+        fields[session_id_pos] AS session_text
+    FROM split_lines
 )
 SELECT
     file_id,
     source_line,
     raw,
     CASE
-        WHEN field_count <> header_width THEN format('expected {} fields as in the header, found {}', header_width, field_count)
+        WHEN field_count <> header_width
+            THEN format('expected {} fields as in the header, found {}', header_width, field_count)
     END AS problem,
     nullif(trim(request_id_text), '') AS request_id,
     nullif(trim(arrival_text), '') AS arrival_raw,

@@ -2,7 +2,7 @@
 --   {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, ...]}
 -- timestamp: milliseconds since the trace's start; hash_ids: one id per 512-token prompt block,
 -- equal ids meaning an equal prefix (the prefix-cache key).
--- view: log_lines(file_id, source_line, line)
+-- view: log_lines(file_id, source_line, line); macro: json_line_problem
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
@@ -28,14 +28,16 @@ SELECT
     file_id,
     source_line,
     line AS raw,
-    CASE
-        WHEN NOT is_json THEN 'not valid JSON'
-        WHEN f IS NULL THEN 'not a JSON object'
-        WHEN json_type(f[1]) IS NULL OR json_type(f[1]) NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE')
-            THEN 'field timestamp: missing or not a number'
-        WHEN json_type(f[4]) IS NOT NULL AND (hash_ids IS NULL OR list_count(hash_ids) <> len(hash_ids))
-            THEN 'field hash_ids: not a list of non-negative integers'
-    END AS problem,
+    json_line_problem(
+        is_json,
+        f IS NOT NULL,
+        CASE
+            WHEN json_type(f[1]) IS NULL OR json_type(f[1]) NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE')
+                THEN 'field timestamp: missing or not a number'
+            WHEN json_type(f[4]) IS NOT NULL AND (hash_ids IS NULL OR list_count(hash_ids) <> len(hash_ids))
+                THEN 'field hash_ids: not a list of non-negative integers'
+        END
+    ) AS problem,
     CAST(NULL AS VARCHAR) AS request_id,
     f[1] ->> '$' AS arrival_raw,
     'number' AS arrival_kind,

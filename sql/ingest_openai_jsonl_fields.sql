@@ -8,7 +8,7 @@
 -- metadata.conversation_id, request.metadata.session_id, request.metadata.conversation_id
 -- that the record has (a string or an integer); its turns are the session's rows in arrival order.
 -- Prefix blocks are the message boundaries: block k hashes the first k messages.
--- view: log_lines(file_id, source_line, line)
+-- view: log_lines(file_id, source_line, line); macro: json_line_problem
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
@@ -56,19 +56,21 @@ SELECT
     file_id,
     source_line,
     line AS raw,
-    CASE
-        WHEN NOT is_json THEN 'not valid JSON'
-        WHEN document_type <> 'OBJECT' THEN 'not a JSON object'
-        WHEN timestamp_type IS NULL OR timestamp_type NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')
-            THEN 'field timestamp: missing or not a string/number'
-        WHEN json_type(f[3]) IS DISTINCT FROM 'OBJECT' THEN 'field response.usage: missing'
-        WHEN messages_type IS NOT NULL AND messages_type NOT IN ('ARRAY', 'NULL') OR NOT messages_ok
-            THEN 'field request.messages: not a list of {role, content} objects'
-        WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
-            THEN 'field latency_ms: not a number'
-        WHEN json_type(session_value) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL')
-            THEN 'field session_id (or conversation_id): not a string or an integer'
-    END AS problem,
+    json_line_problem(
+        is_json,
+        document_type = 'OBJECT',
+        CASE
+            WHEN timestamp_type IS NULL OR timestamp_type NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')
+                THEN 'field timestamp: missing or not a string/number'
+            WHEN (json_type(f[3]) IS DISTINCT FROM 'OBJECT') THEN 'field response.usage: missing'
+            WHEN messages_type IS NOT NULL AND messages_type NOT IN ('ARRAY', 'NULL') OR NOT messages_ok
+                THEN 'field request.messages: not a list of {role, content} objects'
+            WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
+                THEN 'field latency_ms: not a number'
+            WHEN json_type(session_value) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL')
+                THEN 'field session_id (or conversation_id): not a string or an integer'
+        END
+    ) AS problem,
     f[1] ->> '$' AS request_id,
     f[2] ->> '$' AS arrival_raw,
     CASE WHEN timestamp_type = 'VARCHAR' THEN 'timestamp' ELSE 'number' END AS arrival_kind,
@@ -79,12 +81,13 @@ SELECT
     f[9] ->> '$' AS latency_raw,
     CASE WHEN len(messages) > 0 THEN CAST(f[6] AS VARCHAR) END AS messages_json,
     CASE WHEN document_type = 'OBJECT' THEN
-        coalesce(f[10] ->> '$' IN ('json_object', 'json_schema'), false)
-        OR coalesce(json_array_length(f[11]) > 0, false)
-        OR coalesce(json_array_length(f[12]) > 0, false)
+        coalesce(f[10] ->> '$' IN ('json_object', 'json_schema'), FALSE)
+        OR coalesce(json_array_length(f[11]) > 0, FALSE)
+        OR coalesce(json_array_length(f[12]) > 0, FALSE)
     END AS structured_output,
     CASE WHEN len(messages) > 0 THEN
         list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
     END AS prefix_hashes,
-    CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END AS session_id
+    CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END
+        AS session_id
 FROM checked

@@ -27,11 +27,12 @@ marked AS (
         (windows.window_id * 2
             + CASE WHEN requests.t_sent_ns >= windows.window_start_ns
                     AND requests.t_end_ns <= windows.window_end_ns THEN 1 ELSE 0 END) * 1000000
-        + len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= requests.prompt_tokens_any)) AS group_id,
+        + len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= requests.prompt_tokens_any))
+        AS group_id,
         requests.itl_ms
     FROM requests
     JOIN windows
-        ON windows.candidate = requests.candidate
+        ON requests.candidate = windows.candidate
        AND windows.load_level IS NOT DISTINCT FROM requests.load_level
 ),
 gaps AS (

@@ -13,7 +13,9 @@ WITH request_bins AS (
     GROUP BY candidate, prompt_bucket_lower, metric, bin
 ),
 gap_bins AS (
-    SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, 'itl_ms' AS metric, gap_us AS bin, sum(gaps) AS values_in_bin
+    SELECT
+        candidate, prompt_bucket_lower, prompt_bucket_upper,
+        'itl_ms' AS metric, gap_us AS bin, sum(gaps) AS values_in_bin
     FROM itl_histogram
     WHERE in_steady_window
     GROUP BY candidate, prompt_bucket_lower, prompt_bucket_upper, gap_us

@@ -22,22 +22,23 @@ located AS (
            wanted.rank - cumulative.before_bin AS rank_in_bin
     FROM wanted
     JOIN cumulative
-        ON cumulative.candidate = wanted.candidate
-       AND cumulative.metric = wanted.metric
-       AND cumulative.scope = wanted.scope
+        ON wanted.candidate = cumulative.candidate
+       AND wanted.metric = cumulative.metric
+       AND wanted.scope = cumulative.scope
        AND wanted.rank > cumulative.before_bin
        AND wanted.rank <= cumulative.before_bin + cumulative.values_in_bin
 ),
 needed_bins AS (
-    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located WHERE metric <> 'itl_ms'
+    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located
+    WHERE metric <> 'itl_ms'
 ),
 in_needed_bins AS (
     SELECT needed_bins.candidate, needed_bins.metric, needed_bins.scope, needed_bins.bin, samples.value
     FROM latency_samples AS samples
     JOIN needed_bins
-        ON needed_bins.candidate = samples.candidate
-       AND needed_bins.metric = samples.metric
-       AND needed_bins.bin = samples.bin
+        ON samples.candidate = needed_bins.candidate
+       AND samples.metric = needed_bins.metric
+       AND samples.bin = needed_bins.bin
     WHERE needed_bins.scope_order = -1 OR needed_bins.scope_order = samples.prompt_bucket_lower
 ),
 sorted_bins AS (
@@ -47,7 +48,9 @@ sorted_bins AS (
     GROUP BY candidate, metric, scope, bin
 ),
 order_statistics AS (
-    SELECT located.candidate, located.metric, located.scope, located.rank, sorted_bins.bin_values[CAST(located.rank_in_bin AS BIGINT)] AS value
+    SELECT
+        located.candidate, located.metric, located.scope, located.rank,
+        sorted_bins.bin_values[CAST(located.rank_in_bin AS BIGINT)] AS value
     FROM located
     JOIN sorted_bins USING (candidate, metric, scope, bin)
     UNION ALL
@@ -72,12 +75,12 @@ SELECT
     ranks.sample_every
 FROM ranks
 LEFT JOIN order_statistics AS point
-    ON point.candidate = ranks.candidate AND point.metric = ranks.metric
-   AND point.scope = ranks.scope AND point.rank = ranks.point_rank
+    ON ranks.candidate = point.candidate AND ranks.metric = point.metric
+   AND ranks.scope = point.scope AND ranks.point_rank = point.rank
 LEFT JOIN order_statistics AS low
-    ON low.candidate = ranks.candidate AND low.metric = ranks.metric
-   AND low.scope = ranks.scope AND low.rank = ranks.low_rank
+    ON ranks.candidate = low.candidate AND ranks.metric = low.metric
+   AND ranks.scope = low.scope AND ranks.low_rank = low.rank
 LEFT JOIN order_statistics AS high
-    ON high.candidate = ranks.candidate AND high.metric = ranks.metric
-   AND high.scope = ranks.scope AND high.rank = ranks.high_rank
+    ON ranks.candidate = high.candidate AND ranks.metric = high.metric
+   AND ranks.scope = high.scope AND ranks.high_rank = high.rank
 ORDER BY ranks.candidate, ranks.metric, ranks.scope_order, ranks.q

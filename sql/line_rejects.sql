@@ -4,7 +4,7 @@ WITH reader_rejects AS (
     SELECT
         reject_scans.file_path AS source_file,
         CAST(reject_errors.line AS BIGINT) AS source_line,
-        reject_errors.error_type::VARCHAR || ': ' || reject_errors.error_message AS reason,
+        CAST(reject_errors.error_type AS VARCHAR) || ': ' || reject_errors.error_message AS reason,
         reject_errors.csv_line AS raw
     FROM reject_errors
     JOIN reject_scans USING (scan_id, file_id)

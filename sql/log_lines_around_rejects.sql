@@ -1,23 +1,17 @@
 -- log_lines_around_rejects: every physical line of the log files, with its 1-based number inside its file.
--- Each line is read as one opaque VARCHAR (no delimiter, quote or escape applies), so a blank
--- line keeps its place; a bare carriage return counts as a line break, as in DuckDB's reader.
+-- The lines are raw_log_lines' (sql/raw_log_lines.sql: one opaque VARCHAR each, blank lines kept).
 -- The reader's global index restarts per file at log_files.first_index; lines the reader
 -- rejected (table line_rejects, from the first pass) are skipped over in the numbering.
 -- Used instead of log_lines when the first pass found rejected lines (an ASOF join: slower).
 -- params: $files, $max_line_size (the same as log_line_counts)
--- tables: log_files(file_id, source_file, first_index), line_rejects(source_file, source_line, reason, raw)
-WITH raw_lines AS (
-    SELECT line, filename AS source_file, ordinality AS global_index
-    FROM read_csv(
-        $files,
-        columns = {'line': 'VARCHAR'}, header = false, auto_detect = false,
-        delim = E'\x01\x02\x03\x04', quote = '', escape = '', comment = '', strict_mode = false,
-        store_rejects = true, filename = true, max_line_size = $max_line_size
-    ) WITH ORDINALITY
-),
-read_index AS (
-    SELECT raw_lines.line, raw_lines.source_file, log_files.file_id, raw_lines.global_index - log_files.first_index + 1 AS kept_index
-    FROM raw_lines JOIN log_files USING (source_file)
+-- macro: raw_log_lines; tables: log_files(file_id, source_file, first_index),
+-- line_rejects(source_file, source_line, reason, raw)
+WITH read_index AS (
+    SELECT
+        raw_lines.line, raw_lines.source_file, log_files.file_id,
+        raw_lines.global_index - log_files.first_index + 1 AS kept_index
+    FROM raw_log_lines($files, $max_line_size) AS raw_lines
+    JOIN log_files USING (source_file)
 ),
 rejects_before AS (
     -- the i-th rejected line of a file (line r_i) comes after r_i - i kept lines
@@ -28,7 +22,7 @@ rejects_before AS (
             source_line - row_number() OVER (PARTITION BY source_file ORDER BY source_line) AS kept_before,
             row_number() OVER (PARTITION BY source_file ORDER BY source_line) AS rejected_so_far
         FROM line_rejects
-    )
+    ) AS numbered_rejects
     GROUP BY source_file, kept_before
 )
 SELECT

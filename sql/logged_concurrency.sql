@@ -3,7 +3,10 @@
 -- requests from a sweep over [arrival, arrival + latency) intervals (ends before starts on ties).
 -- view: requests (canonical rows)
 WITH spans AS (
-    SELECT epoch_us(arrival_at) AS start_us, epoch_us(arrival_at) + CAST(round(logged_latency_ms * 1000) AS BIGINT) AS end_us, logged_latency_ms
+    SELECT
+        epoch_us(arrival_at) AS start_us,
+        epoch_us(arrival_at) + CAST(round(logged_latency_ms * 1000) AS BIGINT) AS end_us,
+        logged_latency_ms
     FROM requests
     WHERE logged_latency_ms IS NOT NULL
 ),

@@ -48,7 +48,11 @@ quotas AS (
     FROM shares
 ),
 drawn AS (
-    SELECT keyed.*, row_number() OVER (PARTITION BY keyed.stratum ORDER BY keyed.draw, keyed.source_file, keyed.source_line) AS draw_rank
+    SELECT
+        keyed.*,
+        row_number() OVER (
+            PARTITION BY keyed.stratum ORDER BY keyed.draw, keyed.source_file, keyed.source_line
+        ) AS draw_rank
     FROM keyed
 ),
 chosen AS (

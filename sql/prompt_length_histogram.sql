@@ -22,4 +22,4 @@ SELECT
     requests,
     requests / sum(requests) OVER (PARTITION BY kind) AS share
 FROM counted
-ORDER BY kind DESC, bin_low
+ORDER BY kind DESC, bin_low ASC

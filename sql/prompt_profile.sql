@@ -8,7 +8,10 @@ WITH ordered AS (
         output_tokens,
         structured_output,
         epoch_us(arrival_at) AS arrival_us,
-        (epoch_us(arrival_at) - lag(epoch_us(arrival_at)) OVER (ORDER BY epoch_us(arrival_at), source_file, source_line)) / 1e6 AS interarrival_s,
+        (
+            epoch_us(arrival_at)
+            - lag(epoch_us(arrival_at)) OVER (ORDER BY epoch_us(arrival_at), source_file, source_line)
+        ) / 1e6 AS interarrival_s,
         CASE WHEN messages_json IS NOT NULL THEN json_extract_string(messages_json, '$[*].role') END AS roles
     FROM requests
 ),

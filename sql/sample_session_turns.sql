@@ -5,8 +5,8 @@ WITH numbered AS (
     SELECT sample.*, session_turns.session_turn, session_turns.think_time_s
     FROM sample
     LEFT JOIN session_turns
-        ON session_turns.source_file = sample.source_file
-       AND session_turns.source_line = sample.source_line
+        ON sample.source_file = session_turns.source_file
+       AND sample.source_line = session_turns.source_line
 )
 SELECT *
 FROM numbered

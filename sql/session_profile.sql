@@ -19,7 +19,8 @@ per_session AS (
     GROUP BY session_id
 ),
 think AS (
-    SELECT greatest(0.0, (arrival_us - previous_arrival_us) / 1e6 - coalesce(previous_latency_ms, 0) / 1e3) AS think_time_s
+    SELECT
+        greatest(0.0, (arrival_us - previous_arrival_us) / 1e6 - coalesce(previous_latency_ms, 0) / 1e3) AS think_time_s
     FROM turns
     WHERE previous_arrival_us IS NOT NULL
 ),

@@ -5,7 +5,8 @@
 -- the endpoint served, but is scored in accuracy_results, not counted in these figures.
 -- view: raw_timings (load_level, retry_count and labelled_item_id added as NULL when missing)
 WITH production AS (
-    SELECT * FROM raw_timings WHERE labelled_item_id IS NULL
+    SELECT * FROM raw_timings
+    WHERE labelled_item_id IS NULL
 ),
 window_bounds AS (
     SELECT
@@ -33,7 +34,8 @@ bucketed AS (
     SELECT
         timings.*,
         -- how many bucket edges the prompt reaches: 0 = below the first edge
-        len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= coalesce(prompt_tokens_any, 0))) AS bucket_index
+        len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= coalesce(prompt_tokens_any, 0)))
+            AS bucket_index
     FROM timings
 ),
 marked AS (
@@ -45,14 +47,14 @@ marked AS (
         coalesce(
             bucketed.t_sent_ns >= window_bounds.window_start_ns
             AND bucketed.t_end_ns <= window_bounds.window_end_ns,
-            false
+            FALSE
         ) AS in_steady_window,
         CASE WHEN bucket_index = 0 THEN 0 ELSE CAST($bucket_edges AS BIGINT[])[bucket_index] END AS prompt_bucket_lower,
         CASE WHEN bucket_index < len(CAST($bucket_edges AS BIGINT[]))
              THEN CAST($bucket_edges AS BIGINT[])[bucket_index + 1] - 1 END AS prompt_bucket_upper
     FROM bucketed
     LEFT JOIN window_bounds
-        ON window_bounds.candidate = bucketed.candidate
+        ON bucketed.candidate = window_bounds.candidate
        AND window_bounds.load_level IS NOT DISTINCT FROM bucketed.load_level
 ),
 sla AS (
@@ -60,11 +62,12 @@ sla AS (
     SELECT
         marked.*,
         status = 'ok' AND (CAST($sla_ttft_ms AS DOUBLE) IS NULL OR ttft_ms <= CAST($sla_ttft_ms AS DOUBLE)) AS met_ttft,
-        status = 'ok' AND (CAST($sla_tpot_ms AS DOUBLE) IS NULL OR coalesce(tpot_ms, 0) <= CAST($sla_tpot_ms AS DOUBLE)) AS met_tpot,
+        status = 'ok'
+        AND (CAST($sla_tpot_ms AS DOUBLE) IS NULL OR coalesce(tpot_ms, 0) <= CAST($sla_tpot_ms AS DOUBLE)) AS met_tpot,
         status = 'ok' AND (CAST($sla_e2e_ms AS DOUBLE) IS NULL OR e2e_ms <= CAST($sla_e2e_ms AS DOUBLE)) AS met_e2e
     FROM marked
 )
 SELECT
     * EXCLUDE (bucket_index),
-    coalesce(met_ttft AND met_tpot AND met_e2e, false) AS met_sla
+    coalesce(met_ttft AND met_tpot AND met_e2e, FALSE) AS met_sla
 FROM sla

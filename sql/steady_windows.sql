@@ -6,4 +6,4 @@
 SELECT
     candidate, load_level, window_start_ns, window_end_ns,
     CAST(row_number() OVER (ORDER BY candidate, load_level NULLS FIRST) AS BIGINT) AS window_id
-FROM (SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns FROM steady_requests)
+FROM (SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns FROM steady_requests) AS windows

@@ -66,8 +66,8 @@ joined AS (
 )
 SELECT
     *,
-    coalesce(sla_attainment >= $min_attainment AND error_rate <= $max_error_rate, false) AS meets_sla,
-    coalesce(sla_attainment_ci_high < $min_attainment, false)
-        OR coalesce(error_rate_ci_low > $max_error_rate, false) AS clearly_misses_sla
+    coalesce(sla_attainment >= $min_attainment AND error_rate <= $max_error_rate, FALSE) AS meets_sla,
+    coalesce(sla_attainment_ci_high < $min_attainment, FALSE)
+        OR coalesce(error_rate_ci_low > $max_error_rate, FALSE) AS clearly_misses_sla
 FROM joined
 ORDER BY candidate, load_level

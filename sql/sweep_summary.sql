@@ -44,5 +44,5 @@ SELECT
 FROM first_miss
 LEFT JOIN highest USING (candidate)
 LEFT JOIN sweep_levels AS missing
-    ON missing.candidate = first_miss.candidate AND missing.load_level = first_miss.first_missing_load_level
+    ON first_miss.candidate = missing.candidate AND first_miss.first_missing_load_level = missing.load_level
 ORDER BY first_miss.candidate

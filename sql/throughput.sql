@@ -25,8 +25,14 @@ totals AS (
         count(*) FILTER (WHERE in_steady_window AND met_ttft) AS requests_met_ttft,
         count(*) FILTER (WHERE in_steady_window AND met_tpot) AS requests_met_tpot,
         count(*) FILTER (WHERE in_steady_window AND met_e2e) AS requests_met_e2e,
-        CAST(coalesce(sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS output_tokens,
-        CAST(coalesce(sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0) AS BIGINT) AS total_tokens,
+        CAST(coalesce(
+            sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0
+        ) AS BIGINT) AS output_tokens,
+        CAST(coalesce(
+            sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0))
+                FILTER (WHERE in_steady_window AND status = 'ok'),
+            0
+        ) AS BIGINT) AS total_tokens,
         coalesce(sum(t_end_ns - t_sent_ns) FILTER (WHERE in_steady_window), 0) / 1e9 AS busy_s,
         quantile_disc(schedule_lag_ms, 0.99) AS schedule_lag_ms_p99
     FROM steady_requests

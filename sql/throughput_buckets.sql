@@ -15,7 +15,7 @@ WITH spans AS (
 ),
 buckets AS (
     SELECT spans.candidate, r.bucket, spans.start_ns, spans.window_start_ns, spans.window_end_ns
-    FROM spans, range(CAST(greatest(ceil((spans.end_ns - spans.start_ns) / 1e9), 1) AS BIGINT)) AS r(bucket)
+    FROM spans, range(CAST(greatest(ceil((spans.end_ns - spans.start_ns) / 1e9), 1) AS BIGINT)) AS r (bucket)
 ),
 ended AS (
     SELECT
@@ -24,8 +24,12 @@ ended AS (
         count(*) FILTER (WHERE s.status = 'ok') AS requests_ok,
         count(*) FILTER (WHERE s.met_sla) AS requests_good,
         count(*) FILTER (WHERE s.status <> 'ok') AS requests_failed,
-        CAST(coalesce(sum(coalesce(s.output_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS output_tokens,
-        CAST(coalesce(sum(coalesce(s.output_tokens_any, 0) + coalesce(s.prompt_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0) AS BIGINT) AS total_tokens
+        CAST(coalesce(
+            sum(coalesce(s.output_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0
+        ) AS BIGINT) AS output_tokens,
+        CAST(coalesce(
+            sum(coalesce(s.output_tokens_any, 0) + coalesce(s.prompt_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0
+        ) AS BIGINT) AS total_tokens
     FROM steady_requests AS s
     JOIN spans USING (candidate)
     WHERE s.t_end_ns IS NOT NULL

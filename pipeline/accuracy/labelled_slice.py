@@ -63,7 +63,8 @@ def render_messages(config: AccuracySlice, text: str, labels: list[str]) -> list
 def load_slice(config: AccuracySlice, path: Path) -> pa.Table:
     """Every item of the slice (up to max_items) with its rendered chat messages."""
     kind = slice_format(config, path)
-    items, seen = [], {}
+    items: list[tuple[str, str, str, int]] = []
+    seen: dict[str, int] = {}  # item id -> line it was first on
     for line, record in _records(path, kind):
         for field in (config.text_field, config.label_field) + ((config.id_field,) if config.id_field else ()):
             value = record.get(field)

@@ -259,7 +259,8 @@ def with_cost_interval(cost: pa.Table, accuracy_summary: pa.Table | None, z: flo
     if accuracy_summary is not None:
         for row in accuracy_summary.to_pylist():
             accuracy[row["candidate"]] = (row["accuracy_ci_low"], row["accuracy_ci_high"])
-    lows, highs = [], []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
     for row in cost.to_pylist():
         n, within = row["requests_in_window"], row["decisions_within_sla"]
         share_low, share_high = wilson_interval(within, n, z)
@@ -280,9 +281,10 @@ def with_cost_interval(cost: pa.Table, accuracy_summary: pa.Table | None, z: flo
 
 def accuracy_summary(accuracy_results: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
     """Accuracy per candidate with its Wilson interval and the delta to the published accuracy."""
-    params = {"claimed_accuracy": spec.claim.figures.get("accuracy"), "z": z_value(spec.analysis.confidence)}
+    z = z_value(spec.analysis.confidence)
+    params = {"claimed_accuracy": spec.claim.figures.get("accuracy"), "z": z}
     with QuerySession({"accuracy_results": accuracy_results}, params, queries) as session:
-        table = with_wilson(session.run("accuracy_summary"), "correct", "scored", "accuracy", params["z"])
+        table = with_wilson(session.run("accuracy_summary"), "correct", "scored", "accuracy", z)
     claimed = params["claimed_accuracy"]
     for end in ("low", "high"):  # the delta's interval is the accuracy's, shifted by the claim
         bounds = table.column(f"accuracy_ci_{end}").to_pylist()

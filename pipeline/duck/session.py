@@ -47,7 +47,8 @@ class QuerySession:
             relation = self.con.from_arrow(source)
         else:
             relation = self.con.read_parquet(str(source))
-        missing = [column for column in optional or {} if column not in relation.columns]
+        optional = optional or {}
+        missing = [column for column in optional if column not in relation.columns]
         if missing:
             extra = ", ".join(f"CAST(NULL AS {optional[c]}) AS {c}" for c in missing)
             relation = relation.project(f"*, {extra}")

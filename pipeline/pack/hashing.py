@@ -18,7 +18,10 @@ def sha256_file(path: Path) -> str:
 
 def file_ref(path: Path, root: Path, rows: int | None = None) -> dict:
     """{path relative to root, sha256, rows} — the lineage entry of one input file."""
-    ref = {"path": path.resolve().relative_to(root.resolve()).as_posix(), "sha256": sha256_file(path)}
+    ref: dict[str, str | int] = {
+        "path": path.resolve().relative_to(root.resolve()).as_posix(),
+        "sha256": sha256_file(path),
+    }
     if rows is not None:
         ref["rows"] = rows
     return ref

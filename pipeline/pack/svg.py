@@ -7,6 +7,7 @@ plot. Text is drawn as paths, so no string from a spec or a log can inject marku
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 
 import matplotlib
 
@@ -36,14 +37,16 @@ def _svg(figure) -> str:
     return text[text.index("<svg") :]  # drop the XML prolog and doctype: inline SVG
 
 
-def cdf(series: dict[str, list[float]], xlabel: str, bounds: dict[str, float] | None = None) -> str | None:
+def cdf(
+    series: Mapping[str, Sequence[float | None]], xlabel: str, bounds: dict[str, float] | None = None
+) -> str | None:
     """Empirical CDF per series (e.g. per candidate), with optional vertical lines (claim, SLA)."""
-    series = {name: sorted(v for v in values if v is not None) for name, values in series.items()}
-    series = {name: values for name, values in series.items() if values}
-    if not series:
+    present = {name: sorted(v for v in values if v is not None) for name, values in series.items()}
+    present = {name: values for name, values in present.items() if values}
+    if not present:
         return None
     figure, axes = plt.subplots()
-    for name, values in series.items():
+    for name, values in present.items():
         n = len(values)
         axes.step(values, [(i + 1) / n for i in range(n)], where="post", label=f"{name} (n={n})")
     for label, x in (bounds or {}).items():
@@ -56,13 +59,13 @@ def cdf(series: dict[str, list[float]], xlabel: str, bounds: dict[str, float] | 
     return _svg(figure)
 
 
-def histogram(series: dict[str, list[float]], xlabel: str, bins: int = 40) -> str | None:
-    series = {name: [v for v in values if v is not None] for name, values in series.items()}
-    series = {name: values for name, values in series.items() if values}
-    if not series:
+def histogram(series: Mapping[str, Sequence[float | None]], xlabel: str, bins: int = 40) -> str | None:
+    present = {name: [v for v in values if v is not None] for name, values in series.items()}
+    present = {name: values for name, values in present.items() if values}
+    if not present:
         return None
     figure, axes = plt.subplots()
-    for name, values in series.items():
+    for name, values in present.items():
         axes.hist(values, bins=bins, alpha=0.6, label=f"{name} (n={len(values)})")
     axes.set_xlabel(xlabel)
     axes.set_ylabel("requests")
@@ -71,7 +74,10 @@ def histogram(series: dict[str, list[float]], xlabel: str, bins: int = 40) -> st
 
 
 def timeline(
-    series: dict[str, tuple[list[float], list[float]]], xlabel: str, ylabel: str, level: dict[str, float] | None = None
+    series: dict[str, tuple[Sequence[float], Sequence[float]]],
+    xlabel: str,
+    ylabel: str,
+    level: dict[str, float] | None = None,
 ) -> str | None:
     """Lines over time: {name: (x seconds, y)}; `level` draws labelled horizontal references."""
     series = {name: xy for name, xy in series.items() if xy[0]}
@@ -102,6 +108,7 @@ def intervals(
         return None
     figure, axes = plt.subplots(figsize=(7.0, 0.6 + 0.45 * len(rows)))
     for y, (_, value, low, high) in enumerate(reversed(rows)):
+        assert value is not None  # rows without one were dropped above
         low = value if low is None else low
         high = value if high is None else high
         axes.errorbar([value], [y], xerr=[[value - low], [high - value]], fmt="o", capsize=4, color="C0")

@@ -10,6 +10,8 @@ ignore_eos, so the output length is the logged one too).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import cast
 
 import pyarrow as pa
 
@@ -32,7 +34,7 @@ def synthetic_messages(prompt_tokens: int, seed: str) -> list[dict]:
     return fit_messages(prompt_tokens, seed, ApproxTokenizer())[0]
 
 
-def planned_offsets(sample: pa.Table, replay, leads: list[bool] | None = None) -> list[float | None]:
+def planned_offsets(sample: pa.Table, replay, leads: list[bool] | None = None) -> Sequence[float | None]:
     """trace: the logged offsets × time_scale; rate: a seeded synthetic process over the `leads`
     (default every row; a chained session turn has no offset of its own); concurrency: none (the
     order is the log's and each request goes when a worker is free)."""
@@ -60,12 +62,13 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
     links = session_plan.link_turns(sample, getattr(replay, "sessions", "auto") == "auto")
     think_scale = replay.time_scale if replay.mode == "trace" else 1.0
     records = sample.to_pylist()
-    rows, chain_first = [], {}  # chain_first: row -> logged messages of its chain's first turn
+    rows: list[dict] = []
+    chain_first: dict[int, list[dict]] = {}  # row -> logged messages of its chain's first turn
     for index, (record, offset, link) in enumerate(
         zip(records, planned_offsets(sample, replay, session_plan.lead_rows(links)), links)
     ):
         logged = session_plan.parse_messages(record["messages_json"])
-        if link.chained:
+        if link.follows is not None:  # a chained turn
             previous, previous_row = records[link.follows], rows[link.follows]
             chain_first[index] = chain_first[link.follows]
             previous_logged = session_plan.parse_messages(previous["messages_json"])
@@ -108,7 +111,8 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
                 "session_id": link.session_id,
                 "session_turn": link.session_turn,
                 "follows_request_id": records[link.follows]["request_id"] if link.chained else None,
-                "think_time_s": link.think_time_logged_s * think_scale if link.chained else None,
+                # a chained turn always has a logged think time (sql/session_turns.sql: every turn after the first)
+                "think_time_s": cast(float, link.think_time_logged_s) * think_scale if link.chained else None,
                 "think_time_logged_s": link.think_time_logged_s,
             }
         )
@@ -117,7 +121,7 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
 
 def prompt_fit_summary(plan: pa.Table) -> dict:
     """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata)."""
-    summary = {}
+    summary: dict[str, dict[str, int]] = {}
     for row in plan.select(["prompt_source", "prompt_tokens_error"]).to_pylist():
         entry = summary.setdefault(row["prompt_source"], {"requests": 0, "exact": 0, "max_abs_error": 0})
         entry["requests"] += 1

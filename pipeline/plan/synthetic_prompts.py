@@ -92,7 +92,7 @@ class ApproxTokenizer:
 def word_stream(seed: str, length: int) -> list[str]:
     """`length` tokens of pseudo-text: words, with a punctuation mark every few words."""
     rng = random.Random(seed)
-    tokens = []
+    tokens: list[str] = []
     while len(tokens) < length:
         tokens.append(
             rng.choice(PUNCTUATION)

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Literal, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -78,7 +79,7 @@ async def _instant_tokens(n: int) -> AsyncIterator[int]:
 class Completion:
     """One chat or text completion request, from body to the last byte (or the fault)."""
 
-    def __init__(self, state: ReferenceState, request: Request, kind: str) -> None:
+    def __init__(self, state: ReferenceState, request: Request, kind: Literal["chat", "completion"]) -> None:
         self.state, self.request, self.kind = state, request, kind
         arrival_ns, arrival_unix_ns = request.scope.get(ARRIVAL_KEY) or (time.perf_counter_ns(), time.time_ns())
         request_id = next((request.headers[h] for h in REQUEST_ID_HEADERS if h in request.headers), None)
@@ -121,7 +122,8 @@ class Completion:
         try:
             fault = state.faults.pick(self.request.headers.get(FAULT_HEADER))
             body = parse_body(await self.request.body(), ChatRequest if self.kind == "chat" else CompletionRequest)
-            prompt = None if self.kind == "chat" else body.prompt_text()
+            assert isinstance(body, ChatRequest | CompletionRequest)  # the type it was given
+            prompt = body.prompt_text() if isinstance(body, CompletionRequest) else None
         except UnknownFault as exc:
             return self._refuse(error_response(400, str(exc), "invalid_request_error", FAULT_HEADER, "unknown_fault"))
         except BadRequest as exc:
@@ -138,8 +140,8 @@ class Completion:
             await asyncio.sleep(0)  # let the server see the connection lost before we return
             return Response(status_code=500)
 
-        messages = [m.model_dump() for m in body.messages] if self.kind == "chat" else None
-        prompt_tokens = count_message_tokens(messages) if messages is not None else count_tokens(prompt)
+        messages = [m.model_dump() for m in body.messages] if isinstance(body, ChatRequest) else None
+        prompt_tokens = count_message_tokens(messages) if messages is not None else count_tokens(cast(str, prompt))
         requested = body.requested_max_tokens()
         reply = state.writer(
             GenerationRequest(

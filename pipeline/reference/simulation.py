@@ -113,7 +113,8 @@ def bursty_mixed_arrivals(
     rng = random.Random(seed)
     period = 10.0
     quiet = rate_per_s / (burst_share * burst_factor + (1 - burst_share))
-    out, t = [], 0.0
+    out: list[Arrival] = []
+    t = 0.0
     while True:
         rate = quiet * burst_factor if (t % period) < burst_share * period else quiet
         t += rng.expovariate(rate)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from pipeline.duck.session import run_query
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
@@ -45,7 +45,7 @@ def busiest_stretch(
     rate); for a closed-loop plan (no offsets), its first `limit` requests."""
     if not plan or plan[0].scheduled_offset_s is None:
         return plan[:limit]
-    offsets = [item.scheduled_offset_s for item in plan]
+    offsets = [cast(float, item.scheduled_offset_s) for item in plan]  # an open loop times every request
     best_start, best_count, end = 0, 0, 0
     for start, offset in enumerate(offsets):
         while end < len(offsets) and offsets[end] < offset + span_s:
@@ -53,10 +53,10 @@ def busiest_stretch(
         if end - start > best_count:
             best_start, best_count = start, end - start
     stretch = plan[best_start : best_start + min(best_count, limit)]
-    origin = stretch[0].scheduled_offset_s
+    origin = offsets[best_start]
     return [
-        replace(item, request_id=f"calibration-{item.request_id}", scheduled_offset_s=item.scheduled_offset_s - origin)
-        for item in stretch
+        replace(item, request_id=f"calibration-{item.request_id}", scheduled_offset_s=offset - origin)
+        for item, offset in zip(stretch, offsets[best_start:])
     ]
 
 

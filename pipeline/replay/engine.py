@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 
@@ -137,10 +138,12 @@ async def _replay(
     deadline_ns = began + int(settings.max_duration_s * 1e9)
     cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
     progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
+    transport: tuple[AbstractAsyncContextManager[Any], Callable[..., Awaitable[RequestOutcome]]]  # client, its send
     if settings.transport == "aiohttp":
-        client_cm, send = aio_request.make_session(settings.request_timeout_s), aio_request.send_chat
+        transport = aio_request.make_session(settings.request_timeout_s), aio_request.send_chat
     else:
-        client_cm, send = httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False), send_chat
+        transport = httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False), send_chat
+    client_cm, send = transport
     async with client_cm as client:
 
         async def attempt(item: PlannedRequest) -> RequestOutcome:
@@ -151,7 +154,7 @@ async def _replay(
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
             return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
 
-        async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> None:
+        async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> RequestOutcome:
             if cap is not None:
                 await cap.acquire()  # a capped open loop: waiting here shows up as schedule lag
             stats.in_flight += 1
@@ -233,12 +236,14 @@ def _attempt_summary(outcome: RequestOutcome, first_sent_ns: int) -> dict:
 
 
 async def _open_loop(plan, start_ns: int, deadline_ns: int, fire) -> list:
-    tasks, unsent, failures = set(), [], []
+    tasks: set[asyncio.Task] = set()
+    unsent: list[tuple[PlannedRequest, float | None]] = []
+    failures: list[BaseException] = []
 
     def finished(task: asyncio.Task) -> None:
         tasks.discard(task)  # a finished task is not kept: memory stays flat over long plans
-        if not task.cancelled() and task.exception() is not None:
-            failures.append(task.exception())
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            failures.append(failure)
 
     pacer = DeadlinePacer()  # wakes at the planned instant (timerfd), not up to 1 ms after it
     try:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 
 class ReplayProgress:
     def __init__(self, stats, enabled: bool, label: str):
         self.stats = stats
         self.enabled = enabled and sys.stderr.isatty()
-        self._progress = None
-        self._task = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
         self._label = label
 
     def __enter__(self) -> ReplayProgress:
@@ -32,7 +32,7 @@ class ReplayProgress:
         return self
 
     def advance(self) -> None:
-        if self._progress is None:
+        if self._progress is None or self._task is None:  # set together on entering
             return
         elapsed = self._progress.tasks[0].elapsed or 1e-9
         self._progress.update(

@@ -88,7 +88,7 @@ class SessionChains:
 
         return fire_chain
 
-    def _not_sent_from(self, turn: PlannedRequest, offset_s: float | None) -> None:
+    def _not_sent_from(self, turn: PlannedRequest | None, offset_s: float | None) -> None:
         """This turn (due at `offset_s`) and every later one of its chain."""
         while turn is not None:
             self.unsent.append((turn, offset_s))

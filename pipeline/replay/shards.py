@@ -109,7 +109,8 @@ class StartBarrier:
     up, returns the common start and remembers which clock agreed it."""
 
     def __init__(self, shard: Shard, timeout_s: float):
-        self.shard, self.timeout_s, self.clock = shard, timeout_s, None
+        self.shard, self.timeout_s = shard, timeout_s
+        self.clock: str | None = None
 
     def __call__(self) -> int:
         start_ns, self.clock = common_start_ns(self.shard, self.timeout_s)

@@ -72,10 +72,14 @@ def level_plan(plan: list[PlannedRequest], level: LoadLevel, replay) -> list[Pla
     prefix = plan[: sweep.requests_per_level] if sweep and sweep.requests_per_level else list(plan)
     if replay.mode == "trace":
         ratio = level.knob / replay.time_scale
-        offsets = [None if item.scheduled_offset_s is None else item.scheduled_offset_s * ratio for item in prefix]
+        offsets: list[float | None] = [
+            None if item.scheduled_offset_s is None else item.scheduled_offset_s * ratio for item in prefix
+        ]
     elif replay.mode == "rate":
-        offsets = arrivals.synthetic(
-            len(prefix), level.knob, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+        offsets = list(
+            arrivals.synthetic(
+                len(prefix), level.knob, replay.arrival, replay.seed, replay.burstiness, replay.ramp_up_s
+            )
         )
     else:
         return prefix

@@ -10,7 +10,7 @@ from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, mode
 from pipeline.spec.base import Strict
 from pipeline.spec.sweep import Sweep, check_sweep_mode
 
-LOG_FORMATS = ("openai_jsonl", "azure_csv", "mooncake_jsonl", "burstgpt_csv", "csv", "parquet")
+LogFormatName = Literal["openai_jsonl", "azure_csv", "mooncake_jsonl", "burstgpt_csv", "csv", "parquet"]
 
 
 class ColumnMapping(Strict):
@@ -34,7 +34,7 @@ class ColumnMapping(Strict):
 
 class LogSource(Strict):
     path: str = Field(description="a file or a glob of many files; .gz is read transparently")
-    format: Literal[LOG_FORMATS] = "openai_jsonl"
+    format: LogFormatName = "openai_jsonl"
     columns: ColumnMapping | None = Field(default=None, description="needed for csv and parquet")
     timezone: str = Field(default="UTC", description="time zone of timestamps written without one")
     origin: AwareDatetime | None = Field(
@@ -93,7 +93,7 @@ class Sample(Strict):
             absolute = self.start_at is not None and self.end_at is not None
             if self.start_offset_s is None and not absolute:
                 raise ValueError("mode explicit_window needs start_offset_s, or start_at and end_at")
-            if absolute and self.end_at <= self.start_at:
+            if self.start_at is not None and self.end_at is not None and self.end_at <= self.start_at:
                 raise ValueError("end_at must be after start_at")
         if sorted(set(self.length_bins)) != self.length_bins or self.length_bins[0] < 1:
             raise ValueError("length_bins must be increasing positive token counts")

@@ -73,6 +73,7 @@ def _length_axis(name: str, claimed: int | None, profile: dict, kind: str, toler
         )
     if p50 is None:
         return Axis(name, claimed, production, "unknown", True, f"{name}: the production sample has no lengths")
+    assert p99 is not None  # the profile's p50 and p99 come from one quantile query
     if _ratio(claimed, p50) > tolerance.length_ratio:
         direction = "longer" if p50 > claimed else "shorter"
         return Axis(
@@ -183,9 +184,7 @@ def _latency_axis(spec: Spec) -> Axis:
         name: value for name, value in spec.claim.figures.items() if name.split("_p")[0] in bounds and "_p" in name
     }
     compared = {
-        name: (value, bounds[name.split("_p")[0]])
-        for name, value in claimed.items()
-        if bounds[name.split("_p")[0]] is not None
+        name: (value, bound) for name, value in claimed.items() if (bound := bounds[name.split("_p")[0]]) is not None
     }
     production = {k: v for k, v in bounds.items() if v is not None}
     name = "latency budget"
@@ -231,7 +230,7 @@ def _dataset_axis(claimed: str | None, profile: dict) -> Axis:
 
 
 def _arrival_axis(profile: dict) -> Axis:
-    dispersion = next(iter(profile.get("dispersion") or []), {})
+    dispersion: dict = next(iter(profile.get("dispersion") or []), {})
     index, peak = dispersion.get("index_of_dispersion"), profile.get("peak_to_mean_ratio")
     production = {
         "interarrival_cv": profile.get("interarrival_cv"),

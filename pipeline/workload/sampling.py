@@ -178,7 +178,8 @@ def _chi_square_test(column: str, sample: pa.ChunkedArray, population: pa.Chunke
     total = sum(shares.values())
     observed_counts = _counts(sample)
     expected = {key: len(sample) * count / total for key, count in shares.items()}
-    pooled_obs, pooled_exp = {}, {}
+    pooled_obs: dict[str, int] = {}
+    pooled_exp: dict[str, float] = {}
     for key, value in expected.items():
         bucket = key if value >= MIN_EXPECTED_PER_CATEGORY else "(other)"
         pooled_exp[bucket] = pooled_exp.get(bucket, 0.0) + value

@@ -22,9 +22,10 @@ def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str =
     """Run one suite on a pandas frame; metadata holds the statistics and each failed expectation."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = gx.data_context.types.base.ProgressBarsConfig(globally=False)
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
     batch = (
         context.data_sources.add_pandas("frames")
         .add_dataframe_asset(name)

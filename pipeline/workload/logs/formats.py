@@ -19,7 +19,7 @@ UNIT_US = {"s": 1e6, "ms": 1e3, "us": 1.0, "timestamp": 1.0}
 class LogFormat:
     name: str
     reader: Literal["csv", "jsonl", "parquet"]
-    fields_sql: str | None
+    fields_sql: str
     default_columns: ColumnMapping | None = None
     number_unit: str = "s"  # unit of numeric arrival times when the format fixes it
     labels: tuple[str, str, str, str] = ("arrival", "prompt_tokens", "output_tokens", "latency_ms")

@@ -1,9 +1,10 @@
 """Production-log ingest with DuckDB: many files (globs, gzip) → canonical Parquet + quarantine.
 
 Text formats are read in two passes over the raw lines (sql/log_line_counts.sql, then
-sql/log_lines.sql) so that every line, accepted or quarantined, keeps its file and 1-based line
-number; a format's *_fields query maps the lines to named fields and sql/ingest_canonical.sql
-types and validates them. Bad lines never stop the run: they are rows of the quarantine.
+sql/log_lines.sql, both through the one reader macro of sql/raw_log_lines.sql) so that every
+line, accepted or quarantined, keeps its file and 1-based line number; a format's *_fields query
+maps the lines to named fields and sql/ingest_canonical.sql types and validates them. Bad lines
+never stop the run: they are rows of the quarantine.
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ def ingest(
             _bind_log_lines(con, files)
             if fmt.reader == "csv":
                 con.from_arrow(_csv_columns(files, columns_for(source))).to_table("csv_columns")
+            elif fmt.reader == "jsonl":
+                duck.run(con, "json_line_problem")  # the reject reasons every JSON-lines format shares
         kind, unit_us = arrival_unit(source)
         # materialised: as a view, DuckDB inlines the field expressions into every use (5× slower)
         duck.run(con, fmt.fields_sql, {"arrival_kind": kind}).to_table("log_fields")
@@ -123,7 +126,9 @@ def ingest(
 
 
 def _bind_log_lines(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
-    """First pass: lines per file and the reader's own rejects; then the numbered lines view."""
+    """First pass: lines per file and the reader's own rejects; then the numbered lines view.
+    Both passes read through one table macro, raw_log_lines, defined here first."""
+    duck.run(con, "raw_log_lines")
     params = {"files": files, "max_line_size": MAX_LINE_BYTES}
     counts = duck.run(con, "log_line_counts", params).to_arrow_table().to_pylist()
     con.from_arrow(_log_files(files, {row["source_file"]: row["first_index"] for row in counts})).to_table("log_files")
@@ -149,7 +154,7 @@ def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
     rows = []
     for file_id, path in enumerate(files):
         line_number, header = _read_header(path)
-        row = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
+        row: dict[str, int | None] = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
         for name in MAPPED_FIELDS:
             wanted = getattr(columns, name)
             if wanted is not None and wanted not in header:

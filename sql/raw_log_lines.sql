@@ -1,0 +1,20 @@
+-- raw_log_lines(files, line_bytes): the one reader of the raw log lines, a DuckDB table macro
+-- that log_line_counts, log_lines and log_lines_around_rejects call with their $files and
+-- $max_line_size (ingest defines it on the connection before they run).
+-- Each physical line is read as one opaque VARCHAR (no delimiter, quote or escape applies), so a
+-- blank line keeps its place. The delimiter is a 4-byte control sequence: a one-byte \x01 cut any
+-- line holding that byte at it, silently (found by tests/unit/test_fuzz_logs.py). A bare carriage
+-- return counts as a line break, as in DuckDB's reader. store_rejects fills DuckDB's reject_errors
+-- with the lines the reader itself drops (invalid UTF-8, longer than line_bytes).
+-- global_index: the reader's running line number over all the files, in the order given.
+-- The second parameter is not called max_line_size: a macro parameter replaces every identifier
+-- of its name in the body, read_csv's option name included. (noqa CP05: sqlfluff parses a
+-- macro's untyped parameter names as data types.)
+CREATE OR REPLACE TEMP MACRO raw_log_lines(files, line_bytes) AS TABLE  -- noqa: CP05
+SELECT line, filename AS source_file, ordinality AS global_index
+FROM read_csv(
+    files,
+    columns = { 'line': 'VARCHAR' }, header = FALSE, auto_detect = FALSE,
+    delim = E'\x01\x02\x03\x04', quote = '', escape = '', comment = '', strict_mode = FALSE,
+    store_rejects = TRUE, filename = TRUE, max_line_size = line_bytes
+) WITH ORDINALITY
