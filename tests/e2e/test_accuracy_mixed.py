@@ -121,6 +121,8 @@ def test_the_engine_keeps_the_reply_text_of_labelled_requests_only(tmp_path: Pat
     assert (rows["q0"]["labelled_item_id"], rows["q1"]["labelled_item_id"]) == (None, None)
 
 
+# A run of its own, not the shared demo pack (tests/e2e/conftest.py): `accuracy.mode: mixed` puts
+# the labelled items into the load plan; the demo pack scores them in a separate pass.
 @pytest.mark.slow
 def test_a_mixed_spec_scores_every_item_from_the_load_replay(tmp_path: Path, write_spec, monkeypatch):
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")

@@ -3,6 +3,7 @@
 from typer.testing import CliRunner
 
 from assets.automation import REVALIDATION_JOB
+from assets.support.partitions import REVALIDATION_PARTITIONS
 from pipeline.cli import app
 from pipeline.definitions import defs
 from tests.support.specs import ASSETS, demo_spec_dict, small_spec
@@ -14,9 +15,21 @@ def test_definitions_hold_every_asset_with_at_least_one_check():
     assert set(ASSETS) <= keys
     checked = {check.asset_key.to_user_string() for check in graph.asset_check_keys}
     assert set(ASSETS) <= checked
-    assert defs.resolve_job_def(REVALIDATION_JOB) is not None
 
 
+def test_the_revalidation_job_runs_every_asset_and_check_per_candidate_and_version():
+    graph = defs.resolve_asset_graph()
+    job = defs.resolve_job_def(REVALIDATION_JOB)
+    assert job.asset_layer.selected_asset_keys == set(graph.get_all_asset_keys())
+    assert set(job.asset_layer.asset_graph.asset_check_keys) == set(graph.asset_check_keys)
+    assert job.partitions_def == REVALIDATION_PARTITIONS
+    assert [dimension.name for dimension in REVALIDATION_PARTITIONS.partitions_defs] == ["candidate", "model_version"]
+
+
+# Not marked slow: the run stops at the first asset's blocking check (a few seconds, no replay),
+# and it is the fast suite's one check that `loadproof run` goes through Dagster and that a blocking
+# check stops it. Its own spec (max_reject_rate 0) is what makes the check fail, so it cannot read
+# the shared demo pack.
 def test_a_failing_blocking_check_stops_the_run_before_the_pack(tmp_path, write_spec, zero_server, monkeypatch):
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
     monkeypatch.delenv("DAGSTER_HOME", raising=False)

@@ -1,34 +1,19 @@
-"""Two candidates, one plan: both replayed, compared side by side and ranked by cost per decision."""
+"""Two candidates, one plan: both replayed, compared side by side and ranked by cost per decision
+(read from the session's demo pack: fastserve-8b's endpoint answers every labelled item right,
+budget-8b's half of them)."""
 
 import json
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.reference import ReferenceServer
-from tests.support.specs import DEMO_SLICE, demo_spec_dict
+from tests.support.demo_pack import SLICE_ITEMS, DemoPack
+
+pytestmark = pytest.mark.slow
 
 
-@pytest.mark.slow
-def test_two_candidates_share_the_plan_and_are_ranked(tmp_path, write_spec, monkeypatch):
-    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    perfect, coin = tmp_path / "perfect.yaml", tmp_path / "coin.yaml"
-    perfect.write_text(f"answer_key: {DEMO_SLICE}\naccuracy: 1.0\n")
-    coin.write_text(f"answer_key: {DEMO_SLICE}\naccuracy: 0.5\n")
-    data = demo_spec_dict()
-    data["workload"]["sample"].update(window_s=6)
-    data["workload"]["replay"].update(warmup_s=1, cooldown_s=1, max_duration_s=60)
-    data["accuracy"]["max_items"] = 60
-    out = tmp_path / "pack"
-    with ReferenceServer("zero", oracle=str(perfect)) as first, ReferenceServer("zero", oracle=str(coin)) as second:
-        data["candidates"][0]["base_url"] = first.base_url
-        data["candidates"][1]["base_url"] = second.base_url
-        result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-
+def test_two_candidates_share_the_plan_and_are_ranked(demo_pack: DemoPack):
+    out = demo_pack.folder
     plan_rows = pq.read_metadata(out / "data" / "replay_plan.parquet").num_rows
     timings = pq.read_table(out / "data" / "raw_timings.parquet", columns=["candidate", "request_id"]).to_pylist()
     by_candidate = {
@@ -43,7 +28,7 @@ def test_two_candidates_share_the_plan_and_are_ranked(tmp_path, write_spec, monk
     costs = [r["cost_per_decision_usd"] for r in pack["ranking"]]
     assert costs == sorted(costs)
     accuracy = {a["candidate"]: a for a in pack["accuracy"]["summary"]}
-    assert accuracy["fastserve-8b"]["accuracy"] == 1.0 and accuracy["fastserve-8b"]["scored"] == 60
+    assert accuracy["fastserve-8b"]["accuracy"] == 1.0 and accuracy["fastserve-8b"]["scored"] == SLICE_ITEMS
     assert accuracy["budget-8b"]["accuracy"] < 0.8
     markdown = (out / "evidence_pack.md").read_text()
     assert "## Candidates side by side" in markdown and "### Ranking by cost per useful decision" in markdown

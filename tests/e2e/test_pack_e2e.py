@@ -1,4 +1,5 @@
-"""The whole graph materialised once against the reference endpoint; the pack it wrote, audited."""
+"""The whole graph materialised once against reference endpoints (the session's demo pack, two
+candidates); the pack it wrote, audited."""
 
 import json
 import shutil
@@ -15,33 +16,26 @@ from pipeline import REPO_ROOT, contracts
 from pipeline.cli import app
 from pipeline.pack.hashing import sha256_file
 from tests.support import chromium
-from tests.support.specs import ASSETS, small_spec
+from tests.support.demo_pack import API_KEY, CANDIDATES, SLICE_ITEMS, DemoPack
+from tests.support.specs import ASSETS
 
 pytestmark = pytest.mark.slow
 
-API_KEY = "sk-loadproof-test-0123456789abcdef"
+# the unpartitioned assets every candidate reads: materialised by the first candidate's run only
+SHARED_INPUTS = {
+    "production_logs",
+    "production_sample",
+    "prompt_profile",
+    "replay_plan",
+    "client_calibration",
+    "labelled_slice",
+}
 FIGURE_KEYS = {"candidate", "metric", "unit", "claimed", "measured", "ci_low", "ci_high", "n", "verdict", "lineage"}
 
 
 @pytest.fixture(scope="module")
-def pack_dir(tmp_path_factory, zero_server) -> Path:
-    root = tmp_path_factory.mktemp("e2e")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("LOADPROOF_DEMO_API_KEY", API_KEY)
-        patch.delenv("DAGSTER_HOME", raising=False)
-
-        def write_spec(data: dict) -> Path:
-            import yaml
-
-            path = root / "spec.yaml"
-            path.write_text(yaml.safe_dump(data, sort_keys=False))
-            return path
-
-        out = root / "pack"
-        result = CliRunner().invoke(app, ["run", str(small_spec(write_spec, zero_server.base_url)), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "Claim vs measured" in result.output and "checks failed: none" in result.output
-    return out
+def pack_dir(demo_pack: DemoPack) -> Path:
+    return demo_pack.folder
 
 
 @pytest.fixture(scope="module")
@@ -49,27 +43,33 @@ def pack(pack_dir: Path) -> dict:
     return json.loads((pack_dir / "evidence_pack.json").read_text())
 
 
+def test_the_run_prints_claim_vs_measured_and_no_failed_check(demo_pack: DemoPack):
+    assert "Claim vs measured" in demo_pack.output and "checks failed: none" in demo_pack.output
+
+
 def test_pack_meets_its_json_schema(pack):
     schema = json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text())
     jsonschema.validate(pack, schema)
+    assert pack["figures"]  # so the next line is not true of an empty list
     assert all(set(figure) >= FIGURE_KEYS for figure in pack["figures"])
 
 
 def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
-    claimed = {f["metric"]: f for f in pack["figures"] if f["claimed"] is not None}
-    assert set(claimed) == {
-        "output_tokens_per_s",
-        "ttft_ms_p95",
-        "ttft_ms_p99",
-        "e2e_ms_p99",
-        "tpot_ms_p50",
-        "error_rate",
-        "accuracy",
-    }
-    assert claimed["accuracy"]["n"] == 200  # every item of the bundled slice was scored
-    assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
-    assert [row["candidate"] for row in pack["ranking"]] == [pack["figures"][0]["candidate"]]
-    assert pack["accuracy"]["summary"][0]["scored"] == 200
+    for candidate in CANDIDATES:
+        claimed = {f["metric"]: f for f in pack["figures"] if f["candidate"] == candidate and f["claimed"] is not None}
+        assert set(claimed) == {
+            "output_tokens_per_s",
+            "ttft_ms_p95",
+            "ttft_ms_p99",
+            "e2e_ms_p99",
+            "tpot_ms_p50",
+            "error_rate",
+            "accuracy",
+        }, candidate
+        assert claimed["accuracy"]["n"] == SLICE_ITEMS  # every item of the bundled slice was scored
+        assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
+    assert sorted(row["candidate"] for row in pack["ranking"]) == sorted({f["candidate"] for f in pack["figures"]})
+    assert [row["scored"] for row in pack["accuracy"]["summary"]] == [SLICE_ITEMS] * len(CANDIDATES)
 
 
 def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
@@ -77,17 +77,23 @@ def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
     raw = figure["lineage"]["inputs"][0]
     assert raw["path"] == "data/raw_timings.parquet"
     assert raw["sha256"] == sha256_file(pack_dir / raw["path"])
-    assert raw["rows"] == pq.read_metadata(pack_dir / "data" / "replay_plan.parquet").num_rows  # one candidate
+    plan_rows = pq.read_metadata(pack_dir / "data" / "replay_plan.parquet").num_rows
+    assert raw["rows"] == plan_rows * len(CANDIDATES)  # each candidate replayed the whole plan
     assert (pack_dir / figure["lineage"]["sql"]).read_text().startswith("-- latency_percentiles")
     assert pack["lineage"]["run_id"] == pack["run_id"] and pack["lineage"]["asset_keys"] == ["candidate_comparison"]
-    (partition,) = pack["lineage"]["partition_runs"]  # the candidate's run: every other asset
-    sub_pack = json.loads(
-        (
-            pack_dir / "candidates" / partition["candidate"] / partition["model_version"] / "evidence_pack.json"
-        ).read_text()
-    )
-    assert sub_pack["run_id"] == partition["run_id"]
-    assert set(ASSETS) - {"candidate_comparison"} == set(sub_pack["lineage"]["asset_keys"])
+    partitions = pack["lineage"]["partition_runs"]  # each candidate's run: every other asset
+    assert [partition["candidate"] for partition in partitions] == list(CANDIDATES)
+    for index, partition in enumerate(partitions):
+        sub_pack = json.loads(
+            (
+                pack_dir / "candidates" / partition["candidate"] / partition["model_version"] / "evidence_pack.json"
+            ).read_text()
+        )
+        assert sub_pack["run_id"] == partition["run_id"]
+        # the first candidate's run materialises every other asset; a later one reuses the
+        # unpartitioned inputs (log to plan, calibration, labelled slice) the first one made
+        expected = set(ASSETS) - {"candidate_comparison"} - (SHARED_INPUTS if index else set())
+        assert set(sub_pack["lineage"]["asset_keys"]) == expected, partition["candidate"]
 
 
 def test_manifest_hashes_every_pack_file(pack, pack_dir):
@@ -124,6 +130,7 @@ def test_data_quality_lists_the_checks_that_ran(pack):
 
 
 def test_no_secret_in_any_output_including_the_dagster_event_log(pack_dir):
+    # the key the run had in its environment (tests/support/demo_pack.py)
     files = [path for path in pack_dir.rglob("*") if path.is_file()]
     assert any(".dagster" in path.parts for path in files)  # the instance's SQLite event log is searched too
     leaks = [str(path) for path in files if API_KEY.encode() in path.read_bytes()]
@@ -131,11 +138,12 @@ def test_no_secret_in_any_output_including_the_dagster_event_log(pack_dir):
 
 
 def test_every_asset_was_materialised_by_the_pack_runs(pack, pack_dir):
-    (partition,) = pack["partitions"]
+    runs = {pack["run_id"]} | {partition["run_id"] for partition in pack["partitions"]}
+    assert len(runs) == 1 + len(CANDIDATES)
     with DagsterInstance.local_temp(tempdir=str(pack_dir / ".dagster")) as instance:
         for name in ASSETS:
             event = instance.get_latest_materialization_event(AssetKey(name))
-            assert event is not None and event.run_id in {pack["run_id"], partition["run_id"]}, name
+            assert event is not None and event.run_id in runs, name
         assert instance.get_latest_materialization_event(AssetKey("candidate_comparison")).run_id == pack["run_id"]
         pack_event = instance.get_latest_materialization_event(AssetKey("evidence_pack"))
         metadata = pack_event.asset_materialization.metadata
@@ -182,16 +190,23 @@ def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_d
     assert sweep["mode"] == "trace" and sweep["production_load_level"] == 1.0
     levels = pq.read_table(pack_dir / "data" / "sweep_timings.parquet", columns=["load_level", "load_level_label"])
     assert set(levels.column("load_level_label").to_pylist()) <= {"2×", "4×"}
-    assert {row["load_level_label"] for row in sweep["levels"]} >= {"1×"}
-    assert [row["production"] for row in sweep["levels"]].count(True) == 1
-    (summary,) = sweep["summary"]
-    figure = next(f for f in pack["figures"] if f["metric"] == "cost_per_decision_at_max_sla_load_usd")
-    assert figure["measured"] == summary["cost_per_decision_at_max_sla_load_usd"]
-    assert figure["lineage"]["sql"] == "sql/sweep_summary.sql"
-    assert {ref["path"] for ref in figure["lineage"]["inputs"]} == {
-        "data/raw_timings.parquet",
-        "data/sweep_timings.parquet",
-    }
+    assert [summary["candidate"] for summary in sweep["summary"]] == list(CANDIDATES)
+    for summary in sweep["summary"]:
+        candidate = summary["candidate"]
+        rows = [row for row in sweep["levels"] if row["candidate"] == candidate]
+        assert {row["load_level_label"] for row in rows} >= {"1×"}, candidate
+        assert [row["production"] for row in rows].count(True) == 1, candidate
+        figure = next(
+            f
+            for f in pack["figures"]
+            if f["metric"] == "cost_per_decision_at_max_sla_load_usd" and f["candidate"] == candidate
+        )
+        assert figure["measured"] == summary["cost_per_decision_at_max_sla_load_usd"]
+        assert figure["lineage"]["sql"] == "sql/sweep_summary.sql"
+        assert {ref["path"] for ref in figure["lineage"]["inputs"]} == {
+            "data/raw_timings.parquet",
+            "data/sweep_timings.parquet",
+        }
 
     edited = tmp_path / "edited-sweep"
     shutil.copytree(pack_dir, edited)

@@ -1,17 +1,19 @@
 """Candidates × model versions as dynamic partitions, and history against the previous version."""
 
+import copy
 import json
+import shutil
 
 import pytest
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
 from assets.runner import execute
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_key
 from pipeline.pack import history
 from pipeline.pack.partition_keys import partition_safe
 from pipeline.reference import ReferenceServer
-from pipeline.reference.managed_server import free_port
-from tests.support.specs import profile_file, small_spec
+from tests.support.demo_pack import FIRST_VERSION
+from tests.support.specs import profile_file
 
 
 def test_partition_keys_are_safe_for_dagster_and_folders():
@@ -60,27 +62,36 @@ def test_history_deltas_and_verdict_changes():
 
 
 @pytest.mark.slow
-def test_a_new_version_is_a_new_partition_whose_pack_compares_with_the_previous(tmp_path, write_spec, monkeypatch):
+def test_a_new_version_is_a_new_partition_whose_pack_compares_with_the_previous(
+    tmp_path, write_spec, demo_pack, monkeypatch
+):
+    # Continues from a copy of the session's demo pack (both candidates measured at FIRST_VERSION):
+    # fastserve-8b now serves a new version, and only it is re-measured (a spec of that candidate).
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    port, out = free_port(), tmp_path / "pack"
-    spec = small_spec(write_spec, f"http://127.0.0.1:{port}/v1")
-    with ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port):
-        first = execute(spec, out)
-    with ReferenceServer(profile_file(tmp_path, "2026-12-01"), port=port):
-        second = execute(spec, out)
-    assert all(result.success for result in first + second)
-    assert len(first) == len(second) == 2  # one partition run (one candidate), then the comparison
+    out = tmp_path / "pack"
+    shutil.copytree(demo_pack.folder, out)
+    with DagsterInstance.local_temp(tempdir=str(out / ".dagster")) as instance:
+        first = instance.get_runs()
+    assert len(first) == 3  # one partition run per candidate, then the comparison
+    assert {run.status for run in first} == {DagsterRunStatus.SUCCESS}
+    data = copy.deepcopy(demo_pack.spec)
+    data["candidates"] = data["candidates"][:1]
+    with ReferenceServer(profile_file(tmp_path, "2026-12-01")) as server:
+        data["candidates"][0]["base_url"] = server.base_url
+        second = execute(write_spec(data), out)
+    assert all(result.success for result in second)
+    assert len(second) == 2  # one partition run (one candidate), then the comparison
 
     with DagsterInstance.local_temp(tempdir=str(out / ".dagster")) as instance:
         versions = instance.get_dynamic_partitions("model_versions")
-        assert instance.get_dynamic_partitions("candidates") == ["fastserve-8b"]
-        assert [v.split("+")[0] for v in versions] == ["2026-11-01", "2026-12-01"]
-        packs = {
-            REVALIDATION_PARTITIONS.get_partition_key_from_str(k).keys_by_dimension["model_version"]
+        assert instance.get_dynamic_partitions("candidates") == ["fastserve-8b", "budget-8b"]
+        assert [v.split("+")[0] for v in versions] == [FIRST_VERSION, "2026-12-01"]  # both candidates served the first
+        packs = [
+            REVALIDATION_PARTITIONS.get_partition_key_from_str(k).keys_by_dimension
             for k in instance.get_materialized_partitions(AssetKey("evidence_pack"))
-        }
-        assert packs == set(versions)
+        ]
+        assert {k["model_version"] for k in packs if k["candidate"] == "fastserve-8b"} == set(versions)
         assert instance.get_materialized_partitions(AssetKey("raw_timings")) == instance.get_materialized_partitions(
             AssetKey("evidence_pack")
         )

@@ -143,6 +143,8 @@ def test_stratified_sample_needs_a_closed_loop_replay():
     assert Spec.model_validate(data).workload.sample.mode == "stratified"
 
 
+# A run of its own, not the shared demo pack (tests/e2e/conftest.py): its input is a length-only
+# Azure CSV trace (synthetic prompts), not the demo's logged text.
 @pytest.mark.slow
 def test_length_only_azure_trace_runs_end_to_end_with_synthetic_prompts(
     tmp_path: Path, write_spec, zero_server, monkeypatch

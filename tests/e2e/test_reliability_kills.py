@@ -82,6 +82,8 @@ def _replay_journals(out: Path) -> list[Path]:
     return [path for path in out.glob("candidates/*/*/journal/*.jsonl") if not path.name.endswith("-calibration.jsonl")]
 
 
+# A run of its own, not the shared demo pack (tests/e2e/conftest.py): the run is killed mid-replay
+# and re-run into the same folder, which a shared pack must never be.
 def test_cli_killed_mid_replay_then_rerun_is_clean_and_leaks_no_key(tmp_path: Path, write_spec, zero_server) -> None:
     assert LOADPROOF.exists()
     env = {**os.environ, "LOADPROOF_DEMO_API_KEY": API_KEY}

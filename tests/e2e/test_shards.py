@@ -74,6 +74,8 @@ def test_a_shard_alone_times_out_with_a_clear_error(tmp_path):
         common_start_ns(shard, timeout_s=0.05)
 
 
+# A run of its own, not the shared demo pack (tests/e2e/conftest.py): `replay.shards: 2` on Dagster's
+# multiprocess executor (the raw timings only, after the shared inputs).
 @pytest.mark.slow
 def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, write_spec, zero_server, monkeypatch):
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")

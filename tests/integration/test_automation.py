@@ -3,7 +3,14 @@
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dagster import DagsterInstance, SensorResult, SkipReason, build_schedule_context, build_sensor_context
+from dagster import (
+    DagsterInstance,
+    DefaultSensorStatus,
+    SensorResult,
+    SkipReason,
+    build_schedule_context,
+    build_sensor_context,
+)
 
 from assets.automation import new_model_version, weekly_revalidation
 from pipeline.definitions import defs
@@ -102,6 +109,12 @@ def test_weekly_schedule_requests_one_partitioned_run_per_candidate_at_its_serve
 
 
 def test_weekly_schedule_and_sensor_are_registered():
-    assert weekly_revalidation.cron_schedule == "0 6 * * 1"
-    assert defs.resolve_schedule_def("weekly_revalidation").job_name == "revalidation"
-    assert defs.resolve_sensor_def("new_model_version") is not None
+    schedule = defs.resolve_schedule_def("weekly_revalidation")
+    assert (schedule.job_name, schedule.cron_schedule, schedule.execution_timezone) == (
+        "revalidation",
+        "0 6 * * 1",
+        "UTC",
+    )
+    sensor = defs.resolve_sensor_def("new_model_version")
+    assert (sensor.job_name, sensor.minimum_interval_seconds) == ("revalidation", 300)  # polls every 5 minutes
+    assert sensor.default_status == DefaultSensorStatus.STOPPED  # turned on by hand in the UI, never by a deploy

@@ -2,7 +2,8 @@
 
 `validate(suite, frame, params, name)` runs one suite (pipeline.quality.expectations.runner); the suites,
 and the `*_frame` functions that derive the columns a suite needs, live in one module per stage:
-inputs (log, sample, plan, raw timings), tables (analysis tables), accuracy, pack.
+workload (log, sample), replay (plan, raw timings, endpoint health), tables (analysis tables),
+accuracy, pack.
 """
 
 from pipeline.quality.expectations.accuracy import (
@@ -12,19 +13,14 @@ from pipeline.quality.expectations.accuracy import (
     labelled_slice_suite,
     proportion_suite,
 )
-from pipeline.quality.expectations.inputs import (
-    LOG_ORDER_MOSTLY,
-    canonical_log_frame,
-    canonical_log_suite,
+from pipeline.quality.expectations.pack import claims_frame, claims_suite
+from pipeline.quality.expectations.replay import (
     endpoint_health_suite,
-    production_sample_suite,
     raw_timings_complete_suite,
     raw_timings_suite,
     replay_plan_frame,
     replay_plan_suite,
-    representativeness_suite,
 )
-from pipeline.quality.expectations.pack import claims_frame, claims_suite
 from pipeline.quality.expectations.runner import FAILED_DETAIL_LIMIT, validate
 from pipeline.quality.expectations.tables import (
     cost_per_decision_suite,
@@ -36,6 +32,13 @@ from pipeline.quality.expectations.tables import (
     throughput_buckets_suite,
     throughput_frame,
     throughput_suite,
+)
+from pipeline.quality.expectations.workload import (
+    LOG_ORDER_MOSTLY,
+    canonical_log_frame,
+    canonical_log_suite,
+    production_sample_suite,
+    representativeness_suite,
 )
 
 __all__ = [

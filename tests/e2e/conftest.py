@@ -1,0 +1,26 @@
+"""The one demo-sized pack the whole-graph tests share, built once per session.
+
+Whole-graph runs are the suite's slowest tests (each ~40-100 s on 2 cores), so a test that only
+needs "a full demo-like run" reads this pack (tests/support/demo_pack.py says what is in it)
+instead of running the graph itself. Tests that keep a run of their own need a different spec
+or run, and say why where they do it:
+- test_accuracy_mixed: `accuracy.mode: mixed` (the labelled items ride in the load replay);
+- test_plan_and_divergence: a length-only Azure CSV trace (synthetic prompts);
+- test_shards: `replay.shards: 2` on Dagster's multiprocess executor;
+- test_reliability_kills: a run killed mid-replay, then re-run into the same folder;
+- test_definitions: a blocking check that fails on the first asset (the run stops there);
+- test_partitions: continues from a copy of this pack with a second model version.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.demo_pack import DemoPack, build_demo_pack
+
+
+@pytest.fixture(scope="session")
+def demo_pack(tmp_path_factory) -> DemoPack:
+    pack = build_demo_pack(tmp_path_factory.mktemp("demo-pack"))
+    assert pack.exit_code == 0, pack.output
+    return pack

@@ -1,0 +1,62 @@
+"""The demo-sized pack the whole-graph e2e tests share (tests/e2e/conftest.py builds it once per
+session): the demo spec's two candidates, each on a zero-delay reference endpoint with an
+accuracy oracle (fastserve-8b answers every labelled item right, budget-8b half of them), the
+busiest 8 s of the bundled log, the demo's load sweep and all 200 items of the bundled slice,
+written by `loadproof run` with an API key set.
+
+The endpoints stop once the pack is written: tests read the pack folder and never write into it
+(one that needs to change a pack copies the folder first)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.reference import ReferenceServer
+from tests.support.specs import DEMO_SLICE, demo_spec_dict, profile_file
+
+API_KEY = "sk-loadproof-test-0123456789abcdef"
+FIRST_VERSION = "2026-11-01"  # the model version both endpoints advertise
+CANDIDATES = ("fastserve-8b", "budget-8b")
+SLICE_ITEMS = 200  # the bundled slice's size: every item is scored
+
+
+@dataclass(frozen=True)
+class DemoPack:
+    folder: Path  # the pack folder `loadproof run --out` wrote
+    spec: dict  # the spec it ran (its base URLs point at endpoints stopped since)
+    exit_code: int
+    output: str  # what the CLI printed
+
+
+def demo_pack_spec(first_url: str, second_url: str) -> dict:
+    data = demo_spec_dict()
+    assert [candidate["name"] for candidate in data["candidates"]] == list(CANDIDATES)
+    data["candidates"][0]["base_url"], data["candidates"][1]["base_url"] = first_url, second_url
+    data["workload"]["sample"].update(window_s=8)
+    data["workload"]["replay"].update(warmup_s=1, cooldown_s=1, max_duration_s=60)
+    return data
+
+
+def build_demo_pack(root: Path) -> DemoPack:
+    perfect, coin = root / "oracle-perfect.yaml", root / "oracle-coin.yaml"
+    perfect.write_text(f"answer_key: {DEMO_SLICE}\naccuracy: 1.0\n")
+    coin.write_text(f"answer_key: {DEMO_SLICE}\naccuracy: 0.5\n")
+    profile = profile_file(root, FIRST_VERSION)
+    spec, out = root / "spec.yaml", root / "pack"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOADPROOF_DEMO_API_KEY", API_KEY)
+        patch.delenv("DAGSTER_HOME", raising=False)
+        with (
+            ReferenceServer(profile, oracle=str(perfect)) as first,
+            ReferenceServer(profile, oracle=str(coin)) as second,
+        ):
+            data = demo_pack_spec(first.base_url, second.base_url)
+            spec.write_text(yaml.safe_dump(data, sort_keys=False))
+            result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out)])
+    return DemoPack(folder=out, spec=data, exit_code=result.exit_code, output=result.output)
