@@ -13,7 +13,7 @@ from dagster import (
 
 from assets.replay import raw_timings
 from assets.support.checks import table_check
-from assets.support.metadata import materialise_table, table_metadata, with_run_id
+from assets.support.metadata import derived_table_asset, write_table
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
@@ -30,7 +30,6 @@ from pipeline.accuracy.labelled_slice import (
 from pipeline.accuracy.replies import labelled_replies
 from pipeline.analysis import tables
 from pipeline.contracts import ACCURACY_BY_LABEL, ACCURACY_RESULTS, ACCURACY_SUMMARY, LABELLED_SLICE, RAW_TIMINGS
-from pipeline.pack.layout import write_parquet
 from pipeline.quality import expectations
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -45,8 +44,7 @@ def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: 
     loaded, layout = spec.load(), storage.layout()
     config = loaded.spec.accuracy
     table = empty_slice() if config is None else load_slice(config, loaded.resolve(config.path))
-    path = write_parquet(with_run_id(table, context.run_id), layout.path(LABELLED_SLICE))
-    meta = table_metadata(table, path, context.run_id)
+    meta = write_table(context, layout, LABELLED_SLICE, table)
     meta["configured"] = config is not None
     return MaterializeResult(metadata=meta)
 
@@ -90,8 +88,7 @@ def accuracy_results(
         target = endpoint.target(candidate)
         replies = replay_slice(items, target, config.max_tokens, config.concurrency, config.request_timeout_s)
         table = score_replies(config, slice_table, replies)
-    path = write_parquet(with_run_id(table, context.run_id), layout.path(ACCURACY_RESULTS))
-    return MaterializeResult(metadata=table_metadata(table, path, context.run_id))
+    return MaterializeResult(metadata=write_table(context, layout, ACCURACY_RESULTS, table))
 
 
 def _slice_items_and_labels(context, spec, layout) -> dict:
@@ -118,14 +115,14 @@ accuracy_results_one_per_item = table_check(
 )
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
-    group_name=GROUP,
+accuracy_summary = derived_table_asset(
+    ACCURACY_SUMMARY,
+    tables.accuracy_summary,
+    ACCURACY_RESULTS,
+    group=GROUP,
     deps=[accuracy_results],
     description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.",
 )
-def accuracy_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, ACCURACY_SUMMARY, tables.accuracy_summary, ACCURACY_RESULTS, spec, storage)
 
 
 accuracy_summary_in_bounds = table_check(
@@ -138,14 +135,14 @@ accuracy_summary_in_bounds = table_check(
 )
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
-    group_name=GROUP,
+accuracy_by_label = derived_table_asset(
+    ACCURACY_BY_LABEL,
+    tables.accuracy_by_label,
+    ACCURACY_RESULTS,
+    group=GROUP,
     deps=[accuracy_results],
     description="Per-label accuracy and the confusion matrix (long form).",
 )
-def accuracy_by_label(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    return materialise_table(context, ACCURACY_BY_LABEL, tables.accuracy_by_label, ACCURACY_RESULTS, spec, storage)
 
 
 accuracy_by_label_in_bounds = table_check(

@@ -25,7 +25,7 @@ from dagster import (
 from assets.accuracy import accuracy_summary
 from assets.replay import raw_timings, sweep_timings
 from assets.support.checks import check_result, table_check
-from assets.support.metadata import table_metadata, with_run_id
+from assets.support.metadata import write_table
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
@@ -47,7 +47,6 @@ from pipeline.contracts import (
     THROUGHPUT,
     THROUGHPUT_BUCKETS,
 )
-from pipeline.pack.layout import write_parquet
 from pipeline.quality import expectations, rules
 from resources import PackStorage, SpecResource
 
@@ -82,10 +81,9 @@ def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage:
         layout.path(RAW_TIMINGS), loaded.spec, accuracy if accuracy.num_rows else None, layout.path(ITL_HISTOGRAM)
     )
     for file in TABLES:
-        path = write_parquet(with_run_id(tables[file.name], context.run_id), layout.path(file))
-        meta = table_metadata(tables[file.name], path, context.run_id)
-        meta["sql"] = f"sql/{file.name}.sql"
-        yield MaterializeResult(asset_key=file.name, metadata=meta)
+        yield MaterializeResult(
+            asset_key=file.name, metadata=write_table(context, layout, file, tables[file.name], sql=True)
+        )
 
 
 latency_percentiles_ordered = table_check(
@@ -177,10 +175,7 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
             loaded.spec,
             accuracy if accuracy.num_rows else None,
         )
-    path = write_parquet(with_run_id(table, context.run_id), layout.path(SWEEP_LEVELS))
-    meta = table_metadata(table, path, context.run_id)
-    meta["sql"] = "sql/sweep_levels.sql"
-    return MaterializeResult(metadata=meta)
+    return MaterializeResult(metadata=write_table(context, layout, SWEEP_LEVELS, table, sql=True))
 
 
 @asset_check(
@@ -216,9 +211,7 @@ def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: P
         table = pa.table({"candidate": pa.array([], pa.string()), "max_sla_load_level": pa.array([], pa.float64())})
     else:
         table = sweep_analysis.sweep_summary(levels.drop_columns(["run_id"]), loaded.spec)
-    path = write_parquet(with_run_id(table, context.run_id), layout.path(SWEEP_SUMMARY))
-    meta = table_metadata(table, path, context.run_id)
-    meta["sql"] = "sql/sweep_summary.sql"
+    meta = write_table(context, layout, SWEEP_SUMMARY, table, sql=True)
     for row in table.to_pylist():
         context.log.info(
             f"{row['candidate']}: highest load still meeting the SLA: {row.get('max_sla_load_level_label')}"

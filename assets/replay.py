@@ -31,7 +31,7 @@ from dagster import (
 )
 
 from assets.support.checks import check_result, table_check
-from assets.support.metadata import table_metadata, with_run_id
+from assets.support.metadata import table_metadata, with_run_id, write_table
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
@@ -91,8 +91,7 @@ def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: Pac
     replay = workload.replay
     plan = build_plan(pq.read_table(layout.path(PRODUCTION_SAMPLE)), replay, workload.prompts)
     plan = with_mixed_accuracy(plan, spec.load().spec, layout.path(LABELLED_SLICE))
-    path = write_parquet(with_run_id(plan, context.run_id), layout.path(REPLAY_PLAN))
-    meta = table_metadata(plan, path, context.run_id)
+    meta = write_table(context, layout, REPLAY_PLAN, plan)
     meta["mode"] = replay.mode
     meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
     meta["sessions"] = MetadataValue.json(session_summary(plan))

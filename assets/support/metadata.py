@@ -3,11 +3,20 @@
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import MaterializeResult, MetadataValue, TableColumn, TableSchema
+from dagster import (
+    AssetExecutionContext,
+    AssetsDefinition,
+    MaterializeResult,
+    MetadataValue,
+    TableColumn,
+    TableSchema,
+    asset,
+)
 
-from assets.support.partitions import partition_layout
+from assets.support.partitions import REVALIDATION_PARTITIONS, partition_layout
 from pipeline.contracts import PackFile
-from pipeline.pack.layout import write_parquet
+from pipeline.pack.layout import PackLayout, write_parquet
+from resources import PackStorage, SpecResource
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 60
@@ -42,11 +51,26 @@ def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
     return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))
 
 
-def materialise_table(context, file: PackFile, compute, source: PackFile, spec, storage):
-    """Compute table `file` from the partition's `source` table, write it, return its materialisation."""
-    layout = partition_layout(storage, context)
-    table = compute(layout.path(source), spec.load().spec)
+def write_table(context, layout: PackLayout, file: PackFile, table: pa.Table, *, sql: bool = False) -> dict:
+    """Write `table` (with the run id) as the declared `file`; return its materialisation metadata.
+    `sql`: the table is the result of sql/<file name>.sql, named in the metadata for lineage."""
     path = write_parquet(with_run_id(table, context.run_id), layout.path(file))
     meta = table_metadata(table, path, context.run_id)
-    meta["sql"] = f"sql/{file.name}.sql"
-    return MaterializeResult(metadata=meta)
+    if sql:
+        meta["sql"] = f"sql/{file.name}.sql"
+    return meta
+
+
+def derived_table_asset(
+    file: PackFile, compute, source: PackFile, *, group: str, deps: list, description: str
+) -> AssetsDefinition:
+    """A partitioned asset that is one query over another of the partition's tables:
+    `compute(source path, spec)` written as `file`."""
+
+    @asset(name=file.name, partitions_def=REVALIDATION_PARTITIONS, group_name=group, deps=deps, description=description)
+    def derived(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+        layout = partition_layout(storage, context)
+        table = compute(layout.path(source), spec.load().spec)
+        return MaterializeResult(metadata=write_table(context, layout, file, table, sql=True))
+
+    return derived

@@ -63,50 +63,28 @@ def _length_axis(name: str, claimed: int | None, profile: dict, kind: str, toler
     p50, p99 = profile.get(f"{kind}_p50"), profile.get(f"{kind}_p99")
     production = {"p50": p50, "p99": p99}
     if claimed is None:
-        return Axis(
-            name,
-            None,
-            production,
-            "unstated",
-            True,
-            f"{name}: the claim does not say at which length it was measured (production p50 {_n(p50)}, p99 {_n(p99)})",
+        note = (
+            f"{name}: the claim does not say at which length it was measured (production p50 {_n(p50)}, p99 {_n(p99)})"
         )
+        return Axis(name, None, production, "unstated", True, note)
     if p50 is None:
         return Axis(name, claimed, production, "unknown", True, f"{name}: the production sample has no lengths")
     assert p99 is not None  # the profile's p50 and p99 come from one quantile query
     if _ratio(claimed, p50) > tolerance.length_ratio:
         direction = "longer" if p50 > claimed else "shorter"
-        return Axis(
-            name,
-            claimed,
-            production,
-            "diverges",
-            True,
-            (
-                f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)} ({_ratio(claimed, p50):.1f}× {direction}; "
-                f"tolerance {tolerance.length_ratio}×)"
-            ),
+        note = (
+            f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)} ({_ratio(claimed, p50):.1f}× {direction}; "
+            f"tolerance {tolerance.length_ratio}×)"
         )
+        return Axis(name, claimed, production, "diverges", True, note)
     if p99 / claimed > tolerance.tail_ratio:
-        return Axis(
-            name,
-            claimed,
-            production,
-            "diverges",
-            True,
-            (
-                f"{name}: production p99 {_n(p99)} is {p99 / claimed:.1f}× the claimed {_n(claimed)}: the long tail "
-                f"was not measured (tolerance {tolerance.tail_ratio}×)"
-            ),
+        note = (
+            f"{name}: production p99 {_n(p99)} is {p99 / claimed:.1f}× the claimed {_n(claimed)}: the long tail "
+            f"was not measured (tolerance {tolerance.tail_ratio}×)"
         )
-    return Axis(
-        name,
-        claimed,
-        production,
-        "matches",
-        True,
-        f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)}, p99 {_n(p99)}: within tolerance",
-    )
+        return Axis(name, claimed, production, "diverges", True, note)
+    note = f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)}, p99 {_n(p99)}: within tolerance"
+    return Axis(name, claimed, production, "matches", True, note)
 
 
 def _concurrency_axis(claimed: int | None, profile: dict, tolerance: float) -> Axis:
@@ -114,63 +92,32 @@ def _concurrency_axis(claimed: int | None, profile: dict, tolerance: float) -> A
     production = {"littles_law": littles, "peak_logged": peak, "arrival_rate_per_s": profile.get("arrival_rate_per_s")}
     name = "concurrency / batch size"
     if claimed is None:
-        return Axis(
-            name,
-            None,
-            production,
-            "unstated",
-            True,
-            f"{name}: the claim does not say at which concurrency or batch size it was measured",
-        )
+        note = f"{name}: the claim does not say at which concurrency or batch size it was measured"
+        return Axis(name, None, production, "unstated", True, note)
     if littles is None:
-        return Axis(
-            name,
-            claimed,
-            production,
-            "unknown",
-            True,
-            (
-                f"{name}: the logs carry no latencies, so production concurrency is unknown until the replay measures "
-                f"it (claimed {claimed})"
-            ),
+        note = (
+            f"{name}: the logs carry no latencies, so production concurrency is unknown until the replay measures "
+            f"it (claimed {claimed})"
         )
+        return Axis(name, claimed, production, "unknown", True, note)
     if _ratio(claimed, littles) > tolerance:
-        return Axis(
-            name,
-            claimed,
-            production,
-            "diverges",
-            True,
-            (
-                f"{name}: claimed {claimed}, production {littles:.1f} on average (Little's law), peak {_n(peak)} "
-                f"({_ratio(claimed, littles):.1f}× apart; tolerance {tolerance}×)"
-            ),
+        note = (
+            f"{name}: claimed {claimed}, production {littles:.1f} on average (Little's law), peak {_n(peak)} "
+            f"({_ratio(claimed, littles):.1f}× apart; tolerance {tolerance}×)"
         )
-    return Axis(
-        name,
-        claimed,
-        production,
-        "matches",
-        True,
-        f"{name}: claimed {claimed}, production {littles:.1f} on average, peak {_n(peak)}: within tolerance",
-    )
+        return Axis(name, claimed, production, "diverges", True, note)
+    note = f"{name}: claimed {claimed}, production {littles:.1f} on average, peak {_n(peak)}: within tolerance"
+    return Axis(name, claimed, production, "matches", True, note)
 
 
 def _named_axis(name: str, claimed: str | None, production: str | None, decisive: bool) -> Axis:
     if claimed is None:
         return Axis(name, None, production, "unstated", False, f"{name}: the claim does not name it")
     if production is None:
-        return Axis(
-            name,
-            claimed,
-            None,
-            "unknown",
-            False,
-            (
-                f"{name}: the claim's is {claimed}; the spec does not say what production runs "
-                f"(workload.production.{name})"
-            ),
+        note = (
+            f"{name}: the claim's is {claimed}; the spec does not say what production runs (workload.production.{name})"
         )
+        return Axis(name, claimed, None, "unknown", False, note)
     if claimed.strip().lower() != production.strip().lower():
         return Axis(
             name, claimed, production, "diverges", decisive, f"{name}: claimed {claimed}, production {production}"
@@ -190,24 +137,12 @@ def _latency_axis(spec: Spec) -> Axis:
     name = "latency budget"
     if not compared:
         status = "unstated" if not claimed else "unknown"
-        return Axis(
-            name,
-            claimed or None,
-            production or None,
-            status,
-            False,
-            f"{name}: no claimed latency figure has an SLA bound to compare with",
-        )
+        note = f"{name}: no claimed latency figure has an SLA bound to compare with"
+        return Axis(name, claimed or None, production or None, status, False, note)
     over = [f"{metric} {value:g} ms > SLA {bound:g} ms" for metric, (value, bound) in compared.items() if value > bound]
     if over:
-        return Axis(
-            name,
-            claimed,
-            production,
-            "diverges",
-            True,
-            f"{name}: the claim's own latencies miss the SLA: {', '.join(over)}",
-        )
+        note = f"{name}: the claim's own latencies miss the SLA: {', '.join(over)}"
+        return Axis(name, claimed, production, "diverges", True, note)
     within = ", ".join(f"{metric} {value:g} ≤ {bound:g} ms" for metric, (value, bound) in compared.items())
     return Axis(name, claimed, production, "matches", True, f"{name}: claimed latencies within the SLA ({within})")
 
@@ -216,17 +151,11 @@ def _dataset_axis(claimed: str | None, profile: dict) -> Axis:
     production = f"production sample ({profile.get('requests')} requests)"
     if claimed is None:
         return Axis("dataset", None, production, "unstated", False, "dataset: the claim does not name its prompt set")
-    return Axis(
-        "dataset",
-        claimed,
-        production,
-        "diverges",
-        False,
-        (
-            f"dataset: the claim's prompts are {claimed!r}, not this traffic; its length and structure are compared "
-            "on the other axes"
-        ),
+    note = (
+        f"dataset: the claim's prompts are {claimed!r}, not this traffic; its length and structure are compared "
+        "on the other axes"
     )
+    return Axis("dataset", claimed, production, "diverges", False, note)
 
 
 def _arrival_axis(profile: dict) -> Axis:
@@ -239,35 +168,17 @@ def _arrival_axis(profile: dict) -> Axis:
         "peak_to_mean_ratio": peak,
     }
     if index is None and peak is None:
-        return Axis(
-            "arrival process",
-            None,
-            production,
-            "unknown",
-            False,
-            "arrival process: too few requests to judge burstiness",
-        )
+        note = "arrival process: too few requests to judge burstiness"
+        return Axis("arrival process", None, production, "unknown", False, note)
     bursty = (index or 0) > BURSTY_INDEX_OF_DISPERSION or (peak or 0) > BURSTY_PEAK_TO_MEAN
     if bursty:
-        return Axis(
-            "arrival process",
-            None,
-            production,
-            "diverges",
-            False,
-            (
-                f"arrival process: bursty (index of dispersion {_n(index)} at {_n(dispersion.get('bin_s'))} s, "
-                f"peak-to-mean {_n(peak)}); a fixed-concurrency benchmark does not see the bursts"
-            ),
+        note = (
+            f"arrival process: bursty (index of dispersion {_n(index)} at {_n(dispersion.get('bin_s'))} s, "
+            f"peak-to-mean {_n(peak)}); a fixed-concurrency benchmark does not see the bursts"
         )
-    return Axis(
-        "arrival process",
-        None,
-        production,
-        "matches",
-        False,
-        f"arrival process: near-Poisson (index of dispersion {_n(index)}, peak-to-mean {_n(peak)})",
-    )
+        return Axis("arrival process", None, production, "diverges", False, note)
+    note = f"arrival process: near-Poisson (index of dispersion {_n(index)}, peak-to-mean {_n(peak)})"
+    return Axis("arrival process", None, production, "matches", False, note)
 
 
 def _structure_axis(profile: dict) -> Axis:
@@ -283,17 +194,11 @@ def _structure_axis(profile: dict) -> Axis:
     ]
     if not notable:
         return Axis("request structure", None, shares, "matches", False, "request structure: plain single-turn prompts")
-    return Axis(
-        "request structure",
-        None,
-        shares,
-        "diverges",
-        False,
-        (
-            f"request structure: {', '.join(notable)} of production requests (prefix caching and long prefill change "
-            "the speed a plain benchmark shows)"
-        ),
+    note = (
+        f"request structure: {', '.join(notable)} of production requests (prefix caching and long prefill change "
+        "the speed a plain benchmark shows)"
     )
+    return Axis("request structure", None, shares, "diverges", False, note)
 
 
 def _n(value) -> str:

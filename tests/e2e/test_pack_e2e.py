@@ -104,8 +104,9 @@ def test_manifest_hashes_every_pack_file(pack, pack_dir):
 
 
 def test_every_data_file_is_a_declared_contract_with_its_declared_columns(pack, pack_dir):
-    (partition,) = pack["partitions"]
-    folders = [pack_dir, pack_dir / "candidates" / partition["candidate"] / partition["model_version"]]
+    partitions = [pack_dir / "candidates" / p["candidate"] / p["model_version"] for p in pack["partitions"]]
+    assert len(partitions) == 2
+    folders = [pack_dir, *partitions]
     declared = {file.path: file for file in contracts.PACK_FILES}
     for folder in folders:
         written = sorted(path.relative_to(folder).as_posix() for path in (folder / "data").iterdir())
@@ -115,8 +116,9 @@ def test_every_data_file_is_a_declared_contract_with_its_declared_columns(pack, 
             if schema is not None:
                 stored = pq.read_schema(folder / name)
                 assert [(f.name, f.type) for f in stored] == [(f.name, f.type) for f in schema], name
-    partition_files = {p.relative_to(folders[1]).as_posix() for p in (folders[1] / "data").iterdir()}
-    assert {f.path for f in contracts.SHARED_INPUTS} <= partition_files
+    for partition in partitions:
+        partition_files = {p.relative_to(partition).as_posix() for p in (partition / "data").iterdir()}
+        assert {f.path for f in contracts.SHARED_INPUTS} <= partition_files
 
 
 def test_data_quality_lists_the_checks_that_ran(pack):
