@@ -9,41 +9,20 @@ from typing import TypeVar
 
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
-from pipeline.pack import claims, comparison
+from pipeline.pack import claims, comparison, parts
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.inputs import PackInputs
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
-from pipeline.pack.parts import (
-    AccuracySection,
-    Claim,
-    ClientCalibration,
-    ClientValidity,
-    ConcurrencyRow,
-    Condition,
-    DivergenceAxis,
-    EndpointFingerprint,
-    ErrorRow,
-    Figure,
-    FileRef,
-    LatencyBucket,
-    Part,
-    ProxyVerdict,
-    RankingRow,
-    ReplaySummary,
-    SideBySide,
-    SweepSection,
-    TokenAgreement,
-)
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
-P = TypeVar("P", bound=Part)
+P = TypeVar("P", bound=parts.Part)
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
-def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[Condition]:
+def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[parts.Condition]:
     """The benchmark's frozen assumptions beside what the production sample shows, axis by axis."""
     claimed = loaded.spec.claim.conditions
     dispersion: list[dict] = profile.get("dispersion") or []  # the 1st entry: the narrowest bin
@@ -99,7 +78,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
         {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
     ]
-    return _parts(Condition, rows)
+    return _parts(parts.Condition, rows)
 
 
 def _pair(first: float | None, second: float | None) -> str | None:
@@ -135,35 +114,39 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         spec_sha256=loaded.sha256,
         spec_name=spec.name,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        claim=Claim(source=spec.claim.source, figures=dict(spec.claim.figures)),
-        figures=_parts(Figure, figures),
+        claim=parts.Claim(source=spec.claim.source, figures=dict(spec.claim.figures)),
+        figures=_parts(parts.Figure, figures),
         conditions=conditions(loaded, inputs.profile, peak_concurrency or inputs.replay_summary.get("peak_in_flight")),
-        proxy_verdict=_part(ProxyVerdict, divergence["proxy_verdict"]),
-        claim_divergence=_parts(DivergenceAxis, divergence["axes"]),
+        proxy_verdict=_part(parts.ProxyVerdict, divergence["proxy_verdict"]),
+        claim_divergence=_parts(parts.DivergenceAxis, divergence["axes"]),
         profile=inputs.profile,
-        replay=ReplaySummary.model_validate(inputs.replay_summary),
+        replay=parts.ReplaySummary.model_validate(inputs.replay_summary),
         client_validity=client_validity(lag_p99, inputs.calibration),
-        inputs=_parts(FileRef, input_refs),
-        side_by_side=SideBySide.model_validate(comparison.side_by_side(figures)),
-        ranking=_parts(RankingRow, comparison.ranking(inputs.cost_rows, inputs.throughput_rows, inputs.accuracy_rows)),
-        accuracy=_part(AccuracySection, comparison.accuracy_section(inputs.accuracy_rows, inputs.accuracy_label_rows)),
-        latency_by_bucket=_parts(LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
-        errors_by_type=_parts(ErrorRow, comparison.errors_by_type(inputs.error_rows)),
+        inputs=_parts(parts.FileRef, input_refs),
+        side_by_side=parts.SideBySide.model_validate(comparison.side_by_side(figures)),
+        ranking=_parts(
+            parts.RankingRow, comparison.ranking(inputs.cost_rows, inputs.throughput_rows, inputs.accuracy_rows)
+        ),
+        accuracy=_part(
+            parts.AccuracySection, comparison.accuracy_section(inputs.accuracy_rows, inputs.accuracy_label_rows)
+        ),
+        latency_by_bucket=_parts(parts.LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
+        errors_by_type=_parts(parts.ErrorRow, comparison.errors_by_type(inputs.error_rows)),
         concurrency=[
-            ConcurrencyRow(
+            parts.ConcurrencyRow(
                 candidate=row["candidate"], peak=row.get("peak_concurrency"), mean=row.get("mean_concurrency")
             )
             for row in inputs.throughput_rows
         ],
         sweep=_part(
-            SweepSection,
+            parts.SweepSection,
             pack_sweep.sweep_section(
                 spec, inputs.sweep.level_rows, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage
             ),
         ),
         versions={name: _version(name) for name in PACKAGES},
-        endpoint_fingerprints=_parts(EndpointFingerprint, inputs.endpoint_fingerprints),
-        token_agreement=_parts(TokenAgreement, inputs.token_agreement),
+        endpoint_fingerprints=_parts(parts.EndpointFingerprint, inputs.endpoint_fingerprints),
+        token_agreement=_parts(parts.TokenAgreement, inputs.token_agreement),
     )
 
 
@@ -223,15 +206,15 @@ def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:
     return [file_ref(layout.path(ITL_HISTOGRAM), layout.root, inputs.itl_histogram_rows)]
 
 
-def client_validity(lag_p99: float | None, calibration: dict | None) -> ClientValidity:
+def client_validity(lag_p99: float | None, calibration: dict | None) -> parts.ClientValidity:
     """Client-limited when the replay itself ran late, or when the client could not keep the
     plan's peak schedule even against the zero-delay echo endpoint."""
     replay_late = lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS
-    return ClientValidity(
+    return parts.ClientValidity(
         schedule_lag_ms_p99=lag_p99,
         client_limited=replay_late or bool(calibration and calibration["client_limited"]),
         threshold_ms=CLIENT_LIMITED_LAG_MS,
-        calibration=_part(ClientCalibration, calibration),
+        calibration=_part(parts.ClientCalibration, calibration),
     )
 
 
