@@ -245,8 +245,44 @@ def test_the_cli_headline_names_the_spec_level(capsys):
     assert interval_level(0.9) == "90 %" and interval_level(0.95) == "95 %" and interval_level(0.999) == "99.9 %"
 
 
-@pytest.mark.skipif(chromium.chromium_path() is None, reason="chromium not installed")
-def test_the_console_check_can_fail(tmp_path):
+BROKEN_PAGES = {
+    "console": "<script>console.error('boom'); undefinedFunction();</script>",
+    "too wide": "<div style='width:300px'><table><tr><td style='white-space:nowrap'>"
+    + "x" * 200
+    + "</td></tr></table></div>",
+    "squeezed": "<table style='width:300px'><tr><td style='word-break:break-all'>prompt_tokens_p50</td>"
+    "<td style='white-space:nowrap'>{}</td></tr></table>".format("y" * 60),
+    "python repr": "<table><tr><td>{'requests': 1875, 'span_s': 1199.1}</td><td>None</td></tr></table>",
+    "image": "<img src='missing.png' alt='plot'>",
+}
+
+
+@pytest.mark.skipif(chromium.skip_reason() is not None, reason=str(chromium.skip_reason()))
+@pytest.mark.parametrize("kind", sorted(BROKEN_PAGES))
+def test_each_browser_check_can_fail(kind, tmp_path):
     page = tmp_path / "broken.html"
-    page.write_text("<html><body><script>console.error('boom'); undefinedFunction();</script></body></html>")
-    assert chromium.load(page).console, "a page with console errors must be caught"
+    page.write_text(f"<!DOCTYPE html><html><body><section id='s'>{BROKEN_PAGES[kind]}</section></body></html>")
+    seen = chromium.audit(page)
+    assert seen.sections == ["s"]
+    assert any(problem.startswith(f"{kind}: ") for problem in seen.problems()), seen.problems()
+
+
+@pytest.mark.parametrize(
+    ("text", "is_repr"),
+    [
+        ("{'requests': 1875}", True),
+        ('["a", "b"]', True),
+        ("client limited: False", True),
+        ("None", True),
+        ("462.20000000000005", True),
+        ("Figure(metric='x')", True),
+        ("<object at 0x7f00>", True),
+        ("none", False),  # the sweep's "first load missing the SLA: none"
+        ("0.000106", False),
+        ("2,200 – ∞", False),
+        ("[0, 255] tokens", False),
+        ("card_payment_wrong_exchange_rate (3)", False),
+    ],
+)
+def test_what_counts_as_a_python_repr(text, is_repr):
+    assert bool(chromium.PYTHON_REPR.search(text)) is is_repr
