@@ -9,7 +9,7 @@ import pytest
 from pipeline import REPO_ROOT
 from pipeline.cli import print_headline
 from pipeline.pack import svg
-from pipeline.pack.render import delta, interval_level, num, render_html, render_markdown
+from pipeline.pack.render import delta, interval, interval_level, num, render_html, render_markdown
 from tests.support import chromium
 
 HOSTILE = "<script>alert('x')</script>|pipe"
@@ -143,6 +143,23 @@ def test_number_and_delta_formatting():
     assert delta({"claimed": 250.0, "measured": 300.0}) == "+50.0 (+20%)"
     assert delta({"claimed": 4200.0, "measured": 259.0}) == "−3,941 (-94%)"
     assert delta({"claimed": None, "measured": 1.0}) == "—"
+    assert num(9.8e-05) == "0.000098" and num(True) == "yes" and num(0.0) == "0"  # never an exponent or a repr
+    assert interval(2200.0, None) == "2,200 – ∞" and interval(None, None) == "—"  # an open side is unbounded
+
+
+def test_the_workload_section_renders_nested_profile_values_as_tables():
+    profile = {
+        "requests": 238,
+        "histograms": [{"kind": "prompt_tokens", "bin_low": 8, "bin_high": 16, "requests": 17, "share": 0.07}],
+        "arrival_rate": [{"bin_start_s": float(s), "requests": 4, "rate_per_s": 0.4} for s in range(30)],
+        "queries": ["prompt_profile"],
+        "log": {"requests": 1875, "span_s": 1199.1},
+    }
+    html = render_html(pack(profile=profile), {}, confidence=0.95)
+    assert 'id="profile-histograms"' in html and "<details><summary>30 rows</summary>" in html
+    assert '<td class="num">1,875</td>' in html and "sql/prompt_profile.sql" in html
+    assert not chromium.PYTHON_REPR.search(re.sub(r"<[^>]+>", " ", html))
+    assert "| `requests` | 238 | 1,875 |" in render_markdown(pack(profile=profile), confidence=0.95)
 
 
 def test_schema_accepts_a_well_formed_pack_and_rejects_a_renamed_key():
