@@ -20,19 +20,50 @@ PRIVATE_TOP_LEVEL = {"dagster_home", "journal", "candidates"}
 
 
 def num(value: object) -> str:
-    """A figure for people: thousands separators, 3 significant digits below 1, '—' for none."""
+    """A figure for people: thousands separators, 3 significant digits below 1 (never an
+    exponent: 0.0000980, not 9.8e-05), 'yes'/'no' for a flag, '—' for none."""
     if value is None:
         return "—"
     if isinstance(value, bool):
-        return str(value)
+        return "yes" if value else "no"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
             return "—"
         magnitude = abs(value)
         if isinstance(value, int) or magnitude >= 1000:
             return f"{value:,.0f}"
-        return f"{value:.3g}" if magnitude < 1 else f"{value:,.1f}"
+        if magnitude >= 1:
+            return f"{value:,.1f}"
+        if magnitude == 0:
+            return "0"
+        decimals = 2 - math.floor(math.log10(magnitude))  # 3 significant digits
+        return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     return str(value)
+
+
+def interval(low: object, high: object) -> str:
+    """An interval's two ends; an open end (None: the run was too short to bound that side) is
+    ∞, and an interval with neither end (none was computed) is '—'."""
+    if low is None and high is None:
+        return "—"
+    return f"{'−∞' if low is None else num(low)} – {'∞' if high is None else num(high)}"
+
+
+def readable(value: object) -> object:
+    """What the HTML prints for any value: no Python spelling (None, True, a dict's repr) ever
+    reaches the page, whichever field a template prints without a filter."""
+    if value is None or isinstance(value, bool):
+        return num(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{key}: {readable(item)}" for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(readable(item)) for item in value)
+    return value
+
+
+def columns(rows: list) -> list[str]:
+    """The keys of a list of records, in first-seen order: the header of its sub-table."""
+    return list(dict.fromkeys(key for row in rows if isinstance(row, dict) for key in row))
 
 
 def delta(figure: dict) -> str:
@@ -71,11 +102,13 @@ def _environment(**options) -> jinja2.Environment:
     )
     env.filters["num"] = num
     env.filters["delta"] = delta
+    env.filters["interval"] = interval
+    env.filters["columns"] = columns
     return env
 
 
 _MARKDOWN = _environment(autoescape=False, finalize=markdown_safe)  # every printed value escaped
-_HTML = _environment(autoescape=True)  # every string HTML-escaped by Jinja
+_HTML = _environment(autoescape=True, finalize=readable)  # every string HTML-escaped by Jinja
 
 
 def render_markdown(pack: dict, *, confidence: float) -> str:

@@ -9,7 +9,7 @@ import pytest
 from pipeline import REPO_ROOT
 from pipeline.cli import print_headline
 from pipeline.pack import svg
-from pipeline.pack.render import delta, interval_level, num, render_html, render_markdown
+from pipeline.pack.render import delta, interval, interval_level, num, render_html, render_markdown
 from tests.support import chromium
 
 HOSTILE = "<script>alert('x')</script>|pipe"
@@ -143,6 +143,23 @@ def test_number_and_delta_formatting():
     assert delta({"claimed": 250.0, "measured": 300.0}) == "+50.0 (+20%)"
     assert delta({"claimed": 4200.0, "measured": 259.0}) == "−3,941 (-94%)"
     assert delta({"claimed": None, "measured": 1.0}) == "—"
+    assert num(9.8e-05) == "0.000098" and num(True) == "yes" and num(0.0) == "0"  # never an exponent or a repr
+    assert interval(2200.0, None) == "2,200 – ∞" and interval(None, None) == "—"  # an open side is unbounded
+
+
+def test_the_workload_section_renders_nested_profile_values_as_tables():
+    profile = {
+        "requests": 238,
+        "histograms": [{"kind": "prompt_tokens", "bin_low": 8, "bin_high": 16, "requests": 17, "share": 0.07}],
+        "arrival_rate": [{"bin_start_s": float(s), "requests": 4, "rate_per_s": 0.4} for s in range(30)],
+        "queries": ["prompt_profile"],
+        "log": {"requests": 1875, "span_s": 1199.1},
+    }
+    html = render_html(pack(profile=profile), {}, confidence=0.95)
+    assert 'id="profile-histograms"' in html and "<details><summary>30 rows</summary>" in html
+    assert '<td class="num">1,875</td>' in html and "sql/prompt_profile.sql" in html
+    assert not chromium.PYTHON_REPR.search(re.sub(r"<[^>]+>", " ", html))
+    assert "| `requests` | 238 | 1,875 |" in render_markdown(pack(profile=profile), confidence=0.95)
 
 
 def test_schema_accepts_a_well_formed_pack_and_rejects_a_renamed_key():
@@ -245,8 +262,44 @@ def test_the_cli_headline_names_the_spec_level(capsys):
     assert interval_level(0.9) == "90 %" and interval_level(0.95) == "95 %" and interval_level(0.999) == "99.9 %"
 
 
-@pytest.mark.skipif(chromium.chromium_path() is None, reason="chromium not installed")
-def test_the_console_check_can_fail(tmp_path):
+BROKEN_PAGES = {
+    "console": "<script>console.error('boom'); undefinedFunction();</script>",
+    "too wide": "<div style='width:300px'><table><tr><td style='white-space:nowrap'>"
+    + "x" * 200
+    + "</td></tr></table></div>",
+    "squeezed": "<table style='width:300px'><tr><td style='word-break:break-all'>prompt_tokens_p50</td>"
+    "<td style='white-space:nowrap'>{}</td></tr></table>".format("y" * 60),
+    "python repr": "<table><tr><td>{'requests': 1875, 'span_s': 1199.1}</td><td>None</td></tr></table>",
+    "image": "<img src='missing.png' alt='plot'>",
+}
+
+
+@pytest.mark.skipif(chromium.skip_reason() is not None, reason=str(chromium.skip_reason()))
+@pytest.mark.parametrize("kind", sorted(BROKEN_PAGES))
+def test_each_browser_check_can_fail(kind, tmp_path):
     page = tmp_path / "broken.html"
-    page.write_text("<html><body><script>console.error('boom'); undefinedFunction();</script></body></html>")
-    assert chromium.load(page).console, "a page with console errors must be caught"
+    page.write_text(f"<!DOCTYPE html><html><body><section id='s'>{BROKEN_PAGES[kind]}</section></body></html>")
+    seen = chromium.audit(page)
+    assert seen.sections == ["s"]
+    assert any(problem.startswith(f"{kind}: ") for problem in seen.problems()), seen.problems()
+
+
+@pytest.mark.parametrize(
+    ("text", "is_repr"),
+    [
+        ("{'requests': 1875}", True),
+        ('["a", "b"]', True),
+        ("client limited: False", True),
+        ("None", True),
+        ("462.20000000000005", True),
+        ("Figure(metric='x')", True),
+        ("<object at 0x7f00>", True),
+        ("none", False),  # the sweep's "first load missing the SLA: none"
+        ("0.000106", False),
+        ("2,200 – ∞", False),
+        ("[0, 255] tokens", False),
+        ("card_payment_wrong_exchange_rate (3)", False),
+    ],
+)
+def test_what_counts_as_a_python_repr(text, is_repr):
+    assert bool(chromium.PYTHON_REPR.search(text)) is is_repr
