@@ -21,7 +21,9 @@ SEEN: dict = {}
 
 
 def table() -> pd.DataFrame:
-    return pd.DataFrame({"candidate": ["c"] * 4, "request_id": ["a", "b", "c", "d"], "status": ["ok", "boom", "ok", "?"]})
+    return pd.DataFrame(
+        {"candidate": ["c"] * 4, "request_id": ["a", "b", "c", "d"], "status": ["ok", "boom", "ok", "?"]}
+    )
 
 
 @asset

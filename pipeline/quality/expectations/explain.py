@@ -70,7 +70,7 @@ def expectation_words(kind: str, kwargs: dict) -> str:
         verb = "is one of" if kind == "expect_column_values_to_be_in_set" else "takes exactly the values"
         return f"{column} {verb} {kwargs.get('value_set')}{where}"
     if kind in ("expect_column_values_to_be_between", "expect_column_value_lengths_to_be_between"):
-        subject = column if kind == "expect_column_values_to_be_between" else f"len({column})"
+        subject = str(column) if kind == "expect_column_values_to_be_between" else f"len({column})"
         return _bounded(subject, kwargs.get("min_value"), kwargs.get("max_value")) + where
     if kind == "expect_column_values_to_be_increasing":
         return f"{column} {'strictly increases' if kwargs.get('strictly') else 'never decreases'} row by row"
