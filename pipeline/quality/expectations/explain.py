@@ -96,7 +96,10 @@ def _bounded(subject: str, low, high) -> str:
 
 def failure_words(failure: dict) -> str:
     """`t_first_token_ns ≥ t_sent_ns: 3 of 238 rows fail`, or what was observed instead."""
-    words = expectation_words(failure["expectation"], failure.get("kwargs") or {})
+    kwargs = failure.get("kwargs") or {}
+    words = expectation_words(failure["expectation"], kwargs)
+    if kwargs.get("mostly") is not None:
+        words += f" (on at least {kwargs['mostly']:.0%} of rows)"
     if failure.get("exception"):
         return f"{words}: could not be checked ({failure['exception']})"
     count = failure.get("unexpected_count")
