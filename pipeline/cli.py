@@ -144,6 +144,7 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
         console.print(
             f"[red]run {failed.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}"
         )
+        print_check_explanations(evaluations)
         for event in failed.all_events:
             if event.is_step_failure:
                 error = event.step_failure_data.error
@@ -154,6 +155,7 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
     pack = json.loads((out / JSON_NAME).read_text())
     print_headline(pack, confidence)
     console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
+    print_check_explanations(evaluations)
     for partition in pack.get("partitions", []):
         console.print(
             (
@@ -166,6 +168,18 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
         f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, "
         f"{elapsed:.0f} s; re-check it with: loadproof verify {out}"
     )
+
+
+def print_check_explanations(evaluations) -> None:
+    """Each failed check's own words (its `explanation` metadata, pipeline.quality.expectations.
+    explain): which expectation, how many rows, example ids, what to do; not dug out of the UI."""
+    for evaluation in evaluations:
+        explanation = evaluation.metadata.get("explanation")
+        if explanation is None:
+            continue
+        console.print(f"  {evaluation.asset_key.to_user_string()}: {evaluation.check_name}", markup=False)
+        for line in str(explanation.value).splitlines():
+            console.print(f"    - {line}", markup=False, soft_wrap=True)
 
 
 def print_headline(pack: dict, confidence: float) -> None:

@@ -14,19 +14,20 @@ WITH windows AS (
 requests AS (
     -- predicates and columns of raw_timings itself, so the Parquet scan reads only these
     SELECT
-        candidate, load_level, t_sent_ns, t_end_ns,
+        candidate, load_level, t_sent_ns,
         coalesce(prompt_tokens, prompt_tokens_client, 0) AS prompt_tokens_any,
         itl_ms
     FROM raw_timings
     WHERE status = 'ok' AND len(itl_ms) > 0 AND labelled_item_id IS NULL  -- production requests only
 ),
 marked AS (
-    -- the flag and the bucket are found per request (as steady_requests finds them), before
+    -- the flag (sent inside the window) and the bucket are found per request (as
+    -- steady_requests finds them), before
     -- the unnest; group_id packs window, flag and bucket into one integer
     SELECT
         (windows.window_id * 2
             + CASE WHEN requests.t_sent_ns >= windows.window_start_ns
-                    AND requests.t_end_ns <= windows.window_end_ns THEN 1 ELSE 0 END) * 1000000
+                    AND requests.t_sent_ns <= windows.window_end_ns THEN 1 ELSE 0 END) * 1000000
         + len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= requests.prompt_tokens_any))
         AS group_id,
         requests.itl_ms

@@ -1,6 +1,10 @@
 -- steady_requests: one row per raw timing (its scalar columns only) marked with the
 -- steady-state window of its candidate (and load level, when a sweep wrote one), its
 -- prompt-length bucket and whether it met each SLA bound. Staged before the analysis queries.
+-- The window is a span of send times, from the first send + warmup_s to the cool-down cut (the
+-- last end - cooldown_s): a request is in it when it was *sent* inside it, however long it then
+-- took. Requiring it to end inside too would drop the slowest requests sent near the cut and
+-- bias tail latency down.
 -- Production requests only: a labelled item mixed into the load (labelled_item_id set) is load
 -- the endpoint served, but is scored in accuracy_results, not counted in these figures.
 -- view: raw_timings (load_level, retry_count and labelled_item_id added as NULL when missing)
@@ -46,7 +50,7 @@ marked AS (
         window_bounds.window_end_ns,
         coalesce(
             bucketed.t_sent_ns >= window_bounds.window_start_ns
-            AND bucketed.t_end_ns <= window_bounds.window_end_ns,
+            AND bucketed.t_sent_ns <= window_bounds.window_end_ns,
             FALSE
         ) AS in_steady_window,
         CASE WHEN bucket_index = 0 THEN 0 ELSE CAST($bucket_edges AS BIGINT[])[bucket_index] END AS prompt_bucket_lower,

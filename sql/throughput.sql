@@ -1,8 +1,12 @@
 -- throughput: output tokens/s, total tokens/s, requests/s and goodput per candidate over the
--- steady-state window (requests sent and ended inside it), with a batch-means confidence
--- interval over its whole 1-second buckets; SLA attainment (errors count as misses); mean
--- concurrency (peak_concurrency is appended from sql/concurrency_events.sql); error rate over
--- every planned request.
+-- steady-state window, with a batch-means confidence interval over its whole 1-second buckets.
+-- The numerator is what the requests *sent* in the window produced (however long they took),
+-- the denominator the window's seconds: an arrival-side rate, which in a steady state equals
+-- the served rate (what arrives is served), and the same requests as every other figure. The
+-- buckets attribute each request to its send second, so the interval is centred on the rate.
+-- Also SLA attainment (errors count as misses); mean concurrency (busy seconds of the window's
+-- requests / window seconds: Little's law; peak_concurrency is appended from
+-- sql/concurrency_events.sql); error rate over every planned request.
 -- staged: steady_requests, throughput_buckets
 WITH windows AS (
     SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns

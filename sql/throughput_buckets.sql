@@ -1,6 +1,8 @@
--- throughput_buckets: each candidate's replay in 1-second buckets from its first send: requests
--- sent and ended in each second (succeeded, met every SLA bound, failed) and the tokens of the
--- successful ones; `steady` marks the buckets wholly inside the steady-state window.
+-- throughput_buckets: each candidate's replay in 1-second buckets from its first send: the
+-- requests sent in each second, how they ended (succeeded, met every SLA bound, failed) and the
+-- tokens of the successful ones, each request in its send second (as the steady-state window
+-- counts it, so throughput's batch means hold the same requests as its numerator); `steady`
+-- marks the buckets wholly inside the steady-state window.
 -- staged: steady_requests
 WITH spans AS (
     SELECT
@@ -20,7 +22,7 @@ buckets AS (
 ended AS (
     SELECT
         s.candidate,
-        (s.t_end_ns - spans.start_ns) // 1000000000 AS bucket,
+        (s.t_sent_ns - spans.start_ns) // 1000000000 AS bucket,
         count(*) FILTER (WHERE s.status = 'ok') AS requests_ok,
         count(*) FILTER (WHERE s.met_sla) AS requests_good,
         count(*) FILTER (WHERE s.status <> 'ok') AS requests_failed,
@@ -32,7 +34,7 @@ ended AS (
         ) AS BIGINT) AS total_tokens
     FROM steady_requests AS s
     JOIN spans USING (candidate)
-    WHERE s.t_end_ns IS NOT NULL
+    WHERE s.t_sent_ns IS NOT NULL AND s.t_end_ns IS NOT NULL
     GROUP BY ALL
 ),
 sent AS (

@@ -11,7 +11,7 @@ from pipeline.contracts import REPLAY_PLAN
 
 def data_quality(context) -> list[dict]:
     """Every asset check evaluated so far in this run: what was checked and whether it passed."""
-    return _check_results(context, context.run_id)
+    return check_results_of_run(context, context.run_id)
 
 
 def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
@@ -25,23 +25,27 @@ def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
         key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).partitions_def is None
     }
     assets_here = {row["asset"] for row in evaluated}
-    shared = [row for row in _check_results(context, event.run_id) if row["asset"] in unpartitioned - assets_here]
+    shared = [row for row in check_results_of_run(context, event.run_id) if row["asset"] in unpartitioned - assets_here]
     return [{**row, "run_id": event.run_id} for row in shared]
 
 
-def _check_results(context, run_id: str) -> list[dict]:
+def check_results_of_run(context, run_id: str) -> list[dict]:
+    """Each check evaluated in `run_id`: asset, check, passed, severity, and a failed one's
+    explanation (what failed, how many rows, example ids, what to do)."""
     records = context.instance.get_records_for_run(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
     results = []
     for record in records:
         evaluation = record.event_log_entry.dagster_event.event_specific_data
-        results.append(
-            {
-                "asset": evaluation.asset_key.to_user_string(),
-                "check": evaluation.check_name,
-                "passed": evaluation.passed,
-                "severity": "blocking" if evaluation.blocking else evaluation.severity.value.lower(),
-            }
-        )
+        row = {
+            "asset": evaluation.asset_key.to_user_string(),
+            "check": evaluation.check_name,
+            "passed": evaluation.passed,
+            "severity": "blocking" if evaluation.blocking else evaluation.severity.value.lower(),
+        }
+        explanation = evaluation.metadata.get("explanation")
+        if not evaluation.passed and explanation is not None:
+            row["explanation"] = str(explanation.value).splitlines()  # what failed, in the pack too
+        results.append(row)
     return results
 
 

@@ -76,10 +76,20 @@ def _session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = R
 # --- latency ---------------------------------------------------------------------------------
 
 
+# how the steady-state window counts a request: by its send time (sql/steady_requests.sql). A
+# histogram built when a request had to *end* inside the window too records no such key, so it
+# is rebuilt rather than read with the old membership.
+STEADY_WINDOW_MEMBERSHIP = "sent_inside"
+
+
 def itl_histogram_params(spec: Spec) -> dict:
-    """What an ITL histogram depends on besides the raw timings: the window and the buckets."""
+    """What an ITL histogram depends on besides the raw timings: the window (its bounds and how
+    it counts a request) and the buckets."""
     params = analysis_params(spec)
-    return {key: params[key] for key in ("warmup_s", "cooldown_s", "bucket_edges")}
+    return {
+        **{key: params[key] for key in ("warmup_s", "cooldown_s", "bucket_edges")},
+        "steady_window": STEADY_WINDOW_MEMBERSHIP,
+    }
 
 
 def _with_params(table: pa.Table, spec: Spec) -> pa.Table:

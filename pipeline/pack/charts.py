@@ -57,7 +57,7 @@ def latency_charts(marked: list[dict], spec: Spec) -> dict[str, str | None]:
 
 def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
     """Output tokens/s and goodput per 1-second bucket, per candidate, read from the
-    throughput_buckets table (seconds since the candidate's first send; requests by end time)."""
+    throughput_buckets table (seconds since the candidate's first send; requests by send time)."""
     tokens: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
     done: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
     good: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))

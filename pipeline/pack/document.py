@@ -88,6 +88,7 @@ class CheckResult(Part):
     check: str
     passed: bool
     severity: str
+    explanation: list[str] | MISSING = MISSING  # a failed suite's lines: what, how many rows, example ids, what to do
     run_id: str | MISSING = MISSING
     partition: str | MISSING = MISSING
 

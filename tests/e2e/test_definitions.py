@@ -1,12 +1,14 @@
 """The Dagster project: definitions load, and the whole graph materialises against loopback."""
 
+import re
+
 from typer.testing import CliRunner
 
 from assets.automation import REVALIDATION_JOB
 from assets.support.partitions import REVALIDATION_PARTITIONS
 from pipeline.cli import app
 from pipeline.definitions import defs
-from tests.support.specs import ASSETS, demo_spec_dict, small_spec
+from tests.support.specs import ASSETS, DEMO_LOG, demo_spec_dict, small_spec
 
 
 def test_definitions_hold_every_asset_with_at_least_one_check():
@@ -40,6 +42,25 @@ def test_a_failing_blocking_check_stops_the_run_before_the_pack(tmp_path, write_
     assert "production_logs_reject_rate" in result.output
     assert not (out / "evidence_pack.json").exists()
     assert not (out / "data" / "raw_timings.parquet").exists()
+
+
+def test_a_failing_expectation_suite_explains_itself_in_the_cli(tmp_path, write_spec, zero_server, monkeypatch):
+    """A blocking great-expectations suite that fails says which expectation, how many rows, an
+    example request id and what to do, on the CLI (issue 16, item 7)."""
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    lines = DEMO_LOG.read_text().splitlines()
+    backwards = tmp_path / "backwards.jsonl"  # every line a step back in time: the log's order is suspect
+    backwards.write_text("\n".join(reversed(lines)) + "\n")
+    spec = small_spec(write_spec, zero_server.base_url, log={"path": str(backwards), "format": "openai_jsonl"})
+    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(tmp_path / "pack")])
+    assert result.exit_code == 1
+    assert "production_logs_expectations" in result.output
+    line = next(line for line in result.output.splitlines() if "arrival_at never decreases" in line)
+    accepted = len(lines) - 2  # the demo log has 2 bad lines, quarantined
+    failing = re.search(rf"(\d+) of {accepted} rows fail", line)
+    assert failing and int(failing.group(1)) > accepted // 2  # (lines of one timestamp tie: not a step back)
+    assert "request_id=req-" in line and "What to do:" in line
 
 
 def test_bad_spec_exits_2_naming_the_field(tmp_path, write_spec):

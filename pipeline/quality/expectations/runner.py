@@ -2,7 +2,9 @@
 
 `import great_expectations` costs ~5 s, so it happens inside `validate`, only when a check runs.
 Each suite is a function of the `gx` module and the check's parameters returning expectations,
-so the suites read as data and the import stays lazy.
+so the suites read as data and the import stays lazy. A failed expectation comes back in words
+(`explain`): how many rows fail, example rows by id (`explain.ID_COLUMNS`, asked of
+great-expectations as the unexpected rows' index columns) and what the user can do.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 
 import pandas as pd
 
+from pipeline.quality.expectations import explain
 from pipeline.quality.outcome import Outcome
 
 FAILED_DETAIL_LIMIT = 10
@@ -33,26 +36,32 @@ def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str =
         .get_batch(batch_parameters={"dataframe": frame})
     )
     suite_definition = gx.ExpectationSuite(name=name, expectations=suite(gx, params or {}))
-    result = batch.validate(suite_definition)
-    failed = [_failure(item) for item in result.results if not item.success]
+    ids = [column for column in explain.ID_COLUMNS if column in frame.columns]
+    # the failing rows' ids come back with their values (partial_unexpected_index_list)
+    result_format: dict = {"result_format": "SUMMARY", "unexpected_index_column_names": ids} if ids else {}
+    result = batch.validate(suite_definition, result_format=result_format or "SUMMARY")
+    failed = [_failure(item) for item in result.results if not item.success][:FAILED_DETAIL_LIMIT]
     statistics = result.statistics
-    return Outcome(
-        passed=bool(result.success),
-        metadata={
-            "suite": name,
-            "evaluated": statistics["evaluated_expectations"],
-            "successful": statistics["successful_expectations"],
-            "failed": failed[:FAILED_DETAIL_LIMIT],
-        },
-    )
+    metadata = {
+        "suite": name,
+        "evaluated": statistics["evaluated_expectations"],
+        "successful": statistics["successful_expectations"],
+        "failed": failed,
+    }
+    if failed:
+        # one line per failed expectation, for the CLI, the pack and the Dagster UI alike
+        metadata["explanation"] = "\n".join(explain.explanation(failed))
+    return Outcome(passed=bool(result.success), metadata=metadata)
 
 
 def _failure(item) -> dict:
+    kind = item.expectation_config.type
     detail = {
-        "expectation": item.expectation_config.type,
+        "expectation": kind,
         "kwargs": {k: _short(v) for k, v in item.expectation_config.kwargs.items() if k != "batch_id"},
         "unexpected_count": item.result.get("unexpected_count"),
-        "observed_value": item.result.get("observed_value"),
+        "element_count": item.result.get("element_count"),
+        "observed_value": _plain(item.result.get("observed_value")),
     }
     message = _exception_message(item.exception_info)
     if message:
@@ -60,6 +69,12 @@ def _failure(item) -> dict:
     unexpected = item.result.get("partial_unexpected_list")
     if unexpected:
         detail["unexpected_examples"] = [_plain(value) for value in unexpected[:UNEXPECTED_SHOWN]]
+    rows = item.result.get("partial_unexpected_index_list") or []
+    examples = [_plain(row) if isinstance(row, dict) else {"row": _plain(row)} for row in rows]
+    if examples:
+        detail["examples"] = explain.example_rows(examples)
+    detail["what"] = explain.failure_words(detail)
+    detail["hint"] = explain.hint(kind)
     return detail
 
 
@@ -86,6 +101,8 @@ def _plain(value):
         return [_plain(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, (bool, int, float, str)):
         value = value.item()  # a numpy scalar
+    if isinstance(value, float) and value != value:
+        return None  # NaN: a missing value (and not valid JSON)
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return str(value)
