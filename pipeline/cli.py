@@ -83,7 +83,8 @@ def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with 
         typer.echo(f"FAIL {problem}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
     sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
-    packs = f"{result.packs_checked} pack{'s' if result.packs_checked != 1 else ''} (this folder and its sub-packs)"
+    subpacks = result.packs_checked - 1
+    packs = f"{result.packs_checked} packs (this folder's and {subpacks} sub-packs)" if subpacks > 0 else "1 pack"
     console.print(
         (
             f"{pack}: {verdict}: {packs}, {result.files_checked} files hashed, {result.figures_recomputed} figures "

@@ -41,14 +41,19 @@ class Coverage:
     subpacks: list[str]
 
 
-def covered_by(pack_dir: Path) -> Coverage:
-    """The files and sub-packs below `pack_dir` as they are now (its own evidence_pack.json and
-    instance folder excluded)."""
+def covered_by(pack_dir: Path, *, exclude_instance: bool = True) -> Coverage:
+    """The files and sub-packs below `pack_dir` as they are now (its own evidence_pack.json
+    excluded, and its `.dagster` unless `exclude_instance` is False: `verify`, descending into a
+    sub-pack, where no instance is ever kept, covers a `.dagster` there like any other file)."""
     pack_dir = Path(pack_dir)
+
+    def _in_instance(path: Path) -> bool:
+        return exclude_instance and path.relative_to(pack_dir).parts[0] == INSTANCE_DIR
+
     subpacks = sorted(
         document.parent.relative_to(pack_dir).as_posix()
         for document in pack_dir.rglob(JSON_NAME)
-        if document.parent != pack_dir and not _in_instance(document, pack_dir) and _is_tree_pack(document)
+        if document.parent != pack_dir and not _in_instance(document) and _is_tree_pack(document)
     )
     # a sub-pack's own sub-packs are its business: keep the outermost ones
     subpacks = [path for path in subpacks if not any(path.startswith(f"{outer}/") for outer in subpacks)]
@@ -56,7 +61,7 @@ def covered_by(pack_dir: Path) -> Coverage:
         relative
         for path in pack_dir.rglob("*")
         if path.is_file()
-        and not _in_instance(path, pack_dir)
+        and not _in_instance(path)
         and (relative := path.relative_to(pack_dir).as_posix()) != JSON_NAME
         and not any(relative.startswith(f"{sub}/") for sub in subpacks)
     )
@@ -71,10 +76,6 @@ def subpack_entry(pack_dir: Path, subpack: str) -> dict[str, str]:
         "sha256": sha256_file(document),
         "run_id": json.loads(document.read_text(encoding="utf-8"))["run_id"],
     }
-
-
-def _in_instance(path: Path, pack_dir: Path) -> bool:
-    return path.relative_to(pack_dir).parts[0] == INSTANCE_DIR
 
 
 def _is_tree_pack(document: Path) -> bool:

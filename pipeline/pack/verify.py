@@ -116,7 +116,7 @@ def _check_tree(pack: dict, pack_dir: Path, prefix: str, result: Verification) -
         sub_document = pack_dir / path / JSON_NAME
         result.files_checked += 1
         if not sub_document.is_file():
-            result.problems.append(f"{prefix}{path}/{JSON_NAME}: sub-pack listed in the manifest but missing")
+            result.problems.append(f"{prefix}{path}/{JSON_NAME}: a sub-pack listed in the subpacks but missing")
             continue
         if sha256_file(sub_document) != entry["sha256"]:
             result.problems.append(
@@ -124,7 +124,7 @@ def _check_tree(pack: dict, pack_dir: Path, prefix: str, result: Verification) -
                 "or re-written after this pack)"
             )
         _verify(pack_dir / path, f"{prefix}{path}/", result)
-    coverage = covered_by(pack_dir)
+    coverage = covered_by(pack_dir, exclude_instance=not prefix)  # a sub-pack's .dagster is no instance
     on_disk = set(coverage.files) | {f"{path}/{JSON_NAME}" for path in coverage.subpacks}
     covered = set(listed) | {f"{path}/{JSON_NAME}" for path in subpacks}
     for path in sorted(on_disk - covered):

@@ -57,11 +57,12 @@ def verify(folder: Path):
     return CliRunner().invoke(app, ["verify", str(folder)])
 
 
-def assert_fails_naming(folder: Path, path: str) -> None:
+def assert_fails_naming(folder: Path, *paths: str) -> None:
     result = verify(folder)
     assert result.exit_code == 1, result.output
     assert "NOT verified" in result.output
-    assert f"FAIL {path}" in result.output, result.output
+    for path in paths:
+        assert f"FAIL {path}" in result.output, result.output
 
 
 def test_the_untouched_copy_verifies_every_pack_in_it(copy: Path):
@@ -94,8 +95,7 @@ def test_a_flipped_byte_fails_and_is_named(copy: Path, where: str):
     )
     for target in targets:
         flip_byte(copy / target)
-    for target in targets:
-        assert_fails_naming(copy, target)
+    assert_fails_naming(copy, *targets)
 
 
 @pytest.mark.parametrize("where", ["top", "sub-pack"])
@@ -107,9 +107,16 @@ def test_a_deleted_file_fails_and_is_named(copy: Path, where: str):
 
 @pytest.mark.parametrize("where", ["top", "sub-pack"])
 def test_an_added_file_fails_and_is_named(copy: Path, where: str):
-    target = "journal/extra.jsonl" if where == "top" else f"{sub_pack(copy)}/data/extra.parquet"
-    (copy / target).write_bytes(b"not measured\n")
-    assert_fails_naming(copy, target)
+    targets = (
+        ["journal/extra.jsonl", "notes.txt"]
+        if where == "top"
+        # a .dagster folder is excluded only where the CLI keeps its instance: at the top
+        else [f"{sub_pack(copy)}/data/extra.parquet", f"{sub_pack(copy)}/.dagster/runs.db"]
+    )
+    for target in targets:
+        (copy / target).parent.mkdir(parents=True, exist_ok=True)
+        (copy / target).write_bytes(b"not measured\n")
+    assert_fails_naming(copy, *targets)
 
 
 def test_an_added_or_removed_sub_pack_fails_and_is_named(copy: Path):
@@ -135,8 +142,7 @@ def test_an_edited_top_manifest_fails_and_names_the_path(copy: Path):
             entry["sha256"] = "0" * 64
 
     edit_document(copy / "evidence_pack.json", drop_and_alter)
-    for path in (journal, latest, f"{sub_pack(copy)}/evidence_pack.json"):
-        assert_fails_naming(copy, path)
+    assert_fails_naming(copy, journal, latest, f"{sub_pack(copy)}/evidence_pack.json")
 
 
 def test_a_consistently_edited_sub_pack_manifest_fails_at_the_top(copy: Path):
