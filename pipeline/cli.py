@@ -75,7 +75,7 @@ def run(
 
 @app.command()
 def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)")) -> None:
-    """Re-check every hash of a pack and re-compute every figure from its raw timings."""
+    """Re-check every hash below a pack folder (sub-packs too) and re-compute every figure from the raw timings."""
     from pipeline.pack.verify import verify_pack
 
     result = verify_pack(pack)
@@ -83,10 +83,13 @@ def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with 
         typer.echo(f"FAIL {problem}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
     sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
+    subpacks = result.packs_checked - 1
+    packs = f"{result.packs_checked} packs (this folder's and {subpacks} sub-packs)" if subpacks > 0 else "1 pack"
     console.print(
         (
-            f"{pack}: {verdict}: {result.files_checked} files hashed, {result.figures_recomputed} figures "
+            f"{pack}: {verdict}: {packs}, {result.files_checked} files hashed, {result.figures_recomputed} figures "
             f"re-computed{sweep} from the raw timings"
+            + ("; every file below it is in a manifest (.dagster/ excluded)" if result.ok else "")
         ),
         soft_wrap=True,
     )

@@ -107,6 +107,16 @@ class ManifestEntry(Part):
     sha256: Sha256
 
 
+class SubPack(Part):
+    """A complete pack in a folder below this one (candidates/<candidate>/<version>/), covered
+    through its own manifest: `sha256` is its evidence_pack.json's (which holds that manifest),
+    `run_id` the run that wrote it (`pack/tree.py`)."""
+
+    path: RelativePath
+    sha256: Sha256
+    run_id: str
+
+
 class EvidencePackDraft(Part):
     """The pack while the assets assemble it: `build_pack` fills the figures and sections, the
     asset adds the partition, history, checks and lineage; `EvidencePack` is what is written."""
@@ -151,4 +161,6 @@ class EvidencePack(EvidencePackDraft):
 
     data_quality: list[CheckResult]
     lineage: RunLineage
-    manifest: list[ManifestEntry]
+    manifest: list[ManifestEntry]  # every file below the pack folder outside its sub-packs and `.dagster`
+    # absent: written before whole-folder manifests (its journal/ and candidates/ were in no manifest)
+    subpacks: list[SubPack] | MISSING = MISSING

@@ -8,15 +8,12 @@ from pathlib import Path
 
 import jinja2
 
-from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry
+from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry, SubPack
 from pipeline.pack.hashing import sha256_file
+from pipeline.pack.tree import JSON_NAME, covered_by, subpack_entry
 
-JSON_NAME = "evidence_pack.json"
 MARKDOWN_NAME = "evidence_pack.md"
 HTML_NAME = "evidence_pack.html"
-# working files (the Dagster instance, replay journals) and the per-candidate × version sub-packs,
-# each with its own manifest
-PRIVATE_TOP_LEVEL = {"dagster_home", "journal", "candidates"}
 
 
 def num(value: object) -> str:
@@ -126,7 +123,10 @@ def render_html(pack: dict, charts: dict[str, str | None], *, confidence: float)
 def write_pack(
     pack_dir: Path, pack: EvidencePackDraft, charts: dict[str, str | None], *, confidence: float
 ) -> dict[str, Path]:
-    """Write Markdown and HTML, then the JSON whose manifest hashes every other file of the pack.
+    """Write Markdown and HTML, then the JSON whose manifest hashes every other file below the
+    pack folder and whose `subpacks` hash each sub-pack's document (a hash tree, `pack/tree.py`),
+    as the folder is now: the side-by-side pack is written last, over the partition packs and
+    `latest.json` files the runs before it left.
 
     The whole document is validated as an `EvidencePack` before any file is written: a pack
     without its checks or lineage, or with a malformed part, leaves nothing behind."""
@@ -136,17 +136,9 @@ def write_pack(
     markdown.write_text(render_markdown(document, confidence=confidence), encoding="utf-8")
     html = pack_dir / HTML_NAME
     html.write_text(render_html(document, charts, confidence=confidence), encoding="utf-8")
-    written.manifest = [
-        ManifestEntry(path=path.relative_to(pack_dir).as_posix(), sha256=sha256_file(path))
-        for path in sorted(pack_dir.rglob("*"))
-        if path.is_file() and path.name != JSON_NAME and not _is_private(path, pack_dir)
-    ]
+    coverage = covered_by(pack_dir)
+    written.manifest = [ManifestEntry(path=path, sha256=sha256_file(pack_dir / path)) for path in coverage.files]
+    written.subpacks = [SubPack.model_validate(subpack_entry(pack_dir, path)) for path in coverage.subpacks]
     path = pack_dir / JSON_NAME
     path.write_text(json.dumps(written.document(), indent=2, default=str) + "\n", encoding="utf-8")
     return {"json": path, "markdown": markdown, "html": html}
-
-
-def _is_private(path: Path, pack_dir: Path) -> bool:
-    """Files that are not part of this pack: working files, and sub-packs with their own manifest."""
-    first = path.relative_to(pack_dir).parts[0]
-    return first.startswith(".") or first in PRIVATE_TOP_LEVEL or path.suffix == ".partial"
