@@ -205,5 +205,5 @@ def print_headline(pack: dict, confidence: float) -> None:
     console.print(table)
     validity = pack["client_validity"]
     console.print(
-        f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {validity['client_limited']}"
+        f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {num(validity['client_limited'])}"
     )
