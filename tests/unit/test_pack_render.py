@@ -303,3 +303,16 @@ def test_each_browser_check_can_fail(kind, tmp_path):
 )
 def test_what_counts_as_a_python_repr(text, is_repr):
     assert bool(chromium.PYTHON_REPR.search(text)) is is_repr
+
+
+def test_a_failed_check_shows_its_explanation_lines_on_the_page():
+    """A failed suite's explanation (what failed, how many rows, example ids, what to do) is in
+    the pack's data_quality row; the page shows each line under FAILED, escaped."""
+    line = "t_first_token_ns ≥ t_sent_ns: 3 of 20 rows fail (e.g. request_id=r7). What to do: check the clock"
+    failed = {"asset": "raw_timings", "check": "raw_timings_expectations", "passed": False, "severity": "warn"}
+    html = render_html(pack(data_quality=[{**failed, "explanation": [line, HOSTILE]}]), {}, confidence=0.95)
+    section = html[html.index('id="data-quality-table"') :]
+    assert "3 of 20 rows fail (e.g. request_id=r7). What to do: check the clock" in section
+    assert HOSTILE not in section  # escaped like every other string
+    passing = render_html(pack(data_quality=[{**failed, "passed": True, "explanation": [line]}]), {}, confidence=0.95)
+    assert "3 of 20 rows fail" not in passing  # only a failed check explains itself
