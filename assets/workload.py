@@ -21,6 +21,7 @@ from assets.support.metadata import (
     markdown_preview,
     table_metadata,
     with_run_id,
+    write_table,
 )
 from pipeline.contracts import (
     ARRIVAL_RATE,
@@ -110,12 +111,11 @@ def production_sample(context: AssetExecutionContext, spec: SpecResource, storag
     sample_spec, layout = spec.load().spec.workload.sample, storage.layout()
     logs = layout.path(PRODUCTION_LOGS)
     sample, window = draw_sample(logs, sample_spec)
-    path = write_parquet(with_run_id(sample, context.run_id), layout.path(PRODUCTION_SAMPLE))
+    meta = write_table(context, layout, PRODUCTION_SAMPLE, sample)
     check = representativeness(logs, sample, sample_spec.representativeness.alpha)
     check["on_fail"] = sample_spec.representativeness.on_fail
     description = {**window.as_dict(), "representativeness": check}
     write_text(json.dumps(description, indent=2), layout.path(PRODUCTION_SAMPLE_WINDOW))
-    meta = table_metadata(sample, path, context.run_id)
     meta.update(
         mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"]
     )

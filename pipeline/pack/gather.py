@@ -54,8 +54,9 @@ def latest_versions(shared: PackLayout, candidates: list[str]) -> list[MeasuredV
     return found
 
 
-def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
-    """Concatenate the partitions' tables into the shared folder; return the merged replay summary."""
+def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> None:
+    """Concatenate the partitions' tables into the shared folder and merge their replay and sweep
+    summaries there (the side-by-side pack then reads its inputs from that folder, as any pack)."""
     for file in PARTITION_TABLES:
         tables = [pq.read_table(v.layout.path(file)) for v in versions if v.layout.path(file).is_file()]
         if tables:
@@ -78,7 +79,6 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> dict:
         write_text(json.dumps(sweep, indent=2), shared.path(SWEEP_REPLAY))
     else:
         shared.path(SWEEP_REPLAY).unlink(missing_ok=True)
-    return merged
 
 
 def partition_quality(versions: list[MeasuredVersion]) -> list[dict]:

@@ -12,21 +12,29 @@ S = 1_000_000_000
 MS = 1_000_000
 
 
-def timing(
-    request_id: str, sent_ns: int, ttft_ns: int, e2e_ns: int, tokens: int = 100, error: str | None = None
+def record(
+    request_id: str,
+    sent_ns: int,
+    chunks_ns: list[int],
+    end_ns: int,
+    *,
+    prompt_tokens: int = 10,
+    max_tokens: int | None = None,
+    error: str | None = None,
 ) -> dict:
-    chunks = [] if error else [sent_ns + ttft_ns + (e2e_ns - ttft_ns) * i // (tokens - 1) for i in range(tokens)]
+    """One raw-timing row: sent at `sent_ns`, content chunks at `chunks_ns`, ended at `end_ns`
+    (a failed request has no chunks and no server counts)."""
     outcome = RequestOutcome(
         t_sent_ns=sent_ns,
         sent_at=datetime(2026, 11, 29, tzinfo=UTC),
-        t_end_ns=sent_ns + e2e_ns,
+        t_end_ns=end_ns,
         t_first_byte_ns=sent_ns + 1,
-        chunk_times_ns=chunks,
+        chunk_times_ns=chunks_ns,
         http_status=500 if error else 200,
         error_type=error,
-        prompt_tokens=None if error else 10,
-        output_tokens=None if error else tokens,
-        output_tokens_client=0 if error else tokens,
+        prompt_tokens=None if error else prompt_tokens,
+        output_tokens=None if error else len(chunks_ns),
+        output_tokens_client=0 if error else len(chunks_ns),
     )
     return build_record(
         run_id="r",
@@ -34,7 +42,15 @@ def timing(
         request_id=request_id,
         scheduled_offset_s=sent_ns / S,
         t_scheduled_ns=sent_ns,
-        prompt_tokens_client=10,
-        max_tokens=tokens,
+        prompt_tokens_client=prompt_tokens,
+        max_tokens=len(chunks_ns) if max_tokens is None else max_tokens,
         outcome=outcome,
     )
+
+
+def timing(
+    request_id: str, sent_ns: int, ttft_ns: int, e2e_ns: int, tokens: int = 100, error: str | None = None
+) -> dict:
+    """A request whose `tokens` chunks are spread evenly from TTFT to E2E."""
+    chunks = [] if error else [sent_ns + ttft_ns + (e2e_ns - ttft_ns) * i // (tokens - 1) for i in range(tokens)]
+    return record(request_id, sent_ns, chunks, sent_ns + e2e_ns, max_tokens=tokens, error=error)

@@ -4,7 +4,6 @@ of the raw gaps, to 1 µs."""
 
 import math
 import random
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,8 +14,8 @@ from pipeline.analysis import tables
 from pipeline.analysis.stats import order_statistic_ranks
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack.layout import write_parquet
-from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.spec import Spec
+from tests.support.raw_timings import record
 from tests.support.specs import demo_spec_dict
 
 S = 1_000_000_000
@@ -30,27 +29,7 @@ def request(
     chunks = [sent_ns + ttft_ns]
     for gap in gaps_ns:
         chunks.append(chunks[-1] + gap)
-    outcome = RequestOutcome(
-        t_sent_ns=sent_ns,
-        sent_at=datetime(2026, 11, 29, tzinfo=UTC),
-        t_end_ns=chunks[-1] + 1,
-        t_first_byte_ns=sent_ns + 1,
-        chunk_times_ns=chunks,
-        http_status=200,
-        prompt_tokens=prompt_tokens,
-        output_tokens=len(chunks),
-        output_tokens_client=len(chunks),
-    )
-    return build_record(
-        run_id="r",
-        candidate="c",
-        request_id=request_id,
-        scheduled_offset_s=sent_ns / S,
-        t_scheduled_ns=sent_ns,
-        prompt_tokens_client=prompt_tokens,
-        max_tokens=len(chunks),
-        outcome=outcome,
-    )
+    return record(request_id, sent_ns, chunks, chunks[-1] + 1, prompt_tokens=prompt_tokens)
 
 
 def spec(warmup_s: float = 0, cooldown_s: float = 0) -> Spec:

@@ -132,13 +132,14 @@ def hint(kind: str) -> str:
 
 
 def explanation(failures: list[dict]) -> list[str]:
-    """One line per failed expectation: the words, up to five example rows, what to do."""
+    """One line per failed expectation (`runner._failure`'s dicts: `what`, `examples`, `hint`): the
+    words, up to five example rows, what to do."""
     lines = []
     for failure in failures:
-        line = failure.get("what") or failure_words(failure)
+        line = failure["what"]
         examples = failure.get("examples") or []
         if examples:
             shown = "; ".join(", ".join(f"{key}={value}" for key, value in row.items()) for row in examples)
             line += f" (e.g. {shown})"
-        lines.append(f"{line}. What to do: {failure.get('hint') or hint(failure['expectation'])}")
+        lines.append(f"{line}. What to do: {failure['hint']}")
     return lines

@@ -37,9 +37,10 @@ def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str =
     )
     suite_definition = gx.ExpectationSuite(name=name, expectations=suite(gx, params or {}))
     ids = [column for column in explain.ID_COLUMNS if column in frame.columns]
-    # the failing rows' ids come back with their values (partial_unexpected_index_list)
-    result_format: dict = {"result_format": "SUMMARY", "unexpected_index_column_names": ids} if ids else {}
-    result = batch.validate(suite_definition, result_format=result_format or "SUMMARY")
+    result_format: dict = {"result_format": "SUMMARY"}
+    if ids:  # the failing rows' ids come back with their values (partial_unexpected_index_list)
+        result_format["unexpected_index_column_names"] = ids
+    result = batch.validate(suite_definition, result_format=result_format)
     failed = [_failure(item) for item in result.results if not item.success][:FAILED_DETAIL_LIMIT]
     statistics = result.statistics
     metadata = {
