@@ -17,6 +17,8 @@ from pipeline.spec import Spec
 THROUGHPUT_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
 COST_FIGURES = ("cost_per_decision_usd", "cost_per_million_output_tokens_usd")
 SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
+# the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds
+COST_METHOD = "Wilson bounds of the useful share"
 
 
 def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n: int, lineage: dict) -> dict:
@@ -119,18 +121,17 @@ def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
     out = []
     for row in rows:
         n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
-        out.append(
-            figure(
-                spec,
-                row["candidate"],
-                "cost_per_decision_usd",
-                row["cost_per_decision_usd"],
-                row.get("cost_per_decision_usd_ci_low"),
-                row.get("cost_per_decision_usd_ci_high"),
-                n,
-                lineage,
-            )
+        item = figure(
+            spec,
+            row["candidate"],
+            "cost_per_decision_usd",
+            row["cost_per_decision_usd"],
+            row.get("cost_per_decision_usd_ci_low"),
+            row.get("cost_per_decision_usd_ci_high"),
+            n,
+            lineage,
         )
+        out.append(with_method(item, COST_METHOD))
         out.append(
             figure(
                 spec,
@@ -168,6 +169,7 @@ def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[d
             lineage,
         )
         if row.get("max_sla_load_level") is not None:
+            with_method(item, COST_METHOD)
             item["load_level"] = row["max_sla_load_level"]
             item["load_level_label"] = row["max_sla_load_level_label"]
         elif not row:

@@ -17,8 +17,11 @@ from bench import coverage_sim as sim
 pytestmark = pytest.mark.slow
 
 RUNS, SEED, LOAD = 40, 3, 0.85
-FLOOR = 0.7  # every kind, dependence-aware (the full bench's lowest at 85 %: see bench/README.md)
-INDEPENDENT_CEILING = 0.5  # what the old intervals reach for the latency tails under this load
+FLOOR = 0.75  # every kind but one, dependence-aware (the full bench at 85 %: 0.785 and up)
+# SLA attainment is the known shortfall (full bench 0.73 at 85 %: a calm run's batches all agree,
+# bench/README.md says why); its floor only guards against losing what the batches recover
+SLA_ATTAINMENT_FLOOR = 0.6
+INDEPENDENT_CEILING = 0.5  # what the independent intervals reach for these kinds under this load
 
 
 @pytest.fixture(scope="module")
@@ -33,11 +36,12 @@ def coverage(capacity: float, intervals: str) -> dict[str, float]:
 
 def test_dependence_aware_intervals_keep_a_coverage_floor_under_heavy_load(capacity: float):
     aware = coverage(capacity, "dependence_aware")
-    assert {kind: share for kind, share in aware.items() if share < FLOOR} == {}
+    floors = {kind: SLA_ATTAINMENT_FLOOR if kind == "sla_attainment" else FLOOR for kind in aware}
+    assert {kind: share for kind, share in aware.items() if share < floors[kind]} == {}
 
 
 def test_the_independent_intervals_fall_below_it(capacity: float):
     """The floor is not trivial: the order-statistic intervals alone, on the same runs, miss it."""
     independent = coverage(capacity, "independent")
-    for kind in ("ttft_p95", "ttft_p99", "itl_p50", "sla_attainment"):
+    for kind in ("ttft_p50", "ttft_p95", "ttft_p99", "tpot_p50", "itl_p50", "itl_p99", "sla_attainment"):
         assert independent[kind] < INDEPENDENT_CEILING, kind
