@@ -37,6 +37,7 @@ class Target:
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)  # never logged
+    api_key_env: str | None = None  # the variable it came from: named when the key is refused
     extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
 
     @property
