@@ -208,6 +208,9 @@ def print_headline(pack: dict, confidence: float) -> None:
             figure["verdict"],
         )
     console.print(table)
+    for figure in pack["figures"]:
+        if figure["claimed"] is not None and figure.get("basis"):
+            console.print(f"  {figure['candidate']} {figure['metric']}: measured {figure['basis']}", markup=False)
     validity = pack["client_validity"]
     console.print(
         f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {num(validity['client_limited'])}"

@@ -301,5 +301,6 @@ def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: 
         labelled_item_id=item.labelled_item_id,
     )
     record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
+    record.update(ttft_from_schedule_ms=None, e2e_from_schedule_ms=None)
     sessions.add_record_columns(record, item)
     return record

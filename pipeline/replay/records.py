@@ -69,6 +69,12 @@ def e2e_ms(t_sent_ns: int, t_end_ns: int) -> float:
     return _ms(t_end_ns - t_sent_ns)
 
 
+def from_schedule_ms(t_scheduled_ns: int, t_ns: int) -> float:
+    """A latency from the planned send time rather than the actual one: a request the client sent
+    late still counts its wait in the client's queue (no coordinated omission)."""
+    return _ms(t_ns - t_scheduled_ns)
+
+
 def itl_ms(chunk_times_ns: list[int]) -> list[float]:
     """ITL: the gaps between consecutive content chunks."""
     return [_ms(b - a) for a, b in zip(chunk_times_ns, chunk_times_ns[1:])]
@@ -109,6 +115,10 @@ def build_record(
         "schedule_lag_ms": _ms(outcome.t_sent_ns - t_scheduled_ns),
         "ttft_ms": ttft,
         "e2e_ms": e2e,
+        "ttft_from_schedule_ms": from_schedule_ms(t_scheduled_ns, first)
+        if first is not None and ttft is not None
+        else None,
+        "e2e_from_schedule_ms": from_schedule_ms(t_scheduled_ns, outcome.t_end_ns) if e2e is not None else None,
         "tpot_ms": tpot_ms(e2e, ttft, output_tokens) if ttft is not None and e2e is not None else None,
         "itl_ms": itl_ms(chunks) if ok else None,
         "prompt_tokens": outcome.prompt_tokens,
