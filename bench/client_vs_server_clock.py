@@ -5,13 +5,17 @@ concurrency, joins client raw timings with the server timeline on request id, an
 client's absolute error (p50 / p99 / max, ms) for TTFT and E2E, split into request transit
 (server arrival − client send) and response transit (client receipt − server hand-off).
 
-    .venv/bin/python bench/client_vs_server_clock.py [--profile large-gpu] [--concurrency 1,16,64,256]
+    .venv/bin/python bench/client_vs_server_clock.py [--profile large-gpu] [--concurrency 1,16,64,256] [--pin]
+
+`--pin` runs the server on one core and the client on another (CPU affinity; the server
+inherits the core it is started on), so neither waits for the other's CPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import tempfile
 from pathlib import Path
 
@@ -23,13 +27,15 @@ from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
+SERVER_CPU, CLIENT_CPU = 1, 0
+
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
 
 
-def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path) -> None:
+def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path, pin: bool) -> None:
     messages = [{"role": "user", "content": "Why was my card declined at the shop today? " * 8}]
     plan = [
         PlannedRequest(f"c{concurrency}-{i}", None, messages, max_tokens, count_message_tokens(messages))
@@ -37,7 +43,11 @@ def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: 
     ]
     timeline = folder / f"timeline-{concurrency}.jsonl"
     journal_path = folder / f"journal-{concurrency}.jsonl"
+    if pin:
+        os.sched_setaffinity(0, {SERVER_CPU})  # the server process inherits this core
     with ReferenceServer(profile, timeline_path=timeline) as server, Journal(journal_path) as journal:
+        if pin:
+            os.sched_setaffinity(0, {CLIENT_CPU})
         stats = run_replay(
             plan,
             Target("ref", server.base_url, "reference-model"),
@@ -54,10 +64,17 @@ def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: 
         "request transit": [p.request_transit_ns / ms for p in pairs],
         "first-token transit": [p.first_token_transit_ns / ms for p in pairs],
     }
+    if rows and rows[0].get("t_send_call_ns") is not None:  # set-up and pool wait, kept out of the TTFT
+        series["call → last byte"] = [(r["t_sent_ns"] - r["t_send_call_ns"]) / ms for r in rows if r["status"] == "ok"]
     ttft = sorted(r["ttft_ms"] for r in rows if r["ttft_ms"] is not None)
     print(
         f"concurrency {concurrency:4d}: {len(pairs)}/{requests} joined, errors {stats.errors}, "
         f"peak in flight {stats.peak_in_flight}, client TTFT p50 {pct(ttft, 50):.1f} ms, wall {stats.wall_s:.1f} s"
+        + (
+            f", pool {stats.pool_connections} connections opened in {stats.pool_setup_ms:.1f} ms before the start"
+            if hasattr(stats, "pool_connections")
+            else ""
+        )
     )
     for name, values in series.items():
         print(f"    {name:20s} p50 {pct(values, 50):7.3f}  p99 {pct(values, 99):7.3f}  max {max(values):7.3f} ms")
@@ -69,12 +86,13 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,16,64,256")
     parser.add_argument("--requests-per-stream", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--pin", action="store_true", help="server on CPU 1, client on CPU 0")
     args = parser.parse_args()
     print(f"perf_counter_ns shared across processes (CLOCK_MONOTONIC): {monotonic_clock_is_shared()}")
     with tempfile.TemporaryDirectory() as tmp:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
             requests = max(64, concurrency * args.requests_per_stream)
-            run(args.profile, concurrency, requests, args.max_tokens, Path(tmp))
+            run(args.profile, concurrency, requests, args.max_tokens, Path(tmp), args.pin)
 
 
 if __name__ == "__main__":

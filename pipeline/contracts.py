@@ -210,6 +210,11 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # the client sent late keeps its wait (no coordinated omission); absent in older packs
         ("ttft_from_schedule_ms", pa.float64()),
         ("e2e_from_schedule_ms", pa.float64()),
+        # when the send was called (before any pool wait or connection set-up; t_sent_ns is the
+        # write that put the request on the socket), and the set-up of a connection opened for this
+        # request (NULL when it reused one): transit kept out of the latency, recorded apart
+        ("t_send_call_ns", pa.int64()),
+        ("connect_ms", pa.float64()),
     ]
 )
 # read as NULL from files written before they existed

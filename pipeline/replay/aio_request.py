@@ -8,6 +8,12 @@ aiohttp keeps idle connections in a LIFO list and parses HTTP in C. The stream i
 line and parsed as server-sent events here (data lines joined by newlines, comments skipped);
 the payloads are read by `reply_reading.py`, shared with httpx. Only aiohttp's own exceptions are
 mapped here.
+
+Transit stays out of the TTFT: the send is stamped at the write that puts the request on the
+socket (`t_sent_ns`, by the body payload itself), not when the call began (kept as
+`t_send_call_ns`); a connection opened for the request is timed apart (`connect_ns`, from
+aiohttp's connection-create trace), and `open_connections` fills the pool before the first
+planned send so that, at the plan's peak, no request waits for a TCP handshake.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ import asyncio
 import json
 import time
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import aiohttp
+from yarl import URL
 
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import ERROR_BODY_CHARS, StreamError, StreamReader, finish, http_error
@@ -31,7 +39,74 @@ def make_session(request_timeout_s: float) -> aiohttp.ClientSession:
     """One session (one connection pool) per replay: unlimited connections, kept alive."""
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=None, enable_cleanup_closed=False)
     timeout = aiohttp.ClientTimeout(total=None, connect=min(10.0, request_timeout_s), sock_read=request_timeout_s)
-    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False, auto_decompress=True)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        trust_env=False,
+        auto_decompress=True,
+        trace_configs=[_connection_trace()],
+    )
+
+
+def _connection_trace() -> aiohttp.TraceConfig:
+    """Times each connection aiohttp opens for a request (the request's outcome rides along as
+    `trace_request_ctx`), so set-up is recorded apart from the request's latency."""
+    config = aiohttp.TraceConfig()
+
+    async def started(_session, context: SimpleNamespace, _params) -> None:
+        if isinstance(context.trace_request_ctx, RequestOutcome):
+            context.connect_started_ns = time.perf_counter_ns()
+
+    async def ended(_session, context: SimpleNamespace, _params) -> None:
+        if isinstance(context.trace_request_ctx, RequestOutcome):
+            context.trace_request_ctx.connect_ns = time.perf_counter_ns() - context.connect_started_ns
+
+    config.on_connection_create_start.append(started)
+    config.on_connection_create_end.append(ended)
+    return config
+
+
+class _StampedBody(aiohttp.BytesPayload):
+    """The request body, which stamps the send as it goes onto the socket: after any pool wait
+    and connection set-up, at the one write that carries the request (aiohttp coalesces the
+    headers with the body). Stamped as that write is called, not after it returns: on a busy
+    machine the write wakes the server, which can run (and stamp its arrival) milliseconds
+    before the client resumes, and a send stamped after the server's arrival is no send time."""
+
+    def __init__(self, value: bytes, outcome: RequestOutcome) -> None:
+        super().__init__(value, content_type="application/json")
+        self._outcome = outcome
+
+    async def write_with_length(self, writer, content_length: int | None) -> None:
+        self._outcome.t_sent_ns = time.perf_counter_ns()
+        await super().write_with_length(writer, content_length)
+
+
+async def open_connections(
+    session: aiohttp.ClientSession, url: str, _headers: dict, count: int, timeout_s: float
+) -> list[int]:
+    """Open `count` connections to `url`'s host and leave them idle in the session's pool, so the
+    replay's first `count` concurrent requests find one ready. Plain TCP connects (no request is
+    sent: a real endpoint sees no extra traffic); aiohttp's connector has no public call for it,
+    so the pool is filled through `connector.connect`, as a request would. Returns each
+    successful set-up's duration (ns); a failed one is left to the replay to report."""
+    connector = session.connector
+    if connector is None or count <= 0:
+        return []
+    request = aiohttp.ClientRequest("POST", URL(url), loop=asyncio.get_running_loop(), session=session, ssl=True)
+    timeout = aiohttp.ClientTimeout(total=timeout_s, connect=timeout_s)
+
+    async def one() -> tuple[aiohttp.connector.Connection, int] | None:
+        started = time.perf_counter_ns()
+        try:
+            return await connector.connect(request, [], timeout), time.perf_counter_ns() - started
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            return None
+
+    opened = [result for result in await asyncio.gather(*(one() for _ in range(count))) if result is not None]
+    for connection, _ in opened:
+        connection.release()  # back to the pool, idle and kept alive
+    return [duration for _, duration in opened]
 
 
 async def send_chat(
@@ -40,11 +115,13 @@ async def send_chat(
     """POST a streaming chat completion and record every lifecycle timestamp."""
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     reader = StreamReader(outcome)
-    payload = json.dumps(body, separators=(",", ":"))
-    outcome.t_sent_ns = time.perf_counter_ns()
+    payload = _StampedBody(json.dumps(body, separators=(",", ":")).encode(), outcome)
+    outcome.t_send_call_ns = outcome.t_sent_ns = time.perf_counter_ns()  # t_sent_ns: re-stamped once written
     try:
         async with asyncio.timeout(total_timeout_s):
-            async with session.post(url, data=payload, headers={**JSON_HEADERS, **headers}) as response:
+            async with session.post(
+                url, data=payload, headers={**JSON_HEADERS, **headers}, trace_request_ctx=outcome
+            ) as response:
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status
                 if response.status != 200:

@@ -81,3 +81,13 @@ def test_ttft_and_e2e_from_the_schedule_count_the_late_send():
     outcome.error_type = "http_5xx"
     failed = _record(outcome)
     assert failed["ttft_from_schedule_ms"] is None and failed["e2e_from_schedule_ms"] is None
+
+
+def test_the_send_call_and_a_connection_set_up_are_recorded_apart_from_the_latency():
+    outcome = RequestOutcome(
+        t_sent_ns=2_000_000, sent_at=WHEN, t_end_ns=9_000_000, chunk_times_ns=[5_000_000], http_status=200
+    )
+    outcome.t_send_call_ns, outcome.connect_ns = 500_000, 1_200_000
+    record = _record(outcome)
+    assert record["t_send_call_ns"] == 500_000 and record["connect_ms"] == 1.2
+    assert record["ttft_ms"] == 3.0  # from the written request, not from the call
