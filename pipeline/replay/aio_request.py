@@ -4,8 +4,8 @@
 httpx's connection pool re-checks every pooled connection (a poll(2) each) whenever a request
 is queued or released, so its cost per request grows with the number of open connections; at a
 few hundred requests per second on two cores the client, not the endpoint, sets the pace.
-aiohttp keeps idle connections in a LIFO list and parses HTTP in C. The stream is read line by
-line and parsed as server-sent events here (data lines joined by newlines, comments skipped);
+aiohttp keeps idle connections in a LIFO list and parses HTTP in C. The stream is read a block
+at a time and parsed as server-sent events here (data lines joined by newlines, comments skipped);
 the payloads are read by `reply_reading.py`, shared with httpx. Only aiohttp's own exceptions are
 mapped here.
 
@@ -139,20 +139,35 @@ async def send_chat(
 
 
 async def _read_events(response: aiohttp.ClientResponse, reader: StreamReader) -> None:
-    """Server-sent events, line by line: each event's data lines joined by newlines."""
+    """Server-sent events: each event's data lines joined by newlines. Read a network block at a
+    time (not a line per await: a fraction of the CPU per event at 256 streams) and each event
+    stamped when the block that completed it was read off the socket — what the user had then,
+    not when the parse reached it."""
     data: list[str] = []
-    async for raw in response.content:  # one line per iteration, b"\n" kept
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            continue  # comments (":...") and other fields (event:, id:, retry:) carry no chunk
-        if data:
-            event, data = "\n".join(data), []
-            reader.feed(event, time.perf_counter_ns())
+    pending = b""
+    async for block in response.content.iter_any():
+        received_ns = time.perf_counter_ns()
+        lines = (pending + block).split(b"\n") if pending else block.split(b"\n")
+        pending = lines.pop()  # an incomplete last line waits for the next block
+        for raw in lines:
+            data = _take_line(raw, data, reader, received_ns)
+    if pending:  # a last line with no newline after it
+        data = _take_line(pending, data, reader, time.perf_counter_ns())
     if data:  # a last event with no blank line after it
         reader.feed("\n".join(data), time.perf_counter_ns())
     reader.end()
+
+
+def _take_line(raw: bytes, data: list[str], reader: StreamReader, received_ns: int) -> list[str]:
+    """One SSE line: a `data:` line is kept, a blank line ends the event; the event's data so far."""
+    line = raw.decode("utf-8").rstrip("\r")
+    if line:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        return data  # comments (":...") and other fields (event:, id:, retry:) carry no chunk
+    if data:
+        reader.feed("\n".join(data), received_ns)
+    return []
 
 
 def _transport_error_type(exc: aiohttp.ClientError, response_started: bool = False) -> str:
