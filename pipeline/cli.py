@@ -12,6 +12,7 @@ from typing import cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline import REPO_ROOT
@@ -126,10 +127,14 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
     import httpx
 
     from assets.runner import execute
+    from pipeline.replay.preflight import CandidateUnreachable
 
     started = time.perf_counter()
     try:
         results = execute(spec, out, overrides)
+    except CandidateUnreachable as exc:  # the pre-flight probe: its message names candidate, URL, cause
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
     except (httpx.HTTPError, ValueError) as exc:  # fingerprinting a candidate before its run
         console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", markup=True)
         raise typer.Exit(1) from None
@@ -203,6 +208,9 @@ def print_headline(pack: dict, confidence: float) -> None:
             figure["verdict"],
         )
     console.print(table)
+    for figure in pack["figures"]:
+        if figure["claimed"] is not None and figure.get("timed_from"):
+            console.print(f"  {figure['candidate']} {figure['metric']}: measured {figure['timed_from']}", markup=False)
     validity = pack["client_validity"]
     console.print(
         f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {num(validity['client_limited'])}"

@@ -206,8 +206,19 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # (kept for those requests only); NULL for every production request
         ("labelled_item_id", pa.string()),
         ("reply_text", pa.string()),
+        # TTFT and E2E from the planned send time (t_scheduled_ns), not the actual one: a request
+        # the client sent late keeps its wait (no coordinated omission); absent in older packs
+        ("ttft_from_schedule_ms", pa.float64()),
+        ("e2e_from_schedule_ms", pa.float64()),
+        # when the send was called (before any pool wait or connection set-up; t_sent_ns is the
+        # write that put the request on the socket), and the set-up of a connection opened for this
+        # request (NULL when it reused one): transit kept out of the latency, recorded apart
+        ("t_send_call_ns", pa.int64()),
+        ("connect_ms", pa.float64()),
     ]
 )
+# read as NULL from files written before they existed
+FROM_SCHEDULE_COLUMNS = ("ttft_from_schedule_ms", "e2e_from_schedule_ms")
 # the load level every replayed row carries (the production level's in raw_timings)
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]
 SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent the request
@@ -265,7 +276,7 @@ RAW_TIMINGS = PackFile(
     pa.schema([*RAW_TIMING_RECORD_SCHEMA, SHARD_COLUMN, *LOAD_LEVEL_COLUMNS]),
     # columns the queries read that a replay may not write (load_level: only a load sweep has levels;
     # labelled_item_id: only accuracy mixed into the load), and files written before them
-    optional=("load_level", "retry_count", "labelled_item_id"),
+    optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS),
 )
 REPLAY_SUMMARY = PackFile("replay_summary", "json", _PARTITION, "the replay's totals, per candidate and per shard")
 ITL_HISTOGRAM = PackFile("itl_histogram", "parquet", _PARTITION, "every inter-token gap counted per whole microsecond")
@@ -275,6 +286,7 @@ SWEEP_TIMINGS = PackFile(
     _PARTITION,
     "the plan replayed at each further load level (no rows without a sweep)",
     SWEEP_TIMINGS_SCHEMA,
+    optional=FROM_SCHEDULE_COLUMNS,
 )
 SWEEP_REPLAY = PackFile(
     "sweep_replay",

@@ -30,7 +30,7 @@ timings AS (
     SELECT
         candidate, load_level, status, error_type,
         coalesce(retry_count, 0) AS retry_count,
-        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms,
+        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms, ttft_from_schedule_ms, e2e_from_schedule_ms,
         coalesce(prompt_tokens, prompt_tokens_client) AS prompt_tokens_any,
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
         t_sent_ns, t_end_ns

@@ -12,6 +12,7 @@ from pipeline.analysis import metrics
 from pipeline.analysis.dependence import WILSON
 from pipeline.analysis.stats import early_stopping_min_queries, one_sided_confidence, verdict, wilson_interval
 from pipeline.analysis.tables import z_value
+from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
 
 THROUGHPUT_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
@@ -38,32 +39,58 @@ def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n
     }
 
 
-def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
-    """One figure per candidate, metric and percentile over the whole window (scope 'all')."""
+def latency_figures(
+    spec: Spec, rows: list[dict], lineage: dict, schedule_lag_ms_p99: dict[str, float | None] | None = None
+) -> list[dict]:
+    """One figure per candidate, metric and percentile over the whole window (scope 'all').
+
+    A candidate whose replay lagged (`schedule_lag_ms_p99`, per candidate, above the client-validity
+    threshold) has its TTFT and E2E figures — and so their verdicts — read from the planned send
+    time (`ttft_from_schedule_ms`, `e2e_from_schedule_ms`): timed from the late actual send, the
+    client's own queue would be hidden. `timed_from` says so and keeps the figure from the actual send.
+    Older packs have no schedule-based rows; their figures stay as they were."""
+    whole = [row for row in rows if (row.get("scope") or "all") == "all"]
+    by_key = {(row["candidate"], row["metric"], row["percentile"]): row for row in whole}
+    lags = schedule_lag_ms_p99 or {}
     out = []
-    for row in rows:
-        if (row.get("scope") or "all") != "all":
-            continue
+    for row in whole:
+        source, timed_from = row, None
+        lag = lags.get(row["candidate"])
+        scheduled = by_key.get((row["candidate"], metrics.FROM_SCHEDULE.get(row["metric"]), row["percentile"]))
+        if lag is not None and lag > CLIENT_LIMITED_LAG_MS and scheduled is not None:
+            source = scheduled
+            timed_from = (
+                f"from the planned send time ({scheduled['metric']}): the client lagged (schedule lag p99 "
+                f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {row['value']} ms"
+            )
         item = figure(
             spec,
             row["candidate"],
             metrics.latency_figure_name(row["metric"], row["percentile"]),
-            row["value"],
-            row["ci_low"],
-            row["ci_high"],
-            row["n"],
+            source["value"],
+            source["ci_low"],
+            source["ci_high"],
+            source["n"],
             lineage,
         )
+        if timed_from is not None:
+            item["timed_from"] = timed_from
         item["early_stopping"] = early_stopping_note(
-            row["q"], row["n"], row.get("confidence") or spec.analysis.confidence
+            row["q"], source["n"], row.get("confidence") or spec.analysis.confidence
         )
-        if row.get("interval_method"):
-            item["interval_method"] = row["interval_method"]
-            item["design_effect"] = row.get("design_effect")
+        if source.get("interval_method"):
+            item["interval_method"] = source["interval_method"]
+            item["design_effect"] = source.get("design_effect")
         if (row.get("sample_every") or 1) > 1:
             item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
         out.append(item)
     return out
+
+
+def schedule_lags(throughput_rows: list[dict]) -> dict[str, float | None]:
+    """Each candidate's replay schedule lag p99: above the threshold, its latency verdicts are
+    read from the planned send time (`latency_figures`)."""
+    return {row["candidate"]: row.get("schedule_lag_ms_p99") for row in throughput_rows}
 
 
 def early_stopping_note(q: float, n: int, confidence: float) -> dict:

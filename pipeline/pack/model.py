@@ -164,7 +164,10 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
     latency_inputs = [raw_ref] + _itl_histogram_ref(inputs)
     figures = (
         claims.latency_figures(
-            spec, inputs.latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs)
+            spec,
+            inputs.latency_rows,
+            claims.lineage([staged, *latency_steps, latency_sql], latency_inputs),
+            claims.schedule_lags(inputs.throughput_rows),
         )
         + claims.throughput_figures(
             spec, inputs.throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref])

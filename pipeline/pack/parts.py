@@ -88,6 +88,7 @@ class Figure(Part):
     load_level: Number | MISSING = MISSING  # the sweep's cost figure: the level it was read at
     load_level_label: str | MISSING = MISSING
     reason: str | MISSING = MISSING  # why a claimed figure has no value
+    timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
 
 
 class Claim(Part):

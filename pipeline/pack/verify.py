@@ -167,7 +167,12 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
     no_lineage: dict = {}
     recomputed = (
-        claims.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
+        claims.latency_figures(
+            spec,
+            tables["latency_percentiles"].to_pylist(),
+            no_lineage,
+            claims.schedule_lags(tables["throughput"].to_pylist()),
+        )
         + claims.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage)
         + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
         + (claims.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])

@@ -124,6 +124,8 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "load_level": "DOUBLE",
         "retry_count": "BIGINT",
         "labelled_item_id": "VARCHAR",
+        "ttft_from_schedule_ms": "DOUBLE",
+        "e2e_from_schedule_ms": "DOUBLE",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -133,6 +135,8 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("load_level", pa.float64()),
             ("retry_count", pa.int64()),
             ("labelled_item_id", pa.string()),
+            ("ttft_from_schedule_ms", pa.float64()),
+            ("e2e_from_schedule_ms", pa.float64()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added
