@@ -5,7 +5,8 @@
 -- floor(sqrt(value) · 512): sqrt is correctly rounded and 512 a power of two, so the bin never
 -- decreases as the value grows and a rank can be looked up inside one bin. 512 (0.4 % of the
 -- value wide at 1 ms, 0.04 % at 100 ms) keeps the histogram small and the bins that hold a
--- wanted rank short to sort even for a narrow distribution (TPOT of 10 M requests: ~1 M values to sort, against 8 M at 32).
+-- wanted rank short to sort even for a narrow distribution (TPOT of 10 M requests: ~1 M values
+-- to sort, against 8 M at 32).
 -- staged: steady_requests
 WITH steady AS (
     SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, batch, ttft_ms, tpot_ms, e2e_ms,
