@@ -214,6 +214,15 @@ SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent t
 SWEEP_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, *LOAD_LEVEL_COLUMNS])
 
 
+# --- beside the pack document ----------------------------------------------------------------------
+
+# `loadproof sign`'s Ed25519 signature of the folder's root (pipeline/pack/signing.py), at the top
+# of a pack folder beside evidence_pack.json: the one file there no manifest lists (it is written
+# after the document whose sha256 it signs). Not a `data/` table, so not in PACK_FILES: it is never
+# copied into a partition or gathered from one.
+PACK_SIGNATURE = "signature.json"
+
+
 # --- the files -----------------------------------------------------------------------------------
 
 _SHARED, _PARTITION = Scope.SHARED, Scope.PARTITION

@@ -15,7 +15,10 @@ What is checked, in the folder given and in every sub-pack it lists (candidates/
    its microsecond histogram is re-built from the gap lists, and must equal the pack's
    `data/itl_histogram.parquet` that the latency figures were read from;
 5. a load sweep: every level's figures and the summary are re-computed from the raw timings
-   and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section.
+   and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section;
+6. the signature (`pack/signing.py`): with a public key, the folder given must carry a signature
+   of its root by that key; without one, a signature present in any pack must still name that
+   pack's root (a stale signature is a problem, not a silent pass).
 
 Steps 2-5 run for each sub-pack too, not only its hashes: a candidate's own pack (its history,
 an older model version the side-by-side pack no longer shows) is evidence an auditor may read on
@@ -42,6 +45,7 @@ from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.pack import claims
 from pipeline.pack.hashing import sha256_file
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.signing import signature_problem, stale_signature
 from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
 from pipeline.quality import rules
 from pipeline.spec import load_spec
@@ -57,6 +61,7 @@ class Verification:
     files_checked: int = 0
     figures_recomputed: int = 0
     sweep_rows_recomputed: int = 0
+    signature_checked: bool = False  # the root's signature held for the public key given
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -64,15 +69,23 @@ class Verification:
         return not self.problems
 
 
-def verify_pack(pack_dir: Path) -> Verification:
+def verify_pack(pack_dir: Path, public_key: Path | None = None) -> Verification:
+    """Verify the folder; with `public_key` (a PEM file), also its root's signature by that key."""
     result = Verification()
-    _verify(Path(pack_dir), "", result)
+    _verify(Path(pack_dir), "", result, keyed=public_key is not None)
+    if public_key is not None and (Path(pack_dir) / JSON_NAME).is_file():
+        problem = signature_problem(Path(pack_dir), public_key)
+        if problem is None:
+            result.signature_checked = True
+        else:
+            result.problems.append(problem)
     return result
 
 
-def _verify(pack_dir: Path, prefix: str, result: Verification) -> None:
+def _verify(pack_dir: Path, prefix: str, result: Verification, keyed: bool = False) -> None:
     """Verify the pack in `pack_dir` and, through its `subpacks`, every pack below it; `prefix`
-    (`candidates/<c>/<v>/` for a sub-pack) makes each problem's path relative to the top."""
+    (`candidates/<c>/<v>/` for a sub-pack) makes each problem's path relative to the top; `keyed`:
+    this folder's signature is checked with a key afterwards (which names a stale root itself)."""
     document = pack_dir / JSON_NAME
     if not document.is_file():
         result.problems.append(f"{prefix}{JSON_NAME}: not found (not an evidence pack folder?)")
@@ -81,6 +94,8 @@ def _verify(pack_dir: Path, prefix: str, result: Verification) -> None:
     result.packs_checked += 1
     problems = len(result.problems)
     _check_tree(pack, pack_dir, prefix, result)
+    if not keyed and (stale := stale_signature(pack_dir)):
+        result.problems.append(f"{prefix}{stale}")
     lineage = rules.lineage_hashes_match(pack, pack_dir)
     if not lineage.passed:
         result.problems.append(f"{prefix}{JSON_NAME}: lineage hashes differ: {lineage.metadata['mismatched']}")
