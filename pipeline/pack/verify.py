@@ -40,11 +40,13 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.repeats import first_run
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.pack import claims
 from pipeline.pack.hashing import sha256_file
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.repeats import with_repeats
 from pipeline.pack.signing import signature_problem, stale_signature
 from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
 from pipeline.quality import rules
@@ -172,7 +174,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     if data.path(ACCURACY_RESULTS).is_file():
         accuracy = analysis_tables.accuracy_summary(data.path(ACCURACY_RESULTS), spec, queries)
     # no histogram: re-built
-    tables = analysis_tables.analyse_all(data.path(RAW_TIMINGS), spec, accuracy, queries=queries)
+    tables = analysis_tables.analyse_all(first_run(data.path(RAW_TIMINGS)), spec, accuracy, queries=queries)
     sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
     stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
@@ -185,6 +187,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         + (claims.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
         + claims.sweep_figures(spec, sweep_summary, no_lineage)
     )
+    recomputed = with_repeats(recomputed, spec, data.path(RAW_TIMINGS), accuracy, queries)  # each run's, combined
     fresh = {(f["candidate"], f["metric"]): f for f in recomputed}
     for figure in pack["figures"]:
         key = (figure["candidate"], figure["metric"])
@@ -198,6 +201,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
                 result.problems.append(
                     f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}"
                 )
+        _compare_runs(key, figure.get("repeats"), again.get("repeats"), result)
 
 
 def _recompute_sweep(
@@ -207,7 +211,9 @@ def _recompute_sweep(
     pack's `sweep` section; returns the re-computed summary (for the sweep's cost figure)."""
     if not section:
         return []
-    levels = sweep_analysis.sweep_levels(data.path(RAW_TIMINGS), data.path(SWEEP_TIMINGS), spec, accuracy, queries)
+    levels = sweep_analysis.sweep_levels(
+        first_run(data.path(RAW_TIMINGS)), data.path(SWEEP_TIMINGS), spec, accuracy, queries
+    )
     summary = sweep_analysis.sweep_summary(levels, spec, queries).to_pylist()
     for name, key, fresh in (
         ("levels", ("candidate", "load_level"), levels.to_pylist()),
@@ -227,6 +233,24 @@ def _recompute_sweep(
                         f"re-computed {again[identity].get(column)!r}"
                     )
     return summary
+
+
+def _compare_runs(key: tuple[str, str], packed: dict | None, fresh: dict | None, result: Verification) -> None:
+    """A repeated replay's figure: each run's own figure, and the spread, must re-compute too."""
+    if packed is None and fresh is None:
+        return
+    if packed is None or fresh is None or len(packed["runs"]) != len(fresh["runs"]):
+        result.problems.append(f"{key[0]}/{key[1]}: the runs in the pack differ from the raw timings' runs")
+        return
+    for run, again in zip(packed["runs"], fresh["runs"]):
+        for name in ("repeat", *COMPARED):
+            if not _same(run[name], again[name]):
+                result.problems.append(
+                    f"{key[0]}/{key[1]} run {run['repeat']}: {name} in the pack {run[name]!r}, re-computed "
+                    f"{again[name]!r}"
+                )
+    if not _same(packed["between_run_sd"], fresh["between_run_sd"]):
+        result.problems.append(f"{key[0]}/{key[1]}: between_run_sd in the pack differs from the runs re-computed")
 
 
 def _same_histogram(stored: pa.Table, rebuilt: pa.Table) -> bool:
