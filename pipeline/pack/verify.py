@@ -52,7 +52,9 @@ from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
 from pipeline.quality import rules
 from pipeline.spec import load_spec
 
-COMPARED = ("measured", "ci_low", "ci_high", "n")
+# the verdict too: the top pack's document is the tree's root, hashed by nothing above it, so a
+# verdict edited there is caught only by re-deriving it (or by a signature)
+COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict")
 ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
 RELATIVE_TOLERANCE = 1e-9
 

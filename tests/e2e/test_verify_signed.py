@@ -95,6 +95,18 @@ def test_a_root_re_written_after_signing_fails(signed: Path, keys: dict[str, Pat
     assert result.exit_code == 1 and "re-written after signing" in result.output, result.output
 
 
+def test_a_re_written_pack_is_signed_again_over_its_stale_signature(signed: Path, keys: dict[str, Path]):
+    document = signed / "evidence_pack.json"
+    pack = json.loads(document.read_text())
+    pack["generated_at"] = "2099-01-01T00:00:00+00:00"  # a new root whose figures still verify
+    document.write_text(json.dumps(pack, indent=2) + "\n")
+    stale = loadproof("verify", signed)
+    assert stale.exit_code == 1 and "re-written after signing" in stale.output, stale.output
+    resigned = loadproof("sign", signed, "--key", keys["other.key"])
+    assert resigned.exit_code == 0, resigned.output
+    assert loadproof("verify", signed, "--public-key", keys["other.pub"]).exit_code == 0
+
+
 def test_a_folder_that_does_not_verify_is_not_signed(demo_pack: DemoPack, tmp_path: Path, keys: dict[str, Path]):
     folder = tmp_path / "damaged"
     shutil.copytree(demo_pack.folder, folder, ignore=shutil.ignore_patterns(".dagster"))

@@ -80,3 +80,20 @@ def test_runs_are_told_apart_and_old_raw_timings_are_one_run(tmp_path: Path):
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before the repeat column
     assert run_numbers(old) == [0] and first_run(old) == old
+
+
+def test_the_spec_bounds_repeats_and_refuses_them_with_mixed_accuracy():
+    from pydantic import ValidationError
+
+    from pipeline.spec import Spec
+    from tests.support.specs import demo_spec_dict
+
+    assert Spec.model_validate(demo_spec_dict()).workload.replay.repeats == 1  # the default: a replay done once
+    data = demo_spec_dict()
+    data["workload"]["replay"]["repeats"] = 21
+    with pytest.raises(ValidationError, match="less than or equal to 20"):
+        Spec.model_validate(data)
+    data["workload"]["replay"]["repeats"] = 2
+    data["accuracy"]["mode"] = "mixed"
+    with pytest.raises(ValidationError, match="needs accuracy.mode separate"):
+        Spec.model_validate(data)
