@@ -9,6 +9,7 @@ a run shorter than `min_samples_to_hold` can never make a percentile claim hold.
 from __future__ import annotations
 
 from pipeline.analysis import metrics
+from pipeline.analysis.dependence import WILSON
 from pipeline.analysis.stats import early_stopping_min_queries, one_sided_confidence, verdict, wilson_interval
 from pipeline.analysis.tables import z_value
 from pipeline.spec import Spec
@@ -54,6 +55,9 @@ def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
         item["early_stopping"] = early_stopping_note(
             row["q"], row["n"], row.get("confidence") or spec.analysis.confidence
         )
+        if row.get("interval_method"):
+            item["interval_method"] = row["interval_method"]
+            item["design_effect"] = row.get("design_effect")
         if (row.get("sample_every") or 1) > 1:
             item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
         out.append(item)
@@ -71,35 +75,42 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
     out = []
     for row in rows:
         for metric in THROUGHPUT_FIGURES:
-            out.append(
-                figure(
-                    spec,
-                    row["candidate"],
-                    metric,
-                    row[metric],
-                    row[f"{metric}_ci_low"],
-                    row[f"{metric}_ci_high"],
-                    row["requests_in_window"],
-                    lineage,
-                )
-            )
-        out.append(
-            figure(
+            item = figure(
                 spec,
                 row["candidate"],
-                "sla_attainment",
-                row.get("sla_attainment"),
-                row.get("sla_attainment_ci_low"),
-                row.get("sla_attainment_ci_high"),
+                metric,
+                row[metric],
+                row[f"{metric}_ci_low"],
+                row[f"{metric}_ci_high"],
                 row["requests_in_window"],
                 lineage,
             )
+            out.append(with_method(item, row.get("rate_interval_method")))
+        item = figure(
+            spec,
+            row["candidate"],
+            "sla_attainment",
+            row.get("sla_attainment"),
+            row.get("sla_attainment_ci_low"),
+            row.get("sla_attainment_ci_high"),
+            row["requests_in_window"],
+            lineage,
         )
+        out.append(with_method(item, row.get("sla_attainment_interval_method")))
         low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
-        out.append(
-            figure(spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage)
+        item = figure(
+            spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage
         )
+        out.append(with_method(item, WILSON if row.get("rate_interval_method") else None))
     return out
+
+
+def with_method(item: dict, method: str | None) -> dict:
+    """The figure with its interval method named, when the analysis named it (a pack written
+    before methods were named has none)."""
+    if method:
+        item["interval_method"] = method
+    return item
 
 
 def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
@@ -182,7 +193,7 @@ def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
             lineage,
         )
         item["delta"] = row.get("accuracy_delta")
-        out.append(item)
+        out.append(with_method(item, WILSON))
     return out
 
 

@@ -73,6 +73,8 @@ class RunFigure(Part):
     ci_high: Number | None
     n: Count
     verdict: Verdict
+    interval_method: str | MISSING = MISSING  # the run's own (pipeline/analysis/dependence.py)
+    design_effect: Number | None | MISSING = MISSING
 
 
 class RepeatedRuns(Part):
@@ -101,6 +103,10 @@ class Figure(Part):
     lineage: FigureLineage
     early_stopping: EarlyStopping | MISSING = MISSING  # percentiles
     sampled: str | MISSING = MISSING  # ITL read from a sample of the gaps
+    # how the interval was found (pipeline/analysis/dependence.py): "order statistic", "Wilson",
+    # or "batch means (B send-time batches, t)" where the run's batches showed dependence
+    interval_method: str | MISSING = MISSING
+    design_effect: Number | None | MISSING = MISSING  # percentiles: batch-means variance / independent
     delta: Number | None | MISSING = MISSING  # accuracy: measured − claimed
     load_level: Number | MISSING = MISSING  # the sweep's cost figure: the level it was read at
     load_level_label: str | MISSING = MISSING

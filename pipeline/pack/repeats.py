@@ -8,8 +8,9 @@ says, per figure:
 * `measured`: the mean of the runs' values; `n`: the runs' n summed;
 * `ci_low`, `ci_high`: the union of every run's own interval, widened, with three runs or more, to
   the t-interval over the run values (mean ± t(N−1) · sd / √N, at the spec's confidence);
-* `repeats`: each run's value, interval, n and verdict, the between-run standard deviation and
-  range, and `interval_method`, the rule above in words.
+* `repeats`: each run's value, interval, n, verdict and own interval method, the between-run
+  standard deviation and range, and `interval_method`, the rule above in words; the figure's own
+  `interval_method` names the rule and the runs' methods.
 
 Why this rule and not a pooled interval. A run's own interval assumes its requests are independent
 draws; under queueing they are not, and such intervals are known to be too narrow (the reason to
@@ -40,6 +41,8 @@ from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.pack import claims
 from pipeline.spec import Spec
 
+# what the pack keeps of each run's figure (a run's own interval method where the analysis names it)
+RUN_KEYS = ("repeat", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
 MIN_RUNS_FOR_T = 3  # below it the t-quantile (12.7 at two runs) says nothing a decision can use
 
 
@@ -93,20 +96,22 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
         if high is not None and metrics.describe(figure["metric"])[0] == "fraction":
             high = min(high, 1.0)
     _, larger_is_better = metrics.describe(figure["metric"])
+    rule = _method(len(runs), use_t)
+    own = list(dict.fromkeys(run["interval_method"] for run in runs if run.get("interval_method")))
     out = {
-        **figure,
+        **{key: value for key, value in figure.items() if key != "design_effect"},  # run 0's: per run below
         "measured": mean,
         "ci_low": low,
         "ci_high": high,
         "n": sum(run["n"] for run in runs),
         "verdict": verdict(figure["claimed"], low, high, larger_is_better),
+        "interval_method": f"over {len(runs)} runs: {rule.split(';')[0]}"
+        + (f"; each run's own: {' / '.join(own)}" if own else ""),
         "repeats": {
-            "runs": [
-                {key: run[key] for key in ("repeat", "measured", "ci_low", "ci_high", "n", "verdict")} for run in runs
-            ],
+            "runs": [{key: run[key] for key in RUN_KEYS if key in run} for run in runs],
             "between_run_sd": sd,
             "between_run_range": [min(values), max(values)] if known else None,
-            "interval_method": _method(len(runs), use_t),
+            "interval_method": rule,
         },
     }
     if "early_stopping" in figure:  # each run must be long enough on its own: the union needs every run to hold

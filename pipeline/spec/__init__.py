@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -40,6 +41,17 @@ class Analysis(Strict):
     confidence: float = Field(default=0.95, gt=0.5, lt=1, description="two-sided, for every interval")
     prompt_token_buckets: list[int] = Field(
         default=[256, 1024, 4096], description="ascending upper edges (exclusive) of prompt-length buckets"
+    )
+    intervals: Literal["dependence_aware", "independent"] = Field(
+        default="dependence_aware",
+        description=(
+            "dependence_aware: each interval the wider of the independent one (exact order statistic, Wilson) "
+            "and batch means over send-time batches (pipeline/analysis/dependence.py); independent: the "
+            "former only, as packs written before it (rates have no independent method: batch means either way)"
+        ),
+    )
+    interval_batches: int = Field(
+        default=5, ge=2, le=100, description="equal spans of send time the steady window is cut into for batch means"
     )
     itl_max_values: int = Field(
         default=10_000_000,
