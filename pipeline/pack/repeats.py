@@ -91,10 +91,11 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
     use_t = len(runs) >= MIN_RUNS_FOR_T and mean is not None and sd is not None
     if use_t and mean is not None and sd is not None:
         half = float(student_t.ppf(1 - (1 - confidence) / 2, len(runs) - 1)) * sd / math.sqrt(len(runs))
-        low = None if low is None else max(min(low, mean - half), 0.0)  # every figure is ≥ 0
-        high = None if high is None else max(high, mean + half)
-        if high is not None and metrics.describe(figure["metric"])[0] == "fraction":
-            high = min(high, 1.0)
+        # the t-interval kept inside what the figure can be (≥ 0; ≤ 1 for a fraction), never
+        # narrowing the union: a run's own interval may already reach past those bounds
+        fraction = metrics.describe(figure["metric"])[0] == "fraction"
+        low = None if low is None else min(low, max(mean - half, 0.0))
+        high = None if high is None else max(high, min(mean + half, 1.0) if fraction else mean + half)
     _, larger_is_better = metrics.describe(figure["metric"])
     rule = _method(len(runs), use_t)
     own = list(dict.fromkeys(run["interval_method"] for run in runs if run.get("interval_method")))
