@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.base import Strict
@@ -85,6 +85,15 @@ class Spec(Strict):
         if len(set(names)) != len(names):
             raise ValueError(f"candidate names must be unique, got {names}")
         return value
+
+    @model_validator(mode="after")
+    def _repeats_replay_production_load_only(self) -> Spec:
+        # mixed accuracy rides in the production replay: N repeats would score each item N times
+        if self.workload.replay.repeats > 1 and self.accuracy is not None and self.accuracy.mode == "mixed":
+            raise ValueError(
+                "workload.replay.repeats > 1 needs accuracy.mode separate (mixed items would be scored N times)"
+            )
+        return self
 
 
 class LoadedSpec(BaseModel):
