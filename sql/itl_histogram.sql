@@ -27,27 +27,28 @@ located AS (
         requests.itl_ms,
         requests.prompt_tokens_any,
         windows.window_id,
-        in_window.flag AS in_window,
-        CASE WHEN in_window.flag THEN CAST(least(
+        coalesce(
+            requests.t_sent_ns >= windows.window_start_ns AND requests.t_sent_ns <= windows.window_end_ns, FALSE
+        ) AS in_window,
+        CAST(least(
             $interval_batches - 1,
-            floor((requests.t_sent_ns - windows.window_start_ns) * $interval_batches
-                / greatest(windows.window_end_ns - windows.window_start_ns, 1))
-        ) AS BIGINT) ELSE 0 END AS batch
+            greatest(
+                floor((requests.t_sent_ns - windows.window_start_ns) * $interval_batches
+                    / greatest(windows.window_end_ns - windows.window_start_ns, 1)),
+                0
+            )
+        ) AS BIGINT) AS batch_if_inside
     FROM requests
     JOIN windows
         ON requests.candidate = windows.candidate
-       AND windows.load_level IS NOT DISTINCT FROM requests.load_level,
-        LATERAL (
-            SELECT coalesce(
-                requests.t_sent_ns >= windows.window_start_ns AND requests.t_sent_ns <= windows.window_end_ns, FALSE
-            ) AS flag
-        ) AS in_window
+       AND windows.load_level IS NOT DISTINCT FROM requests.load_level
 ),
 marked AS (
     -- found per request, before the unnest; group_id packs window, flag, batch and bucket into
     -- one integer
     SELECT
-        ((window_id * 2 + CAST(in_window AS INTEGER)) * 128 + batch) * 1000000
+        ((window_id * 2 + CAST(in_window AS INTEGER)) * 128 + CASE WHEN in_window THEN batch_if_inside ELSE 0 END)
+        * 1000000
         + len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= prompt_tokens_any))
         AS group_id,
         itl_ms

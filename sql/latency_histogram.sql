@@ -4,12 +4,13 @@
 -- latency_samples does (floor(sqrt(value) · 512)); for ITL the bin is the gap in whole
 -- microseconds, read from itl_histogram's steady-state counts, so every value in an ITL bin is
 -- the same and no ITL value is ever sorted.
--- staged: itl_histogram (or bound to data/itl_histogram.parquet); view: latency_samples
+-- staged: itl_histogram (or bound to data/itl_histogram.parquet), latency_batch_bins (the values
+-- counted per send-time batch and bin, summed here over the batches)
 WITH request_bins AS (
-    -- the upper edge follows from the lower one: grouped by fewer keys, 30 M values go faster
+    -- the upper edge follows from the lower one: grouped by fewer keys, the bins go faster
     SELECT candidate, prompt_bucket_lower, any_value(prompt_bucket_upper) AS prompt_bucket_upper, metric, bin,
-           count(*) AS values_in_bin
-    FROM latency_samples
+           sum(values_in_bin) AS values_in_bin
+    FROM latency_batch_bins
     GROUP BY candidate, prompt_bucket_lower, metric, bin
 ),
 gap_bins AS (

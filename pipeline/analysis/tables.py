@@ -128,12 +128,19 @@ def _bind_itl_histogram(session: QuerySession, spec: Spec, histogram: Path | pa.
 def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None = None) -> pa.Table:
     _bind_itl_histogram(session, spec, histogram)
     session.define_view("latency_samples")  # cheap to derive twice from the staged requests
+    aware = spec.analysis.intervals == "dependence_aware"
+    # the values per batch and bin, staged once for the two queries that read them (a pack's own
+    # older copy of latency_histogram reads the samples directly)
+    if session.queries.reads("latency_histogram", "latency_batch_bins") or (
+        aware and session.queries.reads("latency_batch_counts", "latency_batch_bins")
+    ):
+        session.stage("latency_batch_bins")
     session.stage("latency_histogram")
     counts = session.run("latency_counts")
     exact = ranks_table(counts, spec.analysis.confidence)
     session.bind("ranks", exact)
     table = session.run("latency_percentiles")
-    if spec.analysis.intervals == "independent":
+    if not aware:
         return table
     # the point estimates found, the batches' counts at each of them widen the ranks; a second
     # pass reads the (possibly) new order statistics

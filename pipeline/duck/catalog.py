@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,11 @@ class QueryCatalog:
 
     def sha256(self, name: str) -> str:
         return hashlib.sha256(self.path(name).read_bytes()).hexdigest()
+
+    def reads(self, name: str, other: str) -> bool:
+        """Whether query `name` reads `other` (a staged table or view named in its text): a pack's
+        own older copy of a query may read less than the repository's."""
+        return re.search(rf"\b{re.escape(other)}\b", self.text(name)) is not None
 
     def bound(self, name: str, params: dict | None) -> tuple[str, dict]:
         """The query's text and the subset of `params` it names (`$key`)."""

@@ -6,5 +6,13 @@ Its own module because both the headline figures (`pack/model.py`) and the load 
 (`pack/sweep.py`, which re-ran the headline queries per level) name the same chain.
 """
 
-LATENCY_STEPS = ("steady_windows", "itl_histogram", "latency_samples", "latency_histogram", "latency_counts")
+LATENCY_STEPS = (
+    "steady_windows",
+    "itl_histogram",
+    "latency_samples",
+    "latency_batch_bins",
+    "latency_histogram",
+    "latency_counts",
+    "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/dependence.py)
+)
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
