@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from pipeline.duck import connect as duck
 from pipeline.spec.workload import ColumnMapping, LogSource
-from pipeline.workload.logs.formats import arrival_unit, columns_for, labels_for, log_format
+from pipeline.workload.logs.database import EMPTY_REJECTS, read_spend_logs_table
+from pipeline.workload.logs.formats import arrival_unit, columns_for, fields_query, labels_for, log_format, reads_csv
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 EPOCH = "1970-01-01 00:00:00+00"
@@ -37,6 +38,8 @@ MAPPED_FIELDS = (
     "latency_ms",
     "messages_json",
     "session_id",
+    "completed_at",
+    "first_token_at",
 )
 
 
@@ -84,31 +87,28 @@ def ingest(
     """Ingest every file of `source` into canonical Parquet (arrival order) and a quarantine."""
     started = time.perf_counter()
     fmt = log_format(source.format)
-    files = expand_paths(source.path, base_dir)
     with duck.connection(memory_limit) as con:
-        if fmt.reader == "parquet":
+        if source.dsn_env is not None:
+            files = [read_spend_logs_table(con, source.dsn_env)]
+            duck.run(con, "json_line_problem")
+        elif fmt.reader == "parquet":
+            files = expand_paths(source.path or "", base_dir)
             _bind_parquet_rows(con, files, columns_for(source))
             con.from_arrow(_log_files(files, {})).to_table("log_files")
-            con.from_arrow(
-                pa.table(
-                    {
-                        "source_file": pa.array([], pa.string()),
-                        "source_line": pa.array([], pa.int64()),
-                        "reason": pa.array([], pa.string()),
-                        "raw": pa.array([], pa.string()),
-                    }
-                )
-            ).to_table("line_rejects")
+            con.from_arrow(EMPTY_REJECTS).to_table("line_rejects")
         else:
+            files = expand_paths(source.path or "", base_dir)
             _bind_log_lines(con, files)
-            if fmt.reader == "csv":
+            if reads_csv(source):
                 con.from_arrow(_csv_columns(files, columns_for(source))).to_table("csv_columns")
-            elif fmt.reader == "jsonl":
+            else:
                 duck.run(con, "json_line_problem")  # the reject reasons every JSON-lines format shares
         kind, unit_us = arrival_unit(source)
         # materialised: as a view, DuckDB inlines the field expressions into every use (5× slower)
-        duck.run(con, fmt.fields_sql, {"arrival_kind": kind}).to_table("log_fields")
-        arrival_field, prompt_field, output_field, latency_field = labels_for(source)
+        duck.run(con, fields_query(source), {"arrival_kind": kind, "database_rows": source.dsn_env is not None}).to_table("log_fields")
+        arrival_field, prompt_field, output_field, latency_field, completed_field, first_token_field = labels_for(
+            source
+        )
         params = {
             "timezone": source.timezone,
             "origin": source.origin.isoformat() if source.origin else EPOCH,
@@ -117,6 +117,8 @@ def ingest(
             "prompt_field": prompt_field,
             "output_field": output_field,
             "latency_field": latency_field,
+            "completed_field": completed_field,
+            "first_token_field": first_token_field,
         }
         duck.run(con, "ingest_canonical", params).to_table("canonical")
         _write(duck.run(con, "ingest_accepted", {"run_id": run_id}), rows_path)
