@@ -100,7 +100,9 @@ def ingest(
             files = expand_paths(source.path or "", base_dir)
             _bind_log_lines(con, files)
             if reads_csv(source):
-                con.from_arrow(_csv_columns(files, columns_for(source))).to_table("csv_columns")
+                # a format's own export mapping names every column it can use; an export may have fewer
+                optional = source.columns is None and fmt.reader != "csv"
+                con.from_arrow(_csv_columns(files, columns_for(source), optional)).to_table("csv_columns")
             else:
                 duck.run(con, "json_line_problem")  # the reject reasons every JSON-lines format shares
         kind, unit_us = arrival_unit(source)
@@ -150,8 +152,9 @@ def _log_files(files: list[str], first_index: dict[str, int]) -> pa.Table:
     )
 
 
-def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
-    """Per file: the header's line number and width, and the 1-based position of each mapped field."""
+def _csv_columns(files: list[str], columns: ColumnMapping | None, optional: bool = False) -> pa.Table:
+    """Per file: the header's line number and width, and the 1-based position of each mapped field
+    (with `optional`, a mapped column the header lacks reads NULL, except the three required)."""
     assert columns is not None
     rows = []
     for file_id, path in enumerate(files):
@@ -159,6 +162,8 @@ def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
         row: dict[str, int | None] = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
         for name in MAPPED_FIELDS:
             wanted = getattr(columns, name)
+            if optional and wanted not in header and name not in ("arrival", "prompt_tokens", "output_tokens"):
+                wanted = None
             if wanted is not None and wanted not in header:
                 raise IngestError(
                     f"{path}:{line_number}: header has no column {wanted!r} (mapped to {name}); columns: {header}"
