@@ -63,8 +63,9 @@ conversations AS (
         *,
         CASE
             WHEN len(chat) > 0 THEN
-                CASE WHEN system_text IS NOT NULL THEN [{'role': 'system', 'content': system_text}] ELSE [] END || chat
-            WHEN prompt_text IS NOT NULL THEN [{'role': 'user', 'content': prompt_text}]
+                CASE WHEN system_text IS NOT NULL THEN [{ 'role': 'system', 'content': system_text }] ELSE [] END
+                || chat
+            WHEN prompt_text IS NOT NULL THEN [{ 'role': 'user', 'content': prompt_text }]
         END AS messages
     FROM turns
 )

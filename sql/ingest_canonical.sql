@@ -42,7 +42,8 @@ arrivals AS (
             WHEN first_token_raw IS NULL THEN NULL
             WHEN arrival_kind = 'number' THEN
                 CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(first_token_number * $unit_us) AS BIGINT))
-            WHEN regexp_matches(first_token_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$') THEN try_cast(first_token_raw AS TIMESTAMPTZ)
+            WHEN regexp_matches(first_token_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$')
+                THEN try_cast(first_token_raw AS TIMESTAMPTZ)
             ELSE timezone($timezone, try_cast(first_token_raw AS TIMESTAMP))
         END AS first_token_at
     FROM numbers

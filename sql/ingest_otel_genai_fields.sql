@@ -56,13 +56,13 @@ lines AS (
             document_type = 'OBJECT',
             CASE WHEN request IS NULL THEN 'field resourceSpans: missing or not a list' END
         ) AS problem,
-        flatten(list_transform(request.resourceSpans, lambda resource_spans: flatten(list_transform(
-            resource_spans.scopeSpans,
+        flatten(list_transform(request['resourceSpans'], lambda resource_spans: flatten(list_transform(
+            resource_spans['scopeSpans'],
             lambda scope_spans: list_transform(scope_spans.spans, lambda span: {
                 'span': span,
                 'service': list_filter(
                     resource_spans.resource.attributes, lambda a: a.key = 'service.name'
-                )[1].value.stringValue
+                )[1].value['stringValue']
             })
         )))) AS spans
     FROM parsed
@@ -86,52 +86,61 @@ requests AS (
     SELECT
         *,
         coalesce(
-            CASE WHEN a[7].stringValue IS NOT NULL THEN list_transform(
-                CAST(json_extract(a[7].stringValue, '$[*]') AS JSON[]),
+            CASE WHEN a[7]['stringValue'] IS NOT NULL THEN list_transform(
+                CAST(json_extract(a[7]['stringValue'], '$[*]') AS JSON[]),
                 lambda m: {
                     'role': m ->> '$.role',
                     'content': array_to_string(json_extract_string(m, '$.parts[*].content'), '')
                 }
             ) END,
             list_transform(
-                list_filter(entry.span.events, lambda e: regexp_matches(e.name, '^gen_ai\.(system|user|assistant|tool)\.message$')),
+                list_filter(
+                    entry.span.events,
+                    lambda e: regexp_matches(e.name, '^gen_ai\.(system|user|assistant|tool)\.message$')
+                ),
                 lambda e: {
                     'role': split_part(e.name, '.', 2),
                     'content': coalesce(
-                        list_filter(e.attributes, lambda x: x.key = 'content')[1].value.stringValue,
-                        list_filter(e.attributes, lambda x: x.key = 'gen_ai.event.content')[1].value.stringValue ->> '$.content'
+                        list_filter(e.attributes, lambda x: x.key = 'content')[1].value['stringValue'],
+                        list_filter(
+                            e.attributes, lambda x: x.key = 'gen_ai.event.content'
+                        )[1].value['stringValue'] ->> '$.content'
                     )
                 }
             )
         ) AS messages
     FROM attributes
-    WHERE a[1].stringValue IN ('chat', 'text_completion')
+    WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
 ),
 span_fields AS (
     SELECT
         file_id,
         source_line,
-        format('span {} (spanId {})', span_index, coalesce(entry.span.spanId, '?')) AS record,
+        format('span {} (spanId {})', span_index, coalesce(entry.span['spanId'], '?')) AS record,
         line AS raw,
         CAST(NULL AS VARCHAR) AS problem,
-        entry.span.spanId AS request_id,
-        coalesce(CAST(try_cast(entry.span.startTimeUnixNano AS HUGEINT) // 1000 AS VARCHAR), entry.span.startTimeUnixNano)
-            AS arrival_raw,
+        entry.span['spanId'] AS request_id,
+        coalesce(
+            CAST(try_cast(entry.span['startTimeUnixNano'] AS HUGEINT) // 1000 AS VARCHAR),
+            entry.span['startTimeUnixNano']
+        ) AS arrival_raw,
         'number' AS arrival_kind,
-        coalesce(CAST(try_cast(entry.span.endTimeUnixNano AS HUGEINT) // 1000 AS VARCHAR), entry.span.endTimeUnixNano)
-            AS completed_raw,
+        coalesce(
+            CAST(try_cast(entry.span['endTimeUnixNano'] AS HUGEINT) // 1000 AS VARCHAR),
+            entry.span['endTimeUnixNano']
+        ) AS completed_raw,
         CAST(NULL AS VARCHAR) AS first_token_raw,
-        coalesce(a[3].intValue, CAST(a[3].doubleValue AS VARCHAR), a[3].stringValue) AS prompt_raw,
-        coalesce(a[4].intValue, CAST(a[4].doubleValue AS VARCHAR), a[4].stringValue) AS output_raw,
+        coalesce(a[3]['intValue'], CAST(a[3]['doubleValue'] AS VARCHAR), a[3]['stringValue']) AS prompt_raw,
+        coalesce(a[4]['intValue'], CAST(a[4]['doubleValue'] AS VARCHAR), a[4]['stringValue']) AS output_raw,
         entry.service AS tenant,
-        a[2].stringValue AS route,
+        a[2]['stringValue'] AS route,
         CAST(NULL AS VARCHAR) AS latency_raw,
         CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
         CAST(NULL AS BOOLEAN) AS structured_output,
         CASE WHEN len(messages) > 0 THEN
             list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
         END AS prefix_hashes,
-        nullif(coalesce(a[5].stringValue, a[6].stringValue, a[5].intValue, a[6].intValue), '') AS session_id
+        nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests
 )
 SELECT * FROM span_fields

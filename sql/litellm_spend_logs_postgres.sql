@@ -7,5 +7,6 @@
 SELECT
     spend_logs.request_id,
     CAST(row_to_json(spend_logs) AS TEXT) AS line
-FROM "LiteLLM_SpendLogs" AS spend_logs
+-- (quoted: PostgreSQL folds unquoted names to lower case)
+FROM "LiteLLM_SpendLogs" AS spend_logs  -- noqa: RF06
 ORDER BY spend_logs.request_id

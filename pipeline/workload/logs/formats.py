@@ -103,7 +103,14 @@ FORMATS = {
         "langfuse",
         "jsonl",
         "ingest_langfuse_fields",
-        labels=("startTime", "usageDetails.input", "usageDetails.output", "latency_ms", "endTime", "completionStartTime"),
+        labels=(
+            "startTime",
+            "usageDetails.input",
+            "usageDetails.output",
+            "latency_ms",
+            "endTime",
+            "completionStartTime",
+        ),
     ),
     "bedrock_invocations": LogFormat(
         "bedrock_invocations",

@@ -107,7 +107,9 @@ def ingest(
                 duck.run(con, "json_line_problem")  # the reject reasons every JSON-lines format shares
         kind, unit_us = arrival_unit(source)
         # materialised: as a view, DuckDB inlines the field expressions into every use (5× slower)
-        duck.run(con, fields_query(source), {"arrival_kind": kind, "database_rows": source.dsn_env is not None}).to_table("log_fields")
+        duck.run(
+            con, fields_query(source), {"arrival_kind": kind, "database_rows": source.dsn_env is not None}
+        ).to_table("log_fields")
         arrival_field, prompt_field, output_field, latency_field, completed_field, first_token_field = labels_for(
             source
         )
