@@ -16,26 +16,24 @@ WITH data_lines AS (
     FROM log_lines
     WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
 ),
-documents AS (
-    SELECT
-        *,
-        json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) THEN json_type(line) END AS document_type
-    FROM data_lines
-),
 extracted AS (
+    -- one parse per line for the record (every field as text, the body as its JSON text), one more
+    -- for the request body; a line that fails is parsed again, to tell broken JSON from a non-object
     SELECT
         *,
-        CASE WHEN document_type = 'OBJECT' THEN json_extract(line, [
+        CASE WHEN starts_with(ltrim(line), '{') THEN try(json_extract_string(line, [
             '$.requestId', '$.timestamp', '$.modelId', '$.identity.arn', '$.input.inputTokenCount',
             '$.output.outputTokenCount', '$.output.outputBodyJson.metrics.latencyMs', '$.input.inputBodyJson'
-        ]) END AS f
-    FROM documents
+        ])) END AS f
+    FROM data_lines
 ),
 bodies AS (
     SELECT
         *,
-        json_extract(f[8], ['$.messages', '$.system', '$.prompt', '$.inputText']) AS body
+        CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
+        CASE WHEN starts_with(f[8], '{') THEN
+            json_extract(f[8], ['$.messages', '$.system', '$.prompt', '$.inputText'])
+        END AS body
     FROM extracted
 ),
 turns AS (
@@ -73,25 +71,18 @@ SELECT
     file_id,
     source_line,
     CAST(NULL AS VARCHAR) AS record,
-    line AS raw,
-    json_line_problem(
-        is_json,
-        document_type = 'OBJECT',
-        CASE
-            WHEN json_type(f[2]) IS DISTINCT FROM 'VARCHAR' THEN 'field timestamp: missing or not a string'
-            WHEN json_type(f[3]) IS DISTINCT FROM 'VARCHAR' THEN 'field modelId: missing or not a string'
-        END
-    ) AS problem,
-    f[1] ->> '$' AS request_id,
-    f[2] ->> '$' AS arrival_raw,
+    left(line, 300) AS raw,
+    json_line_problem(is_json, f IS NOT NULL, CASE WHEN f[3] IS NULL THEN 'field modelId: missing' END) AS problem,
+    f[1] AS request_id,
+    f[2] AS arrival_raw,
     'timestamp' AS arrival_kind,
     CAST(NULL AS VARCHAR) AS completed_raw,
     CAST(NULL AS VARCHAR) AS first_token_raw,
-    f[5] ->> '$' AS prompt_raw,
-    f[6] ->> '$' AS output_raw,
-    f[4] ->> '$' AS tenant,
-    f[3] ->> '$' AS route,
-    f[7] ->> '$' AS latency_raw,
+    f[5] AS prompt_raw,
+    f[6] AS output_raw,
+    f[4] AS tenant,
+    f[3] AS route,
+    f[7] AS latency_raw,
     CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
     CASE WHEN len(messages) > 0 THEN

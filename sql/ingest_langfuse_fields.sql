@@ -16,72 +16,64 @@ WITH data_lines AS (
     FROM log_lines
     WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
 ),
-documents AS (
-    SELECT
-        *,
-        json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) THEN json_type(line) END AS document_type
-    FROM data_lines
-),
 extracted AS (
+    -- one parse per line: every field as text (a JSON value that is no string keeps its JSON text);
+    -- only a line that fails it is parsed again, to tell broken JSON from a value that is no object
     SELECT
         *,
-        CASE WHEN document_type = 'OBJECT' THEN json_extract(line, [
+        CASE WHEN starts_with(ltrim(line), '{') THEN try(json_extract_string(line, [
             '$.id', '$.type', '$.startTime', '$.endTime', '$.completionStartTime', '$.model',
             '$.usageDetails.input', '$.usage.input', '$.usage.promptTokens',
             '$.usageDetails.output', '$.usage.output', '$.usage.completionTokens',
             '$.input', '$.input.messages', '$.sessionId', '$.trace.sessionId'
-        ]) END AS f
-    FROM documents
+        ])) END AS f
+    FROM data_lines
 ),
 generations AS (
     SELECT
         *,
+        CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
         CASE
-            WHEN json_type(f[13]) = 'ARRAY' THEN f[13]
-            WHEN json_type(f[14]) = 'ARRAY' THEN f[14]
+            WHEN starts_with(f[13], '[') THEN f[13]
+            WHEN starts_with(f[14], '[') THEN f[14]
         END AS chat
     FROM extracted
-    WHERE f IS NULL OR coalesce(f[2] ->> '$' = 'GENERATION', TRUE)
+    WHERE f IS NULL OR f[2] IS NULL OR f[2] = 'GENERATION'
 ),
 typed AS (
     SELECT
         *,
-        json_extract(chat, '$[*]') AS messages,
-        list_filter([f[7], f[8], f[9]], lambda v: json_type(v) NOT IN ('NULL'))[1] AS prompt_value,
-        list_filter([f[10], f[11], f[12]], lambda v: json_type(v) NOT IN ('NULL'))[1] AS output_value,
-        list_filter([f[15], f[16]], lambda v: json_type(v) NOT IN ('NULL'))[1] AS session_value
+        CASE WHEN chat IS NOT NULL THEN json_extract(chat, '$[*]') END AS messages
     FROM generations
 )
 SELECT
     file_id,
     source_line,
     CAST(NULL AS VARCHAR) AS record,
-    line AS raw,
+    left(line, 300) AS raw,
     json_line_problem(
         is_json,
-        document_type = 'OBJECT',
+        f IS NOT NULL,
         CASE
-            WHEN json_type(f[3]) IS DISTINCT FROM 'VARCHAR' THEN 'field startTime: missing or not a string'
             WHEN messages IS NOT NULL AND NOT list_bool_and(list_transform(
                 messages, lambda m: json_type(m) = 'OBJECT' AND json_exists(m, '$.role')
             )) THEN 'field input: a list that is not of {role, content} messages'
         END
     ) AS problem,
-    f[1] ->> '$' AS request_id,
-    f[3] ->> '$' AS arrival_raw,
+    f[1] AS request_id,
+    f[3] AS arrival_raw,
     'timestamp' AS arrival_kind,
-    f[4] ->> '$' AS completed_raw,
-    f[5] ->> '$' AS first_token_raw,
-    prompt_value ->> '$' AS prompt_raw,
-    output_value ->> '$' AS output_raw,
+    f[4] AS completed_raw,
+    f[5] AS first_token_raw,
+    coalesce(f[7], f[8], f[9]) AS prompt_raw,
+    coalesce(f[10], f[11], f[12]) AS output_raw,
     CAST(NULL AS VARCHAR) AS tenant,
-    f[6] ->> '$' AS route,
+    f[6] AS route,
     CAST(NULL AS VARCHAR) AS latency_raw,
-    CASE WHEN len(messages) > 0 THEN CAST(chat AS VARCHAR) END AS messages_json,
+    CASE WHEN len(messages) > 0 THEN chat END AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
     CASE WHEN len(messages) > 0 THEN
         list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
     END AS prefix_hashes,
-    nullif(session_value ->> '$', '') AS session_id
+    nullif(coalesce(f[15], f[16]), '') AS session_id
 FROM typed

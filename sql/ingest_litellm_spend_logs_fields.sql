@@ -15,57 +15,48 @@ WITH data_lines AS (
     FROM log_lines
     WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
 ),
-documents AS (
-    SELECT
-        *,
-        json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) THEN json_type(line) END AS document_type
-    FROM data_lines
-),
 extracted AS (
+    -- one parse per line: every field as text (a JSON value that is no string keeps its JSON text);
+    -- only a line that fails it is parsed again, to tell broken JSON from a value that is no object
     SELECT
         *,
-        CASE WHEN document_type = 'OBJECT' THEN json_extract(line, [
+        CASE WHEN starts_with(ltrim(line), '{') THEN try(json_extract_string(line, [
             '$.request_id', '$.startTime', '$.endTime', '$.completionStartTime', '$.prompt_tokens',
             '$.completion_tokens', '$.team_id', '$.model_group', '$.model', '$.session_id', '$.messages',
             '$.call_type'
-        ]) END AS f
-    FROM documents
+        ])) END AS f
+    FROM data_lines
 ),
 requests AS (
     SELECT
         *,
-        CASE WHEN json_type(f[11]) = 'ARRAY' THEN json_extract(f[11], '$[*]') END AS messages
+        CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
+        CASE WHEN starts_with(f[11], '[') THEN json_extract(f[11], '$[*]') END AS messages
     FROM extracted
     WHERE f IS NULL
-       OR coalesce(NOT regexp_matches(f[12] ->> '$', 'embedding|image|speech|transcription|moderation|rerank'), TRUE)
+       OR f[12] IS NULL
+       OR NOT regexp_matches(f[12], 'embedding|image|speech|transcription|moderation|rerank')
 )
 SELECT
     file_id,
     source_line,
-    CASE WHEN $database_rows THEN 'request_id ' || (f[1] ->> '$') END AS record,
-    line AS raw,
-    json_line_problem(
-        is_json,
-        document_type = 'OBJECT',
-        CASE
-            WHEN json_type(f[2]) IS DISTINCT FROM 'VARCHAR' THEN 'field startTime: missing or not a string'
-        END
-    ) AS problem,
-    f[1] ->> '$' AS request_id,
-    f[2] ->> '$' AS arrival_raw,
+    CASE WHEN $database_rows THEN 'request_id ' || f[1] END AS record,
+    left(line, 300) AS raw,
+    json_line_problem(is_json, f IS NOT NULL, NULL) AS problem,
+    f[1] AS request_id,
+    f[2] AS arrival_raw,
     'timestamp' AS arrival_kind,
-    f[3] ->> '$' AS completed_raw,
-    f[4] ->> '$' AS first_token_raw,
-    f[5] ->> '$' AS prompt_raw,
-    f[6] ->> '$' AS output_raw,
-    nullif(f[7] ->> '$', '') AS tenant,
-    coalesce(nullif(f[8] ->> '$', ''), nullif(f[9] ->> '$', '')) AS route,
+    f[3] AS completed_raw,
+    f[4] AS first_token_raw,
+    f[5] AS prompt_raw,
+    f[6] AS output_raw,
+    nullif(f[7], '') AS tenant,
+    coalesce(nullif(f[8], ''), nullif(f[9], '')) AS route,
     CAST(NULL AS VARCHAR) AS latency_raw,
-    CASE WHEN len(messages) > 0 THEN CAST(f[11] AS VARCHAR) END AS messages_json,
+    CASE WHEN len(messages) > 0 THEN f[11] END AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
     CASE WHEN len(messages) > 0 THEN
         list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
     END AS prefix_hashes,
-    nullif(f[10] ->> '$', '') AS session_id
+    nullif(f[10], '') AS session_id
 FROM requests

@@ -22,17 +22,12 @@ WITH data_lines AS (
     FROM log_lines
     WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
 ),
-documents AS (
-    SELECT
-        *,
-        json_valid(line) AS is_json,
-        CASE WHEN json_valid(line) THEN json_type(line) END AS document_type
-    FROM data_lines
-),
 parsed AS (
+    -- one parse per line (from_json reads a value of another type as NULL); only a line that fails
+    -- it is parsed again, to tell broken JSON from a value that is no object
     SELECT
         *,
-        CASE WHEN document_type = 'OBJECT' AND json_type(line, '$.resourceSpans') = 'ARRAY' THEN from_json(line, '{
+        CASE WHEN starts_with(ltrim(line), '{') THEN try(from_json(line, '{
             "resourceSpans": [{
                 "resource": {"attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]},
                 "scopeSpans": [{"spans": [{
@@ -43,18 +38,25 @@ parsed AS (
                     "events": [{"name": "VARCHAR", "attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]}]
                 }]}]
             }]
-        }') END AS request
-    FROM documents
+        }')) END AS request
+    FROM data_lines
 ),
-lines AS (
+checked AS (
+    SELECT
+        *,
+        CASE WHEN request IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json
+    FROM parsed
+),
+lines AS MATERIALIZED (
+    -- materialised: both the spans and the rejected lines read it (inlined, it would parse twice)
     SELECT
         file_id,
         source_line,
         line,
         json_line_problem(
             is_json,
-            document_type = 'OBJECT',
-            CASE WHEN request IS NULL THEN 'field resourceSpans: missing or not a list' END
+            request IS NOT NULL,
+            CASE WHEN request['resourceSpans'] IS NULL THEN 'field resourceSpans: missing or not a list' END
         ) AS problem,
         flatten(list_transform(request['resourceSpans'], lambda resource_spans: flatten(list_transform(
             resource_spans['scopeSpans'],
@@ -65,22 +67,46 @@ lines AS (
                 )[1].value['stringValue']
             })
         )))) AS spans
-    FROM parsed
+    FROM checked
 ),
 numbered AS (
-    SELECT file_id, source_line, line, unnest(spans) AS entry, unnest(range(1, len(spans) + 1)) AS span_index
+    -- a rejected span shows the start of its line (a copy of the whole line per span would cost more
+    -- than the rest of the query)
+    SELECT
+        file_id,
+        source_line,
+        left(line, 300) AS raw,
+        unnest(spans) AS entry,
+        unnest(range(1, len(spans) + 1)) AS span_index
     FROM lines
     WHERE problem IS NULL
 ),
 attributes AS (
     SELECT
-        *,
+        file_id,
+        source_line,
+        raw,
+        span_index,
+        entry.span['spanId'] AS span_id,
+        entry.span['startTimeUnixNano'] AS start_ns,
+        entry.span['endTimeUnixNano'] AS end_ns,
+        entry.service AS service,
+        entry.span.events AS events,
+        entry.span.attributes AS span_attributes,
+        list_transform(entry.span.attributes, lambda a: a.key) AS span_keys
+    FROM numbered
+),
+attribute_values AS MATERIALIZED (
+    -- materialised: each attribute is read by several expressions below (inlined, each would search)
+    -- each wanted attribute's value by its key's first position (list_position: no lambda per key)
+    SELECT
+        * EXCLUDE (span_attributes, span_keys),
         list_transform(
             ['gen_ai.operation.name', 'gen_ai.request.model', 'gen_ai.usage.input_tokens',
              'gen_ai.usage.output_tokens', 'gen_ai.conversation.id', 'session.id', 'gen_ai.input.messages'],
-            lambda name: list_filter(entry.span.attributes, lambda a: a.key = name)[1].value
+            lambda name: span_attributes[list_position(span_keys, name)].value
         ) AS a
-    FROM numbered
+    FROM attributes
 ),
 requests AS (
     SELECT
@@ -95,7 +121,7 @@ requests AS (
             ) END,
             list_transform(
                 list_filter(
-                    entry.span.events,
+                    events,
                     lambda e: regexp_matches(e.name, '^gen_ai\.(system|user|assistant|tool)\.message$')
                 ),
                 lambda e: {
@@ -109,30 +135,30 @@ requests AS (
                 }
             )
         ) AS messages
-    FROM attributes
+    FROM attribute_values
     WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
 ),
 span_fields AS (
     SELECT
         file_id,
         source_line,
-        format('span {} (spanId {})', span_index, coalesce(entry.span['spanId'], '?')) AS record,
-        line AS raw,
+        format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
+        raw,
         CAST(NULL AS VARCHAR) AS problem,
-        entry.span['spanId'] AS request_id,
+        span_id AS request_id,
         coalesce(
-            CAST(try_cast(entry.span['startTimeUnixNano'] AS HUGEINT) // 1000 AS VARCHAR),
-            entry.span['startTimeUnixNano']
+            CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
+            start_ns
         ) AS arrival_raw,
         'number' AS arrival_kind,
         coalesce(
-            CAST(try_cast(entry.span['endTimeUnixNano'] AS HUGEINT) // 1000 AS VARCHAR),
-            entry.span['endTimeUnixNano']
+            CAST(try_cast(end_ns AS HUGEINT) // 1000 AS VARCHAR),
+            end_ns
         ) AS completed_raw,
         CAST(NULL AS VARCHAR) AS first_token_raw,
         coalesce(a[3]['intValue'], CAST(a[3]['doubleValue'] AS VARCHAR), a[3]['stringValue']) AS prompt_raw,
         coalesce(a[4]['intValue'], CAST(a[4]['doubleValue'] AS VARCHAR), a[4]['stringValue']) AS output_raw,
-        entry.service AS tenant,
+        service AS tenant,
         a[2]['stringValue'] AS route,
         CAST(NULL AS VARCHAR) AS latency_raw,
         CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,

@@ -124,7 +124,7 @@ def test_bedrock_invocation_records():
     }
     assert _rejects(result) == {
         4: "field input.inputTokenCount: missing",
-        5: "field timestamp: missing or not a string",
+        5: "field timestamp: missing",
         6: "not a JSON object",
         7: "field output.outputTokenCount: must be an integer ≥ 1, got 0",
     }
