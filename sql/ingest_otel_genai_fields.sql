@@ -16,6 +16,8 @@
 -- gen_ai.input.messages attribute ([{role, parts: [{type: text, content}]}]) or from the span's
 -- gen_ai.{system,user,assistant,tool}.message events (attribute content, or gen_ai.event.content
 -- holding {"content": ...}).
+-- gen_ai.request.max_tokens is not read: the canonical log keeps the tokens produced
+-- (gen_ai.usage.output_tokens), which the replay asks for, not the cap the client set.
 -- view: log_lines(file_id, source_line, line); macro: json_line_problem
 WITH data_lines AS (
     SELECT file_id, source_line, line
