@@ -4,7 +4,8 @@ Text formats are read in two passes over the raw lines (sql/log_line_counts.sql,
 sql/log_lines.sql, both through the one reader macro of sql/raw_log_lines.sql) so that every
 line, accepted or quarantined, keeps its file and 1-based line number; a format's *_fields query
 maps the lines to named fields and sql/ingest_canonical.sql types and validates them. Bad lines
-never stop the run: they are rows of the quarantine.
+never stop the run: they are rows of the quarantine. A database source (litellm_spend_logs with
+`dsn_env`, pipeline/workload/logs/database.py) becomes numbered lines of JSON the same way.
 """
 
 from __future__ import annotations
