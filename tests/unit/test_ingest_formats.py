@@ -162,3 +162,21 @@ def test_database_source_is_spec_checked():
     with pytest.raises(ValueError, match="dsn_env is for litellm_spend_logs"):
         LogSource(format="openai_jsonl", dsn_env="DB_URL")
     assert LogSource(format="litellm_spend_logs", dsn_env="LITELLM_DATABASE_URL").path is None
+
+
+@pytest.mark.parametrize(
+    ("name", "log_format", "with_latency"),
+    [
+        ("otel_genai_spans.jsonl", "otel_genai", 3),
+        ("litellm_spend_logs.csv", "litellm_spend_logs", 2),
+        ("langfuse_observations.jsonl", "langfuse", 3),
+        ("bedrock_invocations.jsonl", "bedrock_invocations", 1),  # only Converse replies carry metrics.latencyMs
+    ],
+)
+def test_every_vendor_format_profiles(tmp_path: Path, name: str, log_format: str, with_latency: int):
+    from pipeline.workload.logs.ingest import ingest
+
+    rows, quarantine = tmp_path / "rows.parquet", tmp_path / "quarantine.parquet"
+    ingest(LogSource(path=str(FIXTURES / name), format=log_format), tmp_path, rows, quarantine)
+    profile = profile_requests(rows)
+    assert profile["requests"] >= 2 and profile["requests_with_latency"] == with_latency
