@@ -33,6 +33,7 @@ from assets.support.partitions import (
 )
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.analysis.tables import analyse_all
 from pipeline.contracts import (
     ACCURACY_SUMMARY,
@@ -77,8 +78,11 @@ TABLES = {
 def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage):
     loaded, layout = spec.load(), partition_layout(storage, context)
     accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
-    tables = analyse_all(
-        layout.path(RAW_TIMINGS), loaded.spec, accuracy if accuracy.num_rows else None, layout.path(ITL_HISTOGRAM)
+    tables = analyse_all(  # a repeated replay's first run (pipeline/analysis/repeats.py)
+        first_run(layout.path(RAW_TIMINGS)),
+        loaded.spec,
+        accuracy if accuracy.num_rows else None,
+        layout.path(ITL_HISTOGRAM),
     )
     for file in TABLES:
         yield MaterializeResult(
@@ -115,8 +119,12 @@ throughput_consistent = table_check(
 def throughput_buckets_add_up(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     layout = partition_layout(storage, context)
     path = layout.path(RAW_TIMINGS)
-    labelled = ["labelled_item_id"] if "labelled_item_id" in pq.read_schema(path).names else []
-    timings = production_requests(pq.read_table(path, columns=["candidate", "t_end_ns", "t_sent_ns", *labelled]))
+    names = pq.read_schema(path).names
+    labelled = ["labelled_item_id"] if "labelled_item_id" in names else []
+    repeat = ["repeat"] if "repeat" in names else []  # the buckets are the first run's
+    timings = production_requests(
+        run_timings(pq.read_table(path, columns=["candidate", "t_end_ns", "t_sent_ns", *labelled, *repeat]), 0)
+    )
     ended = timings.filter(pc.and_(pc.is_valid(timings.column("t_end_ns")), pc.is_valid(timings.column("t_sent_ns"))))
     counts = {
         row["candidate"]: row["count"]
@@ -170,7 +178,7 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
     else:
         accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
         table = sweep_analysis.sweep_levels(
-            layout.path(RAW_TIMINGS),
+            first_run(layout.path(RAW_TIMINGS)),
             layout.path(SWEEP_TIMINGS),
             loaded.spec,
             accuracy if accuracy.num_rows else None,

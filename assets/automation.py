@@ -24,6 +24,7 @@ from assets.support.partitions import (
     register,
 )
 from pipeline.replay.fingerprint import fingerprint, unseen, version_key
+from pipeline.replay.preflight import CandidateUnreachable
 from resources import EndpointResource, SpecResource
 
 REVALIDATION_JOB = "revalidation"
@@ -50,7 +51,7 @@ def served_versions(spec: SpecResource, endpoint: EndpointResource, log) -> dict
     for candidate in spec.load().spec.candidates:
         try:
             current[candidate.name] = version_key(fingerprint(endpoint.target(candidate)))
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, CandidateUnreachable) as exc:  # down, or its key refused: the next tick retries
             log.warning(f"{candidate.name}: endpoint not reachable ({type(exc).__name__}); will retry")
     return current
 

@@ -4,9 +4,7 @@ fanned out over shards) and sweep_timings (the plan at each further load level o
 `workload.replay.sweep`; empty without one)."""
 
 import json
-import os
 import shutil
-from dataclasses import asdict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,6 +39,7 @@ from assets.support.partitions import (
 from assets.workload import production_sample
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables
+from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     CLIENT_CALIBRATION,
@@ -63,13 +62,11 @@ from pipeline.plan.sessions import session_summary
 from pipeline.quality import expectations, rules
 from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
-from pipeline.replay.engine import ReplaySettings, run_replay
+from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.journal import Journal
+from pipeline.replay.repeats import merge_repeats, repeat_name, replay_runs
 from pipeline.replay.shards import (
     Shard,
-    StartBarrier,
-    merge_shards,
     shard_plan,
     shard_settings,
     shards_for,
@@ -222,47 +219,45 @@ def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage:
         yield DynamicOutput(shard, mapping_key=shard.label)
 
 
-@op(description="Replay one shard of the plan against the partition's candidate, from the shards' common start time.")
+@op(
+    description=(
+        "Replay one shard of the plan against the partition's candidate, from the shards' common start time; "
+        "`workload.replay.repeats` times in a row."
+    )
+)
 def replay_shard(
     context: OpExecutionContext, shard: Shard, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
-) -> dict:
+) -> list[dict]:
     loaded, layout = spec.load(), partition_layout(storage, context)
     replay = loaded.spec.workload.replay
     candidate = partition_candidate(context, loaded.spec)
     settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
     plan = shard_plan(planned_requests(pq.read_table(layout.path(REPLAY_PLAN))), shard)
-    barrier = StartBarrier(shard, replay.shard_ready_timeout_s) if shard.count > 1 else None
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
-    context.log.info(
-        f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of "
-        f"{shard.count}, pid {os.getpid()})"
+    return replay_runs(
+        plan,
+        endpoint.target(candidate),
+        settings,
+        shard,
+        replay,
+        journal_for=lambda repeat: layout.journal(context.run_id, repeat_name(name, repeat)),
+        run_id=context.run_id,
+        log=context.log.info,
     )
-    with Journal(layout.journal(context.run_id, name)) as journal:
-        stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at=barrier)
-    context.log.info(
-        f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in "
-        f"{stats.wall_s:.1f} s"
-    )
-    return {
-        "candidate": candidate.name,
-        "shard": shard,
-        "journal": str(journal.path),
-        "stats": asdict(stats),
-        "pid": os.getpid(),
-        "clock": barrier.clock if barrier else "monotonic",
-    }
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")
 def merge_replay_shards(
-    context: OpExecutionContext, shards: list[dict], spec: SpecResource, storage: PackStorage
+    context: OpExecutionContext, shards: list[list[dict]], spec: SpecResource, storage: PackStorage
 ) -> None:
     layout = partition_layout(storage, context)
-    timings, summary = merge_shards(shards, spec.load().spec.workload.replay)
+    reports = [report for shard_reports in shards for report in shard_reports]  # every shard's every run
+    timings, summary = merge_repeats(reports, spec.load().spec.workload.replay)
     path = write_parquet(timings, layout.path(RAW_TIMINGS))
     write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
     meta = table_metadata(timings, path, context.run_id)
-    meta.update(write_itl_histogram(timings, spec.load().spec, layout, context.run_id))
+    # the analysis tables are the first run's (pipeline/analysis/repeats.py): so is the ITL histogram they read
+    meta.update(write_itl_histogram(run_timings(timings, 0), spec.load().spec, layout, context.run_id))
     meta.update(
         errors=summary["errors"], unsent=summary["unsent"], shards=len(shards), summary=MetadataValue.json(summary)
     )
@@ -293,7 +288,11 @@ def raw_timings(replay_plan, client_calibration):
 
 def _planned_requests_and_candidate(context, spec, layout) -> dict:
     plan = pq.read_table(layout.path(REPLAY_PLAN), columns=["request_id"])
-    return {"planned": plan.column("request_id").to_pylist(), "candidates": [partition_candidate(context, spec).name]}
+    return {
+        "planned": plan.column("request_id").to_pylist(),
+        "candidates": [partition_candidate(context, spec).name],
+        "repeats": spec.workload.replay.repeats,
+    }
 
 
 raw_timings_one_row_per_planned_request = table_check(
@@ -301,8 +300,8 @@ raw_timings_one_row_per_planned_request = table_check(
     "one_row_per_planned_request",
     expectations.raw_timings_complete_suite,
     blocking=True,
-    description="great-expectations: exactly one row per planned request and candidate.",
-    columns=["candidate", "request_id"],
+    description="great-expectations: exactly one row per planned request, candidate and run (workload.replay.repeats).",
+    columns=["candidate", "request_id", "repeat"],
     suite_name="raw_timings_complete",
     params=_planned_requests_and_candidate,
 )
@@ -353,7 +352,7 @@ def sweep_timings(
         plan = planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
 
         def judge(candidate, level, table):
-            source = layout.path(RAW_TIMINGS) if table is None else table
+            source = first_run(layout.path(RAW_TIMINGS)) if table is None else table
             return sweep_analysis.clearly_misses(candidate, level, source, loaded.spec)
 
         timings, summary = run_sweep(

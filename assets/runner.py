@@ -23,6 +23,7 @@ from assets.automation import REVALIDATION_JOB
 from assets.support.partitions import register
 from pipeline.definitions import build_definitions
 from pipeline.replay.fingerprint import fingerprint, version_key
+from pipeline.replay.preflight import check_reachable
 from pipeline.spec import load_spec
 from resources import EndpointResource
 
@@ -56,12 +57,15 @@ def execute(
     """Materialise the whole graph (every asset and check) for one spec into one pack folder:
     one run per candidate at the model version it serves now (a partition; the first run also
     ingests, samples and plans), then the side-by-side comparison run. Stops at the first
-    failed run; every run's result is returned."""
+    failed run; every run's result is returned. Every candidate is probed first (reachable, key
+    accepted): one that is not raises `CandidateUnreachable` before any run."""
     definitions = build_definitions(spec_path, out_dir, base_url_overrides)
     job = definitions.resolve_job_def(REVALIDATION_JOB)
     endpoint = EndpointResource(base_url_overrides=base_url_overrides or {})
     shared, partitioned = asset_keys_by_partitioning()
     spec = load_spec(spec_path).spec
+    for candidate in spec.candidates:
+        check_reachable(endpoint.target(candidate))
     results = []
     with instance_for(Path(out_dir)) as instance:
         for index, candidate in enumerate(spec.candidates):

@@ -1,4 +1,4 @@
-"""`loadproof`: demo, run SPEC, serve-reference. Each runs the same Dagster job `dagster dev` shows."""
+"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), verify, sign, keygen, serve-reference."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline import REPO_ROOT
@@ -74,11 +75,21 @@ def run(
 
 
 @app.command()
-def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)")) -> None:
+def verify(
+    pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)"),
+    public_key: Path | None = typer.Option(
+        None, "--public-key", help="PEM public key: also check the folder's signature (loadproof sign) by it"
+    ),
+) -> None:
     """Re-check every hash below a pack folder (sub-packs too) and re-compute every figure from the raw timings."""
+    from pipeline.pack.signing import SigningError
     from pipeline.pack.verify import verify_pack
 
-    result = verify_pack(pack)
+    try:
+        result = verify_pack(pack, public_key)
+    except SigningError as exc:  # the key file itself is unusable: a usage error, not a verdict on the pack
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     for problem in result.problems:
         typer.echo(f"FAIL {problem}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
@@ -90,10 +101,53 @@ def verify(pack: Path = typer.Argument(..., help="an evidence pack folder (with 
             f"{pack}: {verdict}: {packs}, {result.files_checked} files hashed, {result.figures_recomputed} figures "
             f"re-computed{sweep} from the raw timings"
             + ("; every file below it is in a manifest (.dagster/ excluded)" if result.ok else "")
+            + (f"; its root is signed by {public_key}" if result.ok and result.signature_checked else "")
         ),
         soft_wrap=True,
     )
     raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
+def sign(
+    pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)"),
+    key: Path = typer.Option(..., "--key", help="PEM (PKCS8) Ed25519 private key, kept outside the pack"),
+) -> None:
+    """Verify a pack folder, then sign its root (the hash tree's) with an Ed25519 key: signature.json."""
+    from pipeline.contracts import PACK_SIGNATURE
+    from pipeline.pack.signing import SigningError, sign_pack
+    from pipeline.pack.verify import verify_pack
+
+    result = verify_pack(pack)  # a signature vouches for a folder that verifies, never for a damaged one
+    # the folder's own earlier signature, stale after a re-run, is what this command replaces
+    problems = [problem for problem in result.problems if not problem.startswith(f"{PACK_SIGNATURE}:")]
+    if problems:
+        for problem in problems:
+            typer.echo(f"FAIL {problem}", err=True)
+        typer.echo(f"{pack}: not signed: it does not verify ({len(problems)} problem(s))", err=True)
+        raise typer.Exit(1)
+    try:
+        written = sign_pack(pack, key)
+    except SigningError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    console.print(
+        f"{pack}: verified and signed: {written}; check it with: loadproof verify {pack} --public-key PUBFILE",
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def keygen(out: Path = typer.Option(..., "--out", help="PREFIX: writes PREFIX.key (private) and PREFIX.pub")) -> None:
+    """Write a new Ed25519 key pair for `loadproof sign` (PEM; the private key readable by its owner only)."""
+    from pipeline.pack.signing import SigningError, generate_key_pair
+
+    try:
+        pair = generate_key_pair(out)
+    except SigningError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    console.print(f"private key: {pair.private} (keep it outside any pack); public key: {pair.public}")
 
 
 @app.command("serve-reference")
@@ -126,10 +180,14 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
     import httpx
 
     from assets.runner import execute
+    from pipeline.replay.preflight import CandidateUnreachable
 
     started = time.perf_counter()
     try:
         results = execute(spec, out, overrides)
+    except CandidateUnreachable as exc:  # the pre-flight probe: its message names candidate, URL, cause
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
     except (httpx.HTTPError, ValueError) as exc:  # fingerprinting a candidate before its run
         console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", markup=True)
         raise typer.Exit(1) from None
@@ -203,6 +261,9 @@ def print_headline(pack: dict, confidence: float) -> None:
             figure["verdict"],
         )
     console.print(table)
+    for figure in pack["figures"]:
+        if figure["claimed"] is not None and figure.get("timed_from"):
+            console.print(f"  {figure['candidate']} {figure['metric']}: measured {figure['timed_from']}", markup=False)
     validity = pack["client_validity"]
     console.print(
         f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {num(validity['client_limited'])}"

@@ -207,12 +207,35 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # (kept for those requests only); NULL for every production request
         ("labelled_item_id", pa.string()),
         ("reply_text", pa.string()),
+        # TTFT and E2E from the planned send time (t_scheduled_ns), not the actual one: a request
+        # the client sent late keeps its wait (no coordinated omission); absent in older packs
+        ("ttft_from_schedule_ms", pa.float64()),
+        ("e2e_from_schedule_ms", pa.float64()),
+        # when the send was called (before any pool wait or connection set-up; t_sent_ns is the
+        # write that put the request on the socket), and the set-up of a connection opened for this
+        # request (NULL when it reused one): transit kept out of the latency, recorded apart
+        ("t_send_call_ns", pa.int64()),
+        ("connect_ms", pa.float64()),
     ]
 )
+# read as NULL from files written before they existed
+FROM_SCHEDULE_COLUMNS = ("ttft_from_schedule_ms", "e2e_from_schedule_ms")
 # the load level every replayed row carries (the production level's in raw_timings)
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]
 SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent the request
+# which run of the production replay (0-based; `workload.replay.repeats`) sent the request: 0 in a
+# replay done once, NULL in raw timings written before repeats
+REPEAT_COLUMN = ("repeat", pa.int64())
 SWEEP_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, *LOAD_LEVEL_COLUMNS])
+
+
+# --- beside the pack document ----------------------------------------------------------------------
+
+# `loadproof sign`'s Ed25519 signature of the folder's root (pipeline/pack/signing.py), at the top
+# of a pack folder beside evidence_pack.json: the one file there no manifest lists (it is written
+# after the document whose sha256 it signs). Not a `data/` table, so not in PACK_FILES: it is never
+# copied into a partition or gathered from one.
+PACK_SIGNATURE = "signature.json"
 
 
 # --- the files -----------------------------------------------------------------------------------
@@ -263,10 +286,10 @@ RAW_TIMINGS = PackFile(
     "parquet",
     _PARTITION,
     "one row per replayed request at the spec's own load: every lifecycle timestamp",
-    pa.schema([*RAW_TIMING_RECORD_SCHEMA, SHARD_COLUMN, *LOAD_LEVEL_COLUMNS]),
+    pa.schema([*RAW_TIMING_RECORD_SCHEMA, SHARD_COLUMN, *LOAD_LEVEL_COLUMNS, REPEAT_COLUMN]),
     # columns the queries read that a replay may not write (load_level: only a load sweep has levels;
     # labelled_item_id: only accuracy mixed into the load), and files written before them
-    optional=("load_level", "retry_count", "labelled_item_id"),
+    optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS, "repeat"),
 )
 REPLAY_SUMMARY = PackFile("replay_summary", "json", _PARTITION, "the replay's totals, per candidate and per shard")
 ITL_HISTOGRAM = PackFile("itl_histogram", "parquet", _PARTITION, "every inter-token gap counted per whole microsecond")
@@ -276,6 +299,7 @@ SWEEP_TIMINGS = PackFile(
     _PARTITION,
     "the plan replayed at each further load level (no rows without a sweep)",
     SWEEP_TIMINGS_SCHEMA,
+    optional=FROM_SCHEDULE_COLUMNS,
 )
 SWEEP_REPLAY = PackFile(
     "sweep_replay",

@@ -26,4 +26,5 @@ class EndpointResource(ConfigurableResource):
             base_url=self.base_url_overrides.get(candidate.name, candidate.base_url),
             model=candidate.model,
             api_key=api_key,
+            api_key_env=candidate.api_key_env,
         )

@@ -1,5 +1,5 @@
 -- itl_histogram: every inter-chunk gap of every successful request, counted per candidate, load
--- level, steady-state flag, prompt-length bucket and whole microsecond: `gap_us` is the gap
+-- level, steady-state flag, prompt-length bucket, send-time batch and whole microsecond: `gap_us` is the gap
 -- rounded to the nearest µs, `gaps` how many gaps have it. Rounding never reorders two gaps, so
 -- the k-th smallest gap_us is the k-th smallest gap rounded: every ITL percentile and its
 -- order-statistic interval read off the cumulative counts is exact to 1 µs, and the analysis
@@ -20,21 +20,38 @@ requests AS (
     FROM raw_timings
     WHERE status = 'ok' AND len(itl_ms) > 0 AND labelled_item_id IS NULL  -- production requests only
 ),
-marked AS (
-    -- the flag (sent inside the window) and the bucket are found per request (as
-    -- steady_requests finds them), before
-    -- the unnest; group_id packs window, flag and bucket into one integer
+located AS (
+    -- the flag (sent inside the window) and the send-time batch (as steady_requests finds them;
+    -- the batch feeds the batch-means intervals, pipeline/analysis/dependence.py) per request
     SELECT
-        (windows.window_id * 2
-            + CASE WHEN requests.t_sent_ns >= windows.window_start_ns
-                    AND requests.t_sent_ns <= windows.window_end_ns THEN 1 ELSE 0 END) * 1000000
-        + len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= requests.prompt_tokens_any))
-        AS group_id,
-        requests.itl_ms
+        requests.itl_ms,
+        requests.prompt_tokens_any,
+        windows.window_id,
+        in_window.flag AS in_window,
+        CASE WHEN in_window.flag THEN CAST(least(
+            $interval_batches - 1,
+            floor((requests.t_sent_ns - windows.window_start_ns) * $interval_batches
+                / greatest(windows.window_end_ns - windows.window_start_ns, 1))
+        ) AS BIGINT) ELSE 0 END AS batch
     FROM requests
     JOIN windows
         ON requests.candidate = windows.candidate
-       AND windows.load_level IS NOT DISTINCT FROM requests.load_level
+       AND windows.load_level IS NOT DISTINCT FROM requests.load_level,
+        LATERAL (
+            SELECT coalesce(
+                requests.t_sent_ns >= windows.window_start_ns AND requests.t_sent_ns <= windows.window_end_ns, FALSE
+            ) AS flag
+        ) AS in_window
+),
+marked AS (
+    -- found per request, before the unnest; group_id packs window, flag, batch and bucket into
+    -- one integer
+    SELECT
+        ((window_id * 2 + CAST(in_window AS INTEGER)) * 128 + batch) * 1000000
+        + len(list_filter(CAST($bucket_edges AS BIGINT[]), lambda edge: edge <= prompt_tokens_any))
+        AS group_id,
+        itl_ms
+    FROM located
 ),
 gaps AS (
     SELECT group_id, CAST(round(unnest(itl_ms) * 1000.0) AS BIGINT) AS gap_us
@@ -49,12 +66,13 @@ unpacked AS (
     SELECT
         windows.candidate,
         windows.load_level,
-        (counted.group_id // 1000000) % 2 = 1 AS in_steady_window,
+        (counted.group_id // 128000000) % 2 = 1 AS in_steady_window,
+        (counted.group_id // 1000000) % 128 AS batch,
         counted.group_id % 1000000 AS bucket_index,
         counted.gap_us,
         counted.gaps
     FROM counted
-    JOIN windows ON windows.window_id = counted.group_id // 2000000
+    JOIN windows ON windows.window_id = counted.group_id // 256000000
 )
 SELECT
     candidate,
@@ -63,7 +81,8 @@ SELECT
     CASE WHEN bucket_index = 0 THEN 0 ELSE CAST($bucket_edges AS BIGINT[])[bucket_index] END AS prompt_bucket_lower,
     CASE WHEN bucket_index < len(CAST($bucket_edges AS BIGINT[]))
          THEN CAST($bucket_edges AS BIGINT[])[bucket_index + 1] - 1 END AS prompt_bucket_upper,
+    CASE WHEN in_steady_window THEN CAST(batch AS BIGINT) END AS batch,
     gap_us,
     CAST(gaps AS BIGINT) AS gaps
 FROM unpacked
-ORDER BY candidate, load_level NULLS FIRST, in_steady_window, prompt_bucket_lower, gap_us
+ORDER BY candidate, load_level NULLS FIRST, in_steady_window, prompt_bucket_lower, batch, gap_us

@@ -2,7 +2,9 @@
 -- prompt-length bucket) over the steady-state window, successful requests only, each with n and
 -- a distribution-free confidence interval. The ranks (view `ranks`: point = nearest rank, low /
 -- high = the order statistics bracketing the quantile, exact binomial, NULL where the run is too
--- short to bound it) come from pipeline.stats.order_statistic_ranks. Each rank is located in
+-- short to bound it) come from pipeline.analysis.stats.order_statistic_ranks, widened where
+-- the run's send-time batches show dependence (pipeline/analysis/dependence.py: the method
+-- that set them is `interval_method`). Each rank is located in
 -- the histogram, then only the values of the bins holding a wanted rank are sorted: exact order
 -- statistics without sorting every value. An ITL bin is one whole microsecond (itl_histogram),
 -- so an ITL order statistic is its bin in ms: exact to 1 µs, nothing sorted.
@@ -72,7 +74,9 @@ SELECT
     ranks.low_rank,
     ranks.high_rank,
     ranks.confidence,
-    ranks.sample_every
+    ranks.sample_every,
+    ranks.interval_method,
+    ranks.design_effect
 FROM ranks
 LEFT JOIN order_statistics AS point
     ON ranks.candidate = point.candidate AND ranks.metric = point.metric

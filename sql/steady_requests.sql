@@ -5,6 +5,8 @@
 -- last end - cooldown_s): a request is in it when it was *sent* inside it, however long it then
 -- took. Requiring it to end inside too would drop the slowest requests sent near the cut and
 -- bias tail latency down.
+-- Each request in the window also gets its send-time batch (0 … $interval_batches − 1: equal spans
+-- of the window) for the batch-means intervals (pipeline/analysis/dependence.py).
 -- Production requests only: a labelled item mixed into the load (labelled_item_id set) is load
 -- the endpoint served, but is scored in accuracy_results, not counted in these figures.
 -- view: raw_timings (load_level, retry_count and labelled_item_id added as NULL when missing)
@@ -28,7 +30,7 @@ timings AS (
     SELECT
         candidate, load_level, status, error_type,
         coalesce(retry_count, 0) AS retry_count,
-        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms,
+        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms, ttft_from_schedule_ms, e2e_from_schedule_ms,
         coalesce(prompt_tokens, prompt_tokens_client) AS prompt_tokens_any,
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
         t_sent_ns, t_end_ns
@@ -65,6 +67,10 @@ sla AS (
     -- the bucket's label ('256-1023', '4096+') is made where tables are output, not per row
     SELECT
         marked.*,
+        CASE WHEN in_steady_window THEN CAST(least(
+            $interval_batches - 1,
+            floor((t_sent_ns - window_start_ns) * $interval_batches / greatest(window_end_ns - window_start_ns, 1))
+        ) AS BIGINT) END AS batch,
         status = 'ok' AND (CAST($sla_ttft_ms AS DOUBLE) IS NULL OR ttft_ms <= CAST($sla_ttft_ms AS DOUBLE)) AS met_ttft,
         status = 'ok'
         AND (CAST($sla_tpot_ms AS DOUBLE) IS NULL OR coalesce(tpot_ms, 0) <= CAST($sla_tpot_ms AS DOUBLE)) AS met_tpot,

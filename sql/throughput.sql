@@ -1,13 +1,15 @@
 -- throughput: output tokens/s, total tokens/s, requests/s and goodput per candidate over the
--- steady-state window, with a batch-means confidence interval over its whole 1-second buckets.
+-- steady-state window, with a batch-means confidence interval over $interval_batches equal spans
+-- of send time (Student's t: requests sent close together are not independent, batches far
+-- apart nearly are; pipeline/analysis/dependence.py).
 -- The numerator is what the requests *sent* in the window produced (however long they took),
 -- the denominator the window's seconds: an arrival-side rate, which in a steady state equals
 -- the served rate (what arrives is served), and the same requests as every other figure. The
--- buckets attribute each request to its send second, so the interval is centred on the rate.
+-- batches attribute each request to its send time, so the interval is centred on the rate.
 -- Also SLA attainment (errors count as misses); mean concurrency (busy seconds of the window's
 -- requests / window seconds: Little's law; peak_concurrency is appended from
 -- sql/concurrency_events.sql); error rate over every planned request.
--- staged: steady_requests, throughput_buckets
+-- staged: steady_requests
 WITH windows AS (
     SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns
     FROM steady_requests
@@ -42,17 +44,66 @@ totals AS (
     FROM steady_requests
     GROUP BY candidate
 ),
+window_batches AS (
+    -- every send-time batch of the window, an empty one too (it held no request: a rate of 0)
+    SELECT window_lengths.candidate, window_lengths.window_s, r.batch
+    FROM window_lengths, range(CAST($interval_batches AS BIGINT)) AS r (batch)
+),
+batch_totals AS (
+    SELECT
+        candidate,
+        batch,
+        count(*) AS requests_in_window,
+        count(*) FILTER (WHERE status = 'ok') AS requests_ok,
+        count(*) FILTER (WHERE met_sla) AS requests_good,
+        sum(coalesce(output_tokens_any, 0)) FILTER (WHERE status = 'ok') AS output_tokens,
+        sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0))
+            FILTER (WHERE status = 'ok') AS total_tokens
+    FROM steady_requests
+    WHERE in_steady_window
+    GROUP BY candidate, batch
+),
+batch_rates AS (
+    -- each batch's rates over its own span (the window / $interval_batches): their mean is the
+    -- window's rate
+    SELECT
+        window_batches.candidate,
+        coalesce(batch_totals.requests_in_window, 0) AS requests_in_window,
+        coalesce(batch_totals.requests_good, 0) AS requests_good,
+        coalesce(batch_totals.output_tokens, 0) * $interval_batches / nullif(window_batches.window_s, 0)
+            AS output_tokens_per_s,
+        coalesce(batch_totals.total_tokens, 0) * $interval_batches / nullif(window_batches.window_s, 0)
+            AS total_tokens_per_s,
+        coalesce(batch_totals.requests_ok, 0) * $interval_batches / nullif(window_batches.window_s, 0)
+            AS requests_per_s,
+        coalesce(batch_totals.requests_good, 0) * $interval_batches / nullif(window_batches.window_s, 0)
+            AS goodput_requests_per_s
+    FROM window_batches
+    LEFT JOIN batch_totals USING (candidate, batch)
+),
 spread AS (
     SELECT
         candidate,
         count(*) AS buckets,
-        stddev_samp(output_tokens) AS output_tokens_sd,
-        stddev_samp(total_tokens) AS total_tokens_sd,
-        stddev_samp(requests_ok) AS requests_sd,
-        stddev_samp(requests_good) AS goodput_sd
-    FROM throughput_buckets
-    WHERE steady
+        stddev_samp(output_tokens_per_s) AS output_tokens_sd,
+        stddev_samp(total_tokens_per_s) AS total_tokens_sd,
+        stddev_samp(requests_per_s) AS requests_sd,
+        stddev_samp(goodput_requests_per_s) AS goodput_sd,
+        sum(requests_good) / nullif(sum(requests_in_window), 0) AS attainment
+    FROM batch_rates
     GROUP BY candidate
+),
+attainment_spread AS (
+    -- SLA attainment as a ratio over the batches: the ratio estimator's standard error,
+    -- sqrt(B/(B − 1) · Σ (good_b − p · n_b)²) / Σ n_b
+    SELECT
+        batch_rates.candidate,
+        sqrt(count(*) / nullif(count(*) - 1, 0)
+            * sum((batch_rates.requests_good - spread.attainment * batch_rates.requests_in_window) ^ 2))
+        / nullif(sum(batch_rates.requests_in_window), 0) AS attainment_se
+    FROM batch_rates
+    JOIN spread USING (candidate)
+    GROUP BY batch_rates.candidate
 ),
 rates AS (
     SELECT
@@ -64,8 +115,10 @@ rates AS (
         CASE WHEN window_s > 0 THEN requests_ok / window_s END AS requests_per_s,
         CASE WHEN window_s > 0 THEN requests_good / window_s END AS goodput_requests_per_s,
         CASE WHEN window_s > 0 THEN busy_s / window_s END AS mean_concurrency,
-        -- batch means: a rate's standard error is the bucket sd / sqrt(buckets); NULL below 2 buckets
-        $z / sqrt(nullif(spread.buckets, 0)) AS half_width_factor,
+        -- batch means: a rate's standard error is the batch sd / sqrt(batches), Student's t on
+        -- batches − 1 degrees of freedom; NULL below 2 batches
+        CAST($t_batches AS DOUBLE) / sqrt(nullif(spread.buckets, 0)) AS half_width_factor,
+        CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_half_width,
         spread.output_tokens_sd,
         spread.total_tokens_sd,
         spread.requests_sd,
@@ -73,6 +126,7 @@ rates AS (
     FROM totals
     JOIN window_lengths USING (candidate)
     LEFT JOIN spread USING (candidate)
+    LEFT JOIN attainment_spread USING (candidate)
 )
 SELECT
     candidate,
@@ -101,6 +155,10 @@ SELECT
     goodput_requests_per_s - half_width_factor * goodput_sd AS goodput_requests_per_s_ci_low,
     goodput_requests_per_s + half_width_factor * goodput_sd AS goodput_requests_per_s_ci_high,
     requests_good / nullif(requests_in_window, 0) AS sla_attainment,
+    -- the batch-means interval of the attainment; pipeline/analysis/tables.py keeps the wider
+    -- of it and the Wilson interval
+    greatest(requests_good / nullif(requests_in_window, 0) - attainment_half_width, 0.0) AS sla_attainment_batch_ci_low,
+    least(requests_good / nullif(requests_in_window, 0) + attainment_half_width, 1.0) AS sla_attainment_batch_ci_high,
     requests_failed / nullif(requests_planned, 0) AS error_rate,
     mean_concurrency,
     schedule_lag_ms_p99

@@ -6,7 +6,10 @@ Percentile suffixes drop the decimal point: p99.9 is `p999` (so `ttft_ms_p999`).
 import re
 
 PERCENTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
-LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "ttft_from_schedule_ms", "e2e_from_schedule_ms")
+# TTFT and E2E timed from the planned send instead of the actual one: when the client lagged,
+# these carry the verdicts (a late send would otherwise hide the wait; pipeline/pack/claims.py)
+FROM_SCHEDULE = {"ttft_ms": "ttft_from_schedule_ms", "e2e_ms": "e2e_from_schedule_ms"}
 
 # name -> (unit, larger_is_better)
 RATE_FIGURES: dict[str, tuple[str, bool]] = {
@@ -22,7 +25,7 @@ RATE_FIGURES: dict[str, tuple[str, bool]] = {
     "cost_per_decision_at_max_sla_load_usd": ("USD", False),
 }
 
-_LATENCY_NAME = re.compile(r"^(?P<metric>ttft_ms|tpot_ms|itl_ms|e2e_ms)_(?P<pct>" + "|".join(PERCENTILES) + r")$")
+_LATENCY_NAME = re.compile(r"^(?P<metric>" + "|".join(LATENCY_METRICS) + r")_(?P<pct>" + "|".join(PERCENTILES) + r")$")
 
 
 def latency_figure_name(metric: str, percentile: str) -> str:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.intervals import with_wilson
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import QuerySession
 from pipeline.replay.sweep import LoadLevel, load_levels
@@ -84,9 +85,7 @@ def level_tables(
     """One level's throughput (with the error rate's Wilson interval), latency and cost."""
     tables = analysis_tables.analyse_all(source, level_spec(spec, level), accuracy_summary, queries=queries)
     z = analysis_tables.z_value(spec.analysis.confidence)
-    throughput = analysis_tables.with_wilson(
-        tables["throughput"], "requests_failed", "requests_planned", "error_rate", z
-    )
+    throughput = with_wilson(tables["throughput"], "requests_failed", "requests_planned", "error_rate", z)
     return {
         "level_throughput": _tagged(throughput, level),
         "level_latency": _tagged(tables["latency_percentiles"], level),

@@ -20,8 +20,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from scipy.stats import norm
 
-from pipeline.analysis.metrics import PERCENTILES
-from pipeline.analysis.stats import order_statistic_ranks, peak_concurrency, wilson_interval
+from pipeline.analysis import dependence
+from pipeline.analysis.intervals import (
+    POINTS_SCHEMA,
+    dependence_aware_ranks,
+    ranks_table,
+    with_interval_methods,
+    with_wilson,
+)
+from pipeline.analysis.stats import peak_concurrency, wilson_interval
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import QuerySession
 from pipeline.spec import Spec
@@ -29,22 +36,6 @@ from pipeline.spec import Spec
 # the analysis parameters an ITL histogram was built with, kept in its Parquet schema metadata
 ITL_HISTOGRAM_PARAMS_KEY = b"loadproof.itl_histogram.params"
 
-RANKS_SCHEMA = pa.schema(
-    [
-        ("candidate", pa.string()),
-        ("metric", pa.string()),
-        ("scope", pa.string()),
-        ("scope_order", pa.int64()),
-        ("percentile", pa.string()),
-        ("q", pa.float64()),
-        ("n", pa.int64()),
-        ("point_rank", pa.int64()),
-        ("low_rank", pa.int64()),
-        ("high_rank", pa.int64()),
-        ("confidence", pa.float64()),
-        ("sample_every", pa.int64()),
-    ]
-)
 ACCURACY_VIEW_SCHEMA = pa.schema([("candidate", pa.string()), ("accuracy", pa.float64())])
 
 
@@ -64,6 +55,10 @@ def analysis_params(spec: Spec) -> dict:
         "min_attainment": spec.sla.min_attainment,
         "bucket_edges": list(spec.analysis.prompt_token_buckets),
         "z": z_value(spec.analysis.confidence),
+        "interval_batches": spec.analysis.interval_batches,
+        "dependence_aware": spec.analysis.intervals == "dependence_aware",
+        # Student's t for the batch-means intervals (batches − 1 degrees of freedom)
+        "t_batches": dependence.t_quantile(spec.analysis.interval_batches, spec.analysis.confidence),
     }
 
 
@@ -84,10 +79,10 @@ STEADY_WINDOW_MEMBERSHIP = "sent_inside"
 
 def itl_histogram_params(spec: Spec) -> dict:
     """What an ITL histogram depends on besides the raw timings: the window (its bounds and how
-    it counts a request) and the buckets."""
+    it counts a request), the buckets and the send-time batches."""
     params = analysis_params(spec)
     return {
-        **{key: params[key] for key in ("warmup_s", "cooldown_s", "bucket_edges")},
+        **{key: params[key] for key in ("warmup_s", "cooldown_s", "bucket_edges", "interval_batches")},
         "steady_window": STEADY_WINDOW_MEMBERSHIP,
     }
 
@@ -121,27 +116,6 @@ def itl_histogram_usable(histogram: Path | pa.Table | None, spec: Spec) -> bool:
     return recorded is not None and json.loads(recorded) == itl_histogram_params(spec)
 
 
-def ranks_table(counts: pa.Table, confidence: float) -> pa.Table:
-    """One row per candidate, metric, scope and percentile: the exact order-statistic ranks."""
-    rows = []
-    for count in counts.to_pylist():
-        for name, q in PERCENTILES.items():
-            ranks = order_statistic_ranks(count["n"], q, confidence)
-            rows.append(
-                {
-                    **{key: count[key] for key in ("candidate", "metric", "scope", "scope_order", "n")},
-                    "percentile": name,
-                    "q": q,
-                    "point_rank": ranks.point,
-                    "low_rank": ranks.low,
-                    "high_rank": ranks.high,
-                    "confidence": confidence,
-                    "sample_every": 1,  # every value counts (ITL too, to 1 µs); kept for older readers
-                }
-            )
-    return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
-
-
 def _bind_itl_histogram(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None) -> None:
     """The given histogram when usable, else one built from the raw timings in this session."""
     if itl_histogram_usable(histogram, spec):
@@ -156,7 +130,24 @@ def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | Non
     session.define_view("latency_samples")  # cheap to derive twice from the staged requests
     session.stage("latency_histogram")
     counts = session.run("latency_counts")
-    session.bind("ranks", ranks_table(counts, spec.analysis.confidence))
+    exact = ranks_table(counts, spec.analysis.confidence)
+    session.bind("ranks", exact)
+    table = session.run("latency_percentiles")
+    if spec.analysis.intervals == "independent":
+        return table
+    # the point estimates found, the batches' counts at each of them widen the ranks; a second
+    # pass reads the (possibly) new order statistics
+    scope_orders = {(r["candidate"], r["metric"], r["scope"]): r["scope_order"] for r in counts.to_pylist()}
+    points = [
+        {**{key: row[key] for key in ("candidate", "metric", "scope", "q", "value")}, "scope_order": order}
+        for row in table.to_pylist()
+        if row["value"] is not None
+        for order in [scope_orders[(row["candidate"], row["metric"], row["scope"])]]
+    ]
+    session.bind("points", pa.Table.from_pylist(points, schema=POINTS_SCHEMA))
+    batches = spec.analysis.interval_batches
+    ranks = dependence_aware_ranks(exact, session.run("latency_batch_counts"), batches, session.params["t_batches"])
+    session.bind("ranks", ranks)
     return session.run("latency_percentiles")
 
 
@@ -186,7 +177,8 @@ def _throughput(session: QuerySession) -> pa.Table:
         events = session.run("concurrency_events")
         peaks.append(peak_concurrency(events.column("t_sent_ns").to_numpy(), events.column("t_end_ns").to_numpy()))
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
-    return with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
+    table = with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
+    return with_interval_methods(table, session.params)
 
 
 def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
@@ -200,16 +192,6 @@ def error_breakdown(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     with _session(raw_timings, spec) as session:
         table = session.run("error_breakdown")
         return with_wilson(table, "requests", "requests_planned", "rate", session.params["z"])
-
-
-def with_wilson(table: pa.Table, successes: str, n: str, name: str, z: float) -> pa.Table:
-    """Append `{name}_ci_low` and `{name}_ci_high`: the Wilson interval of successes / n."""
-    bounds = [
-        wilson_interval(k or 0, m or 0, z)
-        for k, m in zip(table.column(successes).to_pylist(), table.column(n).to_pylist())
-    ]
-    table = table.append_column(f"{name}_ci_low", pa.array([b[0] for b in bounds], pa.float64()))
-    return table.append_column(f"{name}_ci_high", pa.array([b[1] for b in bounds], pa.float64()))
 
 
 # --- cost ------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.analysis.repeats import first_run
 from pipeline.analysis.tables import analysis_params
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
 from pipeline.duck.session import QuerySession
@@ -110,7 +111,8 @@ def comparison_charts(pack: dict) -> dict[str, str | None]:
 
 
 def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
-    with QuerySession({RAW_TIMINGS.name: layout.path(RAW_TIMINGS)}, analysis_params(spec)) as session:
+    # a repeated replay: the first run's, like the analysis tables beside the charts
+    with QuerySession({RAW_TIMINGS.name: first_run(layout.path(RAW_TIMINGS))}, analysis_params(spec)) as session:
         marked = session.run("steady_requests").to_pylist()
     charts = workload_charts(pq.read_table(layout.path(PRODUCTION_SAMPLE)))
     charts.update(latency_charts(marked, spec))

@@ -9,13 +9,17 @@ a run shorter than `min_samples_to_hold` can never make a percentile claim hold.
 from __future__ import annotations
 
 from pipeline.analysis import metrics
+from pipeline.analysis.dependence import WILSON
 from pipeline.analysis.stats import early_stopping_min_queries, one_sided_confidence, verdict, wilson_interval
 from pipeline.analysis.tables import z_value
+from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
 
 THROUGHPUT_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
 COST_FIGURES = ("cost_per_decision_usd", "cost_per_million_output_tokens_usd")
 SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
+# the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds
+COST_METHOD = "Wilson bounds of the useful share"
 
 
 def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n: int, lineage: dict) -> dict:
@@ -35,29 +39,58 @@ def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n
     }
 
 
-def latency_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
-    """One figure per candidate, metric and percentile over the whole window (scope 'all')."""
+def latency_figures(
+    spec: Spec, rows: list[dict], lineage: dict, schedule_lag_ms_p99: dict[str, float | None] | None = None
+) -> list[dict]:
+    """One figure per candidate, metric and percentile over the whole window (scope 'all').
+
+    A candidate whose replay lagged (`schedule_lag_ms_p99`, per candidate, above the client-validity
+    threshold) has its TTFT and E2E figures — and so their verdicts — read from the planned send
+    time (`ttft_from_schedule_ms`, `e2e_from_schedule_ms`): timed from the late actual send, the
+    client's own queue would be hidden. `timed_from` says so and keeps the figure from the actual send.
+    Older packs have no schedule-based rows; their figures stay as they were."""
+    whole = [row for row in rows if (row.get("scope") or "all") == "all"]
+    by_key = {(row["candidate"], row["metric"], row["percentile"]): row for row in whole}
+    lags = schedule_lag_ms_p99 or {}
     out = []
-    for row in rows:
-        if (row.get("scope") or "all") != "all":
-            continue
+    for row in whole:
+        source, timed_from = row, None
+        lag = lags.get(row["candidate"])
+        scheduled = by_key.get((row["candidate"], metrics.FROM_SCHEDULE.get(row["metric"]), row["percentile"]))
+        if lag is not None and lag > CLIENT_LIMITED_LAG_MS and scheduled is not None:
+            source = scheduled
+            timed_from = (
+                f"from the planned send time ({scheduled['metric']}): the client lagged (schedule lag p99 "
+                f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {row['value']} ms"
+            )
         item = figure(
             spec,
             row["candidate"],
             metrics.latency_figure_name(row["metric"], row["percentile"]),
-            row["value"],
-            row["ci_low"],
-            row["ci_high"],
-            row["n"],
+            source["value"],
+            source["ci_low"],
+            source["ci_high"],
+            source["n"],
             lineage,
         )
+        if timed_from is not None:
+            item["timed_from"] = timed_from
         item["early_stopping"] = early_stopping_note(
-            row["q"], row["n"], row.get("confidence") or spec.analysis.confidence
+            row["q"], source["n"], row.get("confidence") or spec.analysis.confidence
         )
+        if source.get("interval_method"):
+            item["interval_method"] = source["interval_method"]
+            item["design_effect"] = source.get("design_effect")
         if (row.get("sample_every") or 1) > 1:
             item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
         out.append(item)
     return out
+
+
+def schedule_lags(throughput_rows: list[dict]) -> dict[str, float | None]:
+    """Each candidate's replay schedule lag p99: above the threshold, its latency verdicts are
+    read from the planned send time (`latency_figures`)."""
+    return {row["candidate"]: row.get("schedule_lag_ms_p99") for row in throughput_rows}
 
 
 def early_stopping_note(q: float, n: int, confidence: float) -> dict:
@@ -71,35 +104,42 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
     out = []
     for row in rows:
         for metric in THROUGHPUT_FIGURES:
-            out.append(
-                figure(
-                    spec,
-                    row["candidate"],
-                    metric,
-                    row[metric],
-                    row[f"{metric}_ci_low"],
-                    row[f"{metric}_ci_high"],
-                    row["requests_in_window"],
-                    lineage,
-                )
-            )
-        out.append(
-            figure(
+            item = figure(
                 spec,
                 row["candidate"],
-                "sla_attainment",
-                row.get("sla_attainment"),
-                row.get("sla_attainment_ci_low"),
-                row.get("sla_attainment_ci_high"),
+                metric,
+                row[metric],
+                row[f"{metric}_ci_low"],
+                row[f"{metric}_ci_high"],
                 row["requests_in_window"],
                 lineage,
             )
+            out.append(with_method(item, row.get("rate_interval_method")))
+        item = figure(
+            spec,
+            row["candidate"],
+            "sla_attainment",
+            row.get("sla_attainment"),
+            row.get("sla_attainment_ci_low"),
+            row.get("sla_attainment_ci_high"),
+            row["requests_in_window"],
+            lineage,
         )
+        out.append(with_method(item, row.get("sla_attainment_interval_method")))
         low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
-        out.append(
-            figure(spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage)
+        item = figure(
+            spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage
         )
+        out.append(with_method(item, WILSON if row.get("rate_interval_method") else None))
     return out
+
+
+def with_method(item: dict, method: str | None) -> dict:
+    """The figure with its interval method named, when the analysis named it (a pack written
+    before methods were named has none)."""
+    if method:
+        item["interval_method"] = method
+    return item
 
 
 def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
@@ -108,18 +148,17 @@ def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
     out = []
     for row in rows:
         n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
-        out.append(
-            figure(
-                spec,
-                row["candidate"],
-                "cost_per_decision_usd",
-                row["cost_per_decision_usd"],
-                row.get("cost_per_decision_usd_ci_low"),
-                row.get("cost_per_decision_usd_ci_high"),
-                n,
-                lineage,
-            )
+        item = figure(
+            spec,
+            row["candidate"],
+            "cost_per_decision_usd",
+            row["cost_per_decision_usd"],
+            row.get("cost_per_decision_usd_ci_low"),
+            row.get("cost_per_decision_usd_ci_high"),
+            n,
+            lineage,
         )
+        out.append(with_method(item, COST_METHOD))
         out.append(
             figure(
                 spec,
@@ -157,6 +196,7 @@ def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[d
             lineage,
         )
         if row.get("max_sla_load_level") is not None:
+            with_method(item, COST_METHOD)
             item["load_level"] = row["max_sla_load_level"]
             item["load_level_label"] = row["max_sla_load_level_label"]
         elif not row:
@@ -182,7 +222,7 @@ def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
             lineage,
         )
         item["delta"] = row.get("accuracy_delta")
-        out.append(item)
+        out.append(with_method(item, WILSON))
     return out
 
 

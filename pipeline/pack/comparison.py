@@ -9,7 +9,7 @@ SIDE_BY_SIDE = (
     "accuracy", "cost_per_decision_usd", "cost_per_million_output_tokens_usd",
     "cost_per_decision_at_max_sla_load_usd",
 )  # fmt: skip
-BUCKET_METRICS = ("ttft_ms", "e2e_ms")
+BUCKET_METRICS = ("ttft_ms", "e2e_ms", "ttft_from_schedule_ms", "e2e_from_schedule_ms")
 BUCKET_PERCENTILES = ("p50", "p95", "p99")
 
 

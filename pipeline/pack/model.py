@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TypeVar
 
+import pyarrow as pa
+
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
 from pipeline.pack import claims, comparison, parts
@@ -15,6 +17,7 @@ from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.inputs import PackInputs
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
+from pipeline.pack.repeats import with_repeats
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
@@ -164,7 +167,10 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
     latency_inputs = [raw_ref] + _itl_histogram_ref(inputs)
     figures = (
         claims.latency_figures(
-            spec, inputs.latency_rows, claims.lineage([staged, *latency_steps, latency_sql], latency_inputs)
+            spec,
+            inputs.latency_rows,
+            claims.lineage([staged, *latency_steps, latency_sql], latency_inputs),
+            claims.schedule_lags(inputs.throughput_rows),
         )
         + claims.throughput_figures(
             spec, inputs.throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref])
@@ -186,6 +192,8 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
     figures += claims.sweep_figures(
         spec, inputs.sweep.summary_rows, sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
     )
+    accuracy = pa.Table.from_pylist(inputs.accuracy_rows) if inputs.accuracy_rows else None
+    figures = with_repeats(figures, spec, layout.path(RAW_TIMINGS), accuracy)  # unchanged for a replay done once
     return figures, input_refs, sweep_lineage
 
 

@@ -64,6 +64,29 @@ class EarlyStopping(Part):
     long_enough: bool
 
 
+class RunFigure(Part):
+    """One run's own figure of a repeated replay (`workload.replay.repeats`)."""
+
+    repeat: Count
+    measured: Number | None
+    ci_low: Number | None
+    ci_high: Number | None
+    n: Count
+    verdict: Verdict
+    interval_method: str | MISSING = MISSING  # the run's own (pipeline/analysis/dependence.py)
+    design_effect: Number | None | MISSING = MISSING
+
+
+class RepeatedRuns(Part):
+    """A figure over the runs of a repeated replay: each run's figure, the between-run spread, and
+    how the verdict's interval was formed from them (`pipeline/pack/repeats.py`)."""
+
+    runs: list[RunFigure] = Field(min_length=2)
+    between_run_sd: Number | None
+    between_run_range: list[Number] | None
+    interval_method: str
+
+
 class Figure(Part):
     """One measured figure of one candidate beside the published one, with its interval, n,
     verdict and lineage."""
@@ -80,10 +103,16 @@ class Figure(Part):
     lineage: FigureLineage
     early_stopping: EarlyStopping | MISSING = MISSING  # percentiles
     sampled: str | MISSING = MISSING  # ITL read from a sample of the gaps
+    # how the interval was found (pipeline/analysis/dependence.py): "order statistic", "Wilson",
+    # or "batch means (B send-time batches, t)" where the run's batches showed dependence
+    interval_method: str | MISSING = MISSING
+    design_effect: Number | None | MISSING = MISSING  # percentiles: batch-means variance / independent
     delta: Number | None | MISSING = MISSING  # accuracy: measured − claimed
     load_level: Number | MISSING = MISSING  # the sweep's cost figure: the level it was read at
     load_level_label: str | MISSING = MISSING
     reason: str | MISSING = MISSING  # why a claimed figure has no value
+    timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
+    repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 
 
 class Claim(Part):

@@ -9,7 +9,10 @@ that verifies on its own. The hash is of the sub-pack's whole document, not of a
 manifest file: its figures, run id and lineage are pinned too, and there is no second file to
 keep in step with it.
 
-The one exclusion is the Dagster instance folder the CLI keeps inside a pack folder
+Beside the document, the folder's signature (`contracts.PACK_SIGNATURE`, `pack/signing.py`) is
+not listed either: it signs the document's sha256, the tree's root, so it is written after it.
+
+The one folder excluded is the Dagster instance folder the CLI keeps inside a pack folder
 (`.dagster`, `assets/runner.py` `instance_for`): its event log grows with every later run or
 `dagster dev` session and is not evidence; the runs that wrote the packs are recorded in them
 (`lineage`, and each `subpacks` entry's `run_id`).
@@ -25,6 +28,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.contracts import PACK_SIGNATURE
 from pipeline.pack.hashing import sha256_file
 
 JSON_NAME = "evidence_pack.json"
@@ -42,8 +46,8 @@ class Coverage:
 
 
 def covered_by(pack_dir: Path, *, exclude_instance: bool = True) -> Coverage:
-    """The files and sub-packs below `pack_dir` as they are now (its own evidence_pack.json
-    excluded, and its `.dagster` unless `exclude_instance` is False: `verify`, descending into a
+    """The files and sub-packs below `pack_dir` as they are now (its own evidence_pack.json and
+    signature excluded, and its `.dagster` unless `exclude_instance` is False: `verify`, descending into a
     sub-pack, where no instance is ever kept, covers a `.dagster` there like any other file)."""
     pack_dir = Path(pack_dir)
 
@@ -62,7 +66,7 @@ def covered_by(pack_dir: Path, *, exclude_instance: bool = True) -> Coverage:
         for path in pack_dir.rglob("*")
         if path.is_file()
         and not _in_instance(path)
-        and (relative := path.relative_to(pack_dir).as_posix()) != JSON_NAME
+        and (relative := path.relative_to(pack_dir).as_posix()) not in (JSON_NAME, PACK_SIGNATURE)
         and not any(relative.startswith(f"{sub}/") for sub in subpacks)
     )
     return Coverage(files=files, subpacks=subpacks)

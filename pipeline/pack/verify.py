@@ -15,7 +15,10 @@ What is checked, in the folder given and in every sub-pack it lists (candidates/
    its microsecond histogram is re-built from the gap lists, and must equal the pack's
    `data/itl_histogram.parquet` that the latency figures were read from;
 5. a load sweep: every level's figures and the summary are re-computed from the raw timings
-   and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section.
+   and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section;
+6. the signature (`pack/signing.py`): with a public key, the folder given must carry a signature
+   of its root by that key; without one, a signature present in any pack must still name that
+   pack's root (a stale signature is a problem, not a silent pass).
 
 Steps 2-5 run for each sub-pack too, not only its hashes: a candidate's own pack (its history,
 an older model version the side-by-side pack no longer shows) is evidence an auditor may read on
@@ -37,16 +40,21 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.repeats import first_run
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.pack import claims
 from pipeline.pack.hashing import sha256_file
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.repeats import with_repeats
+from pipeline.pack.signing import signature_problem, stale_signature
 from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
 from pipeline.quality import rules
 from pipeline.spec import load_spec
 
-COMPARED = ("measured", "ci_low", "ci_high", "n")
+# the verdict too: the top pack's document is the tree's root, hashed by nothing above it, so a
+# verdict edited there is caught only by re-deriving it (or by a signature)
+COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict")
 ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
 RELATIVE_TOLERANCE = 1e-9
 
@@ -57,6 +65,7 @@ class Verification:
     files_checked: int = 0
     figures_recomputed: int = 0
     sweep_rows_recomputed: int = 0
+    signature_checked: bool = False  # the root's signature held for the public key given
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -64,15 +73,23 @@ class Verification:
         return not self.problems
 
 
-def verify_pack(pack_dir: Path) -> Verification:
+def verify_pack(pack_dir: Path, public_key: Path | None = None) -> Verification:
+    """Verify the folder; with `public_key` (a PEM file), also its root's signature by that key."""
     result = Verification()
-    _verify(Path(pack_dir), "", result)
+    _verify(Path(pack_dir), "", result, keyed=public_key is not None)
+    if public_key is not None and (Path(pack_dir) / JSON_NAME).is_file():
+        problem = signature_problem(Path(pack_dir), public_key)
+        if problem is None:
+            result.signature_checked = True
+        else:
+            result.problems.append(problem)
     return result
 
 
-def _verify(pack_dir: Path, prefix: str, result: Verification) -> None:
+def _verify(pack_dir: Path, prefix: str, result: Verification, keyed: bool = False) -> None:
     """Verify the pack in `pack_dir` and, through its `subpacks`, every pack below it; `prefix`
-    (`candidates/<c>/<v>/` for a sub-pack) makes each problem's path relative to the top."""
+    (`candidates/<c>/<v>/` for a sub-pack) makes each problem's path relative to the top; `keyed`:
+    this folder's signature is checked with a key afterwards (which names a stale root itself)."""
     document = pack_dir / JSON_NAME
     if not document.is_file():
         result.problems.append(f"{prefix}{JSON_NAME}: not found (not an evidence pack folder?)")
@@ -81,6 +98,8 @@ def _verify(pack_dir: Path, prefix: str, result: Verification) -> None:
     result.packs_checked += 1
     problems = len(result.problems)
     _check_tree(pack, pack_dir, prefix, result)
+    if not keyed and (stale := stale_signature(pack_dir)):
+        result.problems.append(f"{prefix}{stale}")
     lineage = rules.lineage_hashes_match(pack, pack_dir)
     if not lineage.passed:
         result.problems.append(f"{prefix}{JSON_NAME}: lineage hashes differ: {lineage.metadata['mismatched']}")
@@ -152,24 +171,33 @@ def _report_uncovered_before_trees(listed: dict, pack_dir: Path, prefix: str, re
 
 def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     data = PackLayout(pack_dir)
+    if not any("interval_method" in figure for figure in pack["figures"]):
+        # written before the dependence-aware intervals: re-computed as it was computed
+        spec = spec.model_copy(update={"analysis": spec.analysis.model_copy(update={"intervals": "independent"})})
     queries = REPO_QUERIES.preferring(pack_dir / "sql")  # the pack's own copies of its queries first
     accuracy = None
     if data.path(ACCURACY_RESULTS).is_file():
         accuracy = analysis_tables.accuracy_summary(data.path(ACCURACY_RESULTS), spec, queries)
     # no histogram: re-built
-    tables = analysis_tables.analyse_all(data.path(RAW_TIMINGS), spec, accuracy, queries=queries)
+    tables = analysis_tables.analyse_all(first_run(data.path(RAW_TIMINGS)), spec, accuracy, queries=queries)
     sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
     stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
         result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
     no_lineage: dict = {}
     recomputed = (
-        claims.latency_figures(spec, tables["latency_percentiles"].to_pylist(), no_lineage)
+        claims.latency_figures(
+            spec,
+            tables["latency_percentiles"].to_pylist(),
+            no_lineage,
+            claims.schedule_lags(tables["throughput"].to_pylist()),
+        )
         + claims.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage)
         + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
         + (claims.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
         + claims.sweep_figures(spec, sweep_summary, no_lineage)
     )
+    recomputed = with_repeats(recomputed, spec, data.path(RAW_TIMINGS), accuracy, queries)  # each run's, combined
     fresh = {(f["candidate"], f["metric"]): f for f in recomputed}
     for figure in pack["figures"]:
         key = (figure["candidate"], figure["metric"])
@@ -183,6 +211,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
                 result.problems.append(
                     f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}"
                 )
+        _compare_runs(key, figure.get("repeats"), again.get("repeats"), result)
 
 
 def _recompute_sweep(
@@ -192,7 +221,9 @@ def _recompute_sweep(
     pack's `sweep` section; returns the re-computed summary (for the sweep's cost figure)."""
     if not section:
         return []
-    levels = sweep_analysis.sweep_levels(data.path(RAW_TIMINGS), data.path(SWEEP_TIMINGS), spec, accuracy, queries)
+    levels = sweep_analysis.sweep_levels(
+        first_run(data.path(RAW_TIMINGS)), data.path(SWEEP_TIMINGS), spec, accuracy, queries
+    )
     summary = sweep_analysis.sweep_summary(levels, spec, queries).to_pylist()
     for name, key, fresh in (
         ("levels", ("candidate", "load_level"), levels.to_pylist()),
@@ -214,11 +245,31 @@ def _recompute_sweep(
     return summary
 
 
+def _compare_runs(key: tuple[str, str], packed: dict | None, fresh: dict | None, result: Verification) -> None:
+    """A repeated replay's figure: each run's own figure, and the spread, must re-compute too."""
+    if packed is None and fresh is None:
+        return
+    if packed is None or fresh is None or len(packed["runs"]) != len(fresh["runs"]):
+        result.problems.append(f"{key[0]}/{key[1]}: the runs in the pack differ from the raw timings' runs")
+        return
+    for run, again in zip(packed["runs"], fresh["runs"]):
+        for name in ("repeat", *COMPARED):
+            if not _same(run[name], again[name]):
+                result.problems.append(
+                    f"{key[0]}/{key[1]} run {run['repeat']}: {name} in the pack {run[name]!r}, re-computed "
+                    f"{again[name]!r}"
+                )
+    if not _same(packed["between_run_sd"], fresh["between_run_sd"]):
+        result.problems.append(f"{key[0]}/{key[1]}: between_run_sd in the pack differs from the runs re-computed")
+
+
 def _same_histogram(stored: pa.Table, rebuilt: pa.Table) -> bool:
-    columns = [*ITL_HISTOGRAM_KEY, "prompt_bucket_upper", "gaps"]
+    # the send-time batch is a key where the histogram has one (packs before it have none)
+    key = [*ITL_HISTOGRAM_KEY, *(["batch"] if "batch" in rebuilt.schema.names else [])]
+    columns = [*key, "prompt_bucket_upper", "gaps"]
     if any(name not in stored.schema.names for name in columns):
         return False
-    order = [(name, "ascending") for name in ITL_HISTOGRAM_KEY]
+    order = [(name, "ascending") for name in key]
     return (
         stored.select(columns)
         .sort_by(order)

@@ -35,6 +35,8 @@ class Simulation:
     requests: list[Sequence]  # in the order of the arrivals given
     step_ends_ns: list[int] = field(default_factory=list)
     step_tokens: list[int] = field(default_factory=list)
+    # each sequence's token times (virtual ns), in order; filled only when asked (record_tokens)
+    token_ns: dict[int, list[int]] = field(default_factory=dict)
 
     def output_tokens_per_s(self, window_s: float) -> float:
         """Output tokens produced in [0, window_s] of virtual time, per second."""
@@ -52,8 +54,11 @@ class Simulation:
         return sum(s.preemptions for s in self.requests)
 
 
-def simulate(profile: ServingProfile, arrivals: Iterable[Arrival], until_s: float | None = None) -> Simulation:
-    """Run `arrivals` through the engine on a virtual clock (until idle, or until `until_s`)."""
+def simulate(
+    profile: ServingProfile, arrivals: Iterable[Arrival], until_s: float | None = None, *, record_tokens: bool = False
+) -> Simulation:
+    """Run `arrivals` through the engine on a virtual clock (until idle, or until `until_s`);
+    with `record_tokens`, every token's time too (what a client's inter-token gaps are made of)."""
     seqs = [Sequence(i, a.prompt_tokens, a.output_tokens, a.arrival_ns) for i, a in enumerate(arrivals)]
     order = sorted(seqs, key=lambda s: (s.arrival_ns, s.seq_id))
     core = EngineCore(profile)
@@ -75,6 +80,9 @@ def simulate(profile: ServingProfile, arrivals: Iterable[Arrival], until_s: floa
         now = step.end_ns
         result.step_ends_ns.append(now)
         result.step_tokens.append(len(step.tokens))
+        if record_tokens:
+            for seq_id in step.tokens:
+                result.token_ns.setdefault(seq_id, []).append(now)
 
 
 # --- seeded load generators -------------------------------------------------------------------

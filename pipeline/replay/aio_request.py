@@ -4,10 +4,16 @@
 httpx's connection pool re-checks every pooled connection (a poll(2) each) whenever a request
 is queued or released, so its cost per request grows with the number of open connections; at a
 few hundred requests per second on two cores the client, not the endpoint, sets the pace.
-aiohttp keeps idle connections in a LIFO list and parses HTTP in C. The stream is read line by
-line and parsed as server-sent events here (data lines joined by newlines, comments skipped);
+aiohttp keeps idle connections in a LIFO list and parses HTTP in C. The stream is read a block
+at a time and parsed as server-sent events here (data lines joined by newlines, comments skipped);
 the payloads are read by `reply_reading.py`, shared with httpx. Only aiohttp's own exceptions are
 mapped here.
+
+Transit stays out of the TTFT: the send is stamped at the write that puts the request on the
+socket (`t_sent_ns`, by the body payload itself), not when the call began (kept as
+`t_send_call_ns`); a connection opened for the request is timed apart (`connect_ns`, from
+aiohttp's connection-create trace), and `open_connections` fills the pool before the first
+planned send so that, at the plan's peak, no request waits for a TCP handshake.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ import asyncio
 import json
 import time
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import aiohttp
+from yarl import URL
 
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import ERROR_BODY_CHARS, StreamError, StreamReader, finish, http_error
@@ -31,7 +39,74 @@ def make_session(request_timeout_s: float) -> aiohttp.ClientSession:
     """One session (one connection pool) per replay: unlimited connections, kept alive."""
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=None, enable_cleanup_closed=False)
     timeout = aiohttp.ClientTimeout(total=None, connect=min(10.0, request_timeout_s), sock_read=request_timeout_s)
-    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False, auto_decompress=True)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        trust_env=False,
+        auto_decompress=True,
+        trace_configs=[_connection_trace()],
+    )
+
+
+def _connection_trace() -> aiohttp.TraceConfig:
+    """Times each connection aiohttp opens for a request (the request's outcome rides along as
+    `trace_request_ctx`), so set-up is recorded apart from the request's latency."""
+    config = aiohttp.TraceConfig()
+
+    async def started(_session, context: SimpleNamespace, _params) -> None:
+        if isinstance(context.trace_request_ctx, RequestOutcome):
+            context.connect_started_ns = time.perf_counter_ns()
+
+    async def ended(_session, context: SimpleNamespace, _params) -> None:
+        if isinstance(context.trace_request_ctx, RequestOutcome):
+            context.trace_request_ctx.connect_ns = time.perf_counter_ns() - context.connect_started_ns
+
+    config.on_connection_create_start.append(started)
+    config.on_connection_create_end.append(ended)
+    return config
+
+
+class _StampedBody(aiohttp.BytesPayload):
+    """The request body, which stamps the send as it goes onto the socket: after any pool wait
+    and connection set-up, at the one write that carries the request (aiohttp coalesces the
+    headers with the body). Stamped as that write is called, not after it returns: on a busy
+    machine the write wakes the server, which can run (and stamp its arrival) milliseconds
+    before the client resumes, and a send stamped after the server's arrival is no send time."""
+
+    def __init__(self, value: bytes, outcome: RequestOutcome) -> None:
+        super().__init__(value, content_type="application/json")
+        self._outcome = outcome
+
+    async def write_with_length(self, writer, content_length: int | None) -> None:
+        self._outcome.t_sent_ns = time.perf_counter_ns()
+        await super().write_with_length(writer, content_length)
+
+
+async def open_connections(
+    session: aiohttp.ClientSession, url: str, _headers: dict, count: int, timeout_s: float
+) -> list[int]:
+    """Open `count` connections to `url`'s host and leave them idle in the session's pool, so the
+    replay's first `count` concurrent requests find one ready. Plain TCP connects (no request is
+    sent: a real endpoint sees no extra traffic); aiohttp's connector has no public call for it,
+    so the pool is filled through `connector.connect`, as a request would. Returns each
+    successful set-up's duration (ns); a failed one is left to the replay to report."""
+    connector = session.connector
+    if connector is None or count <= 0:
+        return []
+    request = aiohttp.ClientRequest("POST", URL(url), loop=asyncio.get_running_loop(), session=session, ssl=True)
+    timeout = aiohttp.ClientTimeout(total=timeout_s, connect=timeout_s)
+
+    async def one() -> tuple[aiohttp.connector.Connection, int] | None:
+        started = time.perf_counter_ns()
+        try:
+            return await connector.connect(request, [], timeout), time.perf_counter_ns() - started
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            return None
+
+    opened = [result for result in await asyncio.gather(*(one() for _ in range(count))) if result is not None]
+    for connection, _ in opened:
+        connection.release()  # back to the pool, idle and kept alive
+    return [duration for _, duration in opened]
 
 
 async def send_chat(
@@ -40,11 +115,13 @@ async def send_chat(
     """POST a streaming chat completion and record every lifecycle timestamp."""
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     reader = StreamReader(outcome)
-    payload = json.dumps(body, separators=(",", ":"))
-    outcome.t_sent_ns = time.perf_counter_ns()
+    payload = _StampedBody(json.dumps(body, separators=(",", ":")).encode(), outcome)
+    outcome.t_send_call_ns = outcome.t_sent_ns = time.perf_counter_ns()  # t_sent_ns: re-stamped once written
     try:
         async with asyncio.timeout(total_timeout_s):
-            async with session.post(url, data=payload, headers={**JSON_HEADERS, **headers}) as response:
+            async with session.post(
+                url, data=payload, headers={**JSON_HEADERS, **headers}, trace_request_ctx=outcome
+            ) as response:
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status
                 if response.status != 200:
@@ -62,20 +139,35 @@ async def send_chat(
 
 
 async def _read_events(response: aiohttp.ClientResponse, reader: StreamReader) -> None:
-    """Server-sent events, line by line: each event's data lines joined by newlines."""
+    """Server-sent events: each event's data lines joined by newlines. Read a network block at a
+    time (not a line per await: a fraction of the CPU per event at 256 streams) and each event
+    stamped when the block that completed it was read off the socket — what the user had then,
+    not when the parse reached it."""
     data: list[str] = []
-    async for raw in response.content:  # one line per iteration, b"\n" kept
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            continue  # comments (":...") and other fields (event:, id:, retry:) carry no chunk
-        if data:
-            event, data = "\n".join(data), []
-            reader.feed(event, time.perf_counter_ns())
+    pending = b""
+    async for block in response.content.iter_any():
+        received_ns = time.perf_counter_ns()
+        lines = (pending + block).split(b"\n") if pending else block.split(b"\n")
+        pending = lines.pop()  # an incomplete last line waits for the next block
+        for raw in lines:
+            data = _take_line(raw, data, reader, received_ns)
+    if pending:  # a last line with no newline after it
+        data = _take_line(pending, data, reader, time.perf_counter_ns())
     if data:  # a last event with no blank line after it
         reader.feed("\n".join(data), time.perf_counter_ns())
     reader.end()
+
+
+def _take_line(raw: bytes, data: list[str], reader: StreamReader, received_ns: int) -> list[str]:
+    """One SSE line: a `data:` line is kept, a blank line ends the event; the event's data so far."""
+    line = raw.decode("utf-8").rstrip("\r")
+    if line:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        return data  # comments (":...") and other fields (event:, id:, retry:) carry no chunk
+    if data:
+        reader.feed("\n".join(data), received_ns)
+    return []
 
 
 def _transport_error_type(exc: aiohttp.ClientError, response_started: bool = False) -> str:

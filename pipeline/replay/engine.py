@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import httpx
 
-from pipeline.replay import aio_request, sessions
+from pipeline.replay import aio_request, request, sessions
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
@@ -25,6 +25,10 @@ from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
+# the pool opened before the first send: the plan's peak in flight, estimated as the most sends
+# planned inside any IN_FLIGHT_WINDOW_S (latency is not known up front), at most POOL_CAP
+IN_FLIGHT_WINDOW_S = 1.0
+POOL_CAP = 1024
 RETRYABLE = frozenset({"http_429", "http_5xx", "connect_error", "connect_timeout", "connection_reset"})
 # Lets a server-side log be joined with the raw timings. Not `x-request-id`: llama.cpp's server
 # (starlette-context) answers 400 with an empty body when that header is not a UUID.
@@ -37,11 +41,16 @@ class Target:
     base_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)  # never logged
+    api_key_env: str | None = None  # the variable it came from: named when the key is refused
     extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
 
     @property
     def chat_url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def models_url(self) -> str:
+        return self.base_url.rstrip("/") + "/models"
 
     def headers(self) -> dict:
         headers = dict(self.extra_headers)
@@ -91,6 +100,11 @@ class ReplayStats:
     in_flight: int = 0
     peak_in_flight: int = 0
     wall_s: float = 0.0
+    # connection set-up before the first send, kept out of every latency: how many were opened
+    # (of how many asked for) and how long opening them all took
+    pool_connections: int = 0
+    pool_connections_wanted: int = 0
+    pool_setup_ms: float = 0.0
 
 
 def run_replay(
@@ -133,18 +147,35 @@ async def _replay(
 ) -> ReplayStats:
     stats = ReplayStats(planned=len(plan))
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    timeout = httpx.Timeout(settings.request_timeout_s, connect=min(10.0, settings.request_timeout_s))
-    began = time.perf_counter_ns()
-    deadline_ns = began + int(settings.max_duration_s * 1e9)
+    connect_timeout_s = min(10.0, settings.request_timeout_s)
+    timeout = httpx.Timeout(settings.request_timeout_s, connect=connect_timeout_s)
     cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
     progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
-    transport: tuple[AbstractAsyncContextManager[Any], Callable[..., Awaitable[RequestOutcome]]]  # client, its send
+    # the client, its send, and how it fills its pool
+    transport: tuple[AbstractAsyncContextManager[Any], Callable[..., Awaitable[RequestOutcome]], Callable]
     if settings.transport == "aiohttp":
-        transport = aio_request.make_session(settings.request_timeout_s), aio_request.send_chat
+        transport = (
+            aio_request.make_session(settings.request_timeout_s),
+            aio_request.send_chat,
+            aio_request.open_connections,
+        )
     else:
-        transport = httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False), send_chat
-    client_cm, send = transport
+        transport = (
+            httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False),
+            send_chat,
+            request.open_connections,
+        )
+    client_cm, send, open_connections = transport
     async with client_cm as client:
+        stats.pool_connections_wanted = expected_peak_in_flight(plan, settings)
+        pool_started = time.perf_counter_ns()
+        opened = await open_connections(
+            client, target.models_url, target.headers(), stats.pool_connections_wanted, connect_timeout_s
+        )
+        stats.pool_connections = len(opened)
+        began = time.perf_counter_ns()  # offset 0 and the time bound count from a full pool
+        stats.pool_setup_ms = (began - pool_started) / 1e6
+        deadline_ns = began + int(settings.max_duration_s * 1e9)
 
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
@@ -206,10 +237,28 @@ async def _replay(
     return stats
 
 
+def expected_peak_in_flight(plan: list[PlannedRequest], settings: ReplaySettings) -> int:
+    """How many connections to open before the first send: the closed loop's concurrency, or the
+    most sends the plan puts inside any IN_FLIGHT_WINDOW_S (capped by `max_concurrency`); at
+    least 1, at most the plan's length and POOL_CAP. More are opened on demand, timed apart."""
+    if settings.mode == "concurrency":
+        peak = settings.concurrency or 1
+    else:
+        offsets = sorted(item.scheduled_offset_s for item in plan if item.scheduled_offset_s is not None)
+        peak, first = 0, 0
+        for last, offset in enumerate(offsets):
+            while offset - offsets[first] >= IN_FLIGHT_WINDOW_S:
+                first += 1
+            peak = max(peak, last - first + 1)
+        if settings.max_concurrency:
+            peak = min(peak, settings.max_concurrency)
+    return max(1, min(peak, len(plan), POOL_CAP))
+
+
 async def _with_retries(attempt, item: PlannedRequest, settings: ReplaySettings, deadline_ns: int):
     """Send, and resend retryable failures. Latency stays user-perceived: from the first send."""
     outcome = await attempt(item)
-    first_sent_ns, first_sent_at = outcome.t_sent_ns, outcome.sent_at
+    first_sent_ns, first_sent_at, first_call_ns = outcome.t_sent_ns, outcome.sent_at, outcome.t_send_call_ns
     attempts = [_attempt_summary(outcome, first_sent_ns)]
     for retry in range(settings.retries):
         if outcome.error_type not in RETRYABLE:
@@ -220,7 +269,7 @@ async def _with_retries(attempt, item: PlannedRequest, settings: ReplaySettings,
         await asyncio.sleep(delay_s)
         outcome = await attempt(item)
         attempts.append(_attempt_summary(outcome, first_sent_ns))
-    outcome.t_sent_ns, outcome.sent_at = first_sent_ns, first_sent_at
+    outcome.t_sent_ns, outcome.sent_at, outcome.t_send_call_ns = first_sent_ns, first_sent_at, first_call_ns
     return outcome, attempts
 
 
@@ -300,5 +349,6 @@ def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: 
         labelled_item_id=item.labelled_item_id,
     )
     record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
+    record.update(ttft_from_schedule_ms=None, e2e_from_schedule_ms=None, t_send_call_ns=None, connect_ms=None)
     sessions.add_record_columns(record, item)
     return record

@@ -10,6 +10,7 @@ import json
 import httpx
 
 from pipeline.replay.engine import Target
+from pipeline.replay.preflight import models_response
 
 PROBES = (
     "Reply with the single word: ready.",
@@ -26,7 +27,7 @@ def _sha256(value: object) -> str:
 
 
 def list_models(client: httpx.Client, target: Target) -> tuple[list[dict], dict]:
-    response = client.get(target.base_url.rstrip("/") + "/models", headers=target.headers())
+    response = models_response(client, target)  # unreachable or key refused: says which candidate
     response.raise_for_status()
     entries = [
         {key: entry.get(key) for key in ("id", "version", "created", "owned_by") if key in entry}

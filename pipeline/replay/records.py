@@ -34,11 +34,18 @@ class PlannedRequest:
 
 @dataclass
 class RequestOutcome:
-    """What one HTTP exchange produced; timestamps are time.perf_counter_ns() readings."""
+    """What one HTTP exchange produced; timestamps are time.perf_counter_ns() readings.
+
+    `t_sent_ns` is when the request went onto the socket, at the write carrying it (latency starts there);
+    `t_send_call_ns` when the send was called, before any pool wait or connection set-up (the
+    stamp `t_sent_ns` was before issue 19); `connect_ns` the set-up of a connection opened for
+    this request, None when it reused one."""
 
     t_sent_ns: int
     sent_at: datetime
     t_end_ns: int
+    t_send_call_ns: int | None = None
+    connect_ns: int | None = None
     t_first_byte_ns: int | None = None
     chunk_times_ns: list[int] = field(default_factory=list)
     http_status: int | None = None
@@ -67,6 +74,12 @@ def ttft_ms(t_sent_ns: int, t_first_token_ns: int) -> float:
 def e2e_ms(t_sent_ns: int, t_end_ns: int) -> float:
     """E2E: send to the end of the stream."""
     return _ms(t_end_ns - t_sent_ns)
+
+
+def from_schedule_ms(t_scheduled_ns: int, t_ns: int) -> float:
+    """A latency from the planned send time rather than the actual one: a request the client sent
+    late still counts its wait in the client's queue (no coordinated omission)."""
+    return _ms(t_ns - t_scheduled_ns)
 
 
 def itl_ms(chunk_times_ns: list[int]) -> list[float]:
@@ -109,6 +122,10 @@ def build_record(
         "schedule_lag_ms": _ms(outcome.t_sent_ns - t_scheduled_ns),
         "ttft_ms": ttft,
         "e2e_ms": e2e,
+        "ttft_from_schedule_ms": from_schedule_ms(t_scheduled_ns, first)
+        if first is not None and ttft is not None
+        else None,
+        "e2e_from_schedule_ms": from_schedule_ms(t_scheduled_ns, outcome.t_end_ns) if e2e is not None else None,
         "tpot_ms": tpot_ms(e2e, ttft, output_tokens) if ttft is not None and e2e is not None else None,
         "itl_ms": itl_ms(chunks) if ok else None,
         "prompt_tokens": outcome.prompt_tokens,
@@ -128,6 +145,8 @@ def build_record(
         "retry_after_s": outcome.retry_after_s,
         "t_scheduled_ns": t_scheduled_ns,
         "t_sent_ns": outcome.t_sent_ns,
+        "t_send_call_ns": outcome.t_send_call_ns,
+        "connect_ms": _ms(outcome.connect_ns) if outcome.connect_ns is not None else None,
         "t_first_byte_ns": outcome.t_first_byte_ns,
         "t_first_token_ns": first,
         "t_last_token_ns": chunks[-1] if chunks else None,

@@ -1,6 +1,11 @@
 """One streamed chat completion over httpx, timed on the monotonic clock; failures are typed,
 never raised. The reading of the reply (error types, chunks, usage flags) is shared with the
-aiohttp transport in `reply_reading.py`; only httpx's own exceptions are mapped here."""
+aiohttp transport in `reply_reading.py`; only httpx's own exceptions are mapped here.
+
+As with aiohttp, the send is stamped as the request goes onto the socket, after any pool wait and
+connection set-up (httpcore's `trace` extension: `http11.send_request_headers.started` — h11
+writes the headers apart from the body, and the server may start on the headers alone), the
+call kept as `t_send_call_ns`, and a TCP connect made for the request timed apart (`connect_ns`)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,25 @@ from httpx_sse import EventSource
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import ERROR_BODY_CHARS, StreamError, StreamReader, chat_body, finish, http_error
 
-__all__ = ["ERROR_BODY_CHARS", "StreamError", "chat_body", "send_chat"]
+__all__ = ["ERROR_BODY_CHARS", "StreamError", "chat_body", "open_connections", "send_chat"]
+
+
+async def open_connections(
+    client: httpx.AsyncClient, url: str, headers: dict, count: int, timeout_s: float
+) -> list[int]:
+    """Fill the pool with `count` connections before the replay: httpx has no call that only
+    connects, so `count` concurrent GETs of `url` (the models list) open them and leave them
+    idle in the pool. Returns each successful one's duration (ns)."""
+
+    async def one() -> int | None:
+        started = time.perf_counter_ns()
+        try:
+            await client.get(url, headers=headers, timeout=timeout_s)
+        except httpx.HTTPError:
+            return None
+        return time.perf_counter_ns() - started
+
+    return [d for d in await asyncio.gather(*(one() for _ in range(max(0, count)))) if d is not None]
 
 
 async def send_chat(
@@ -23,10 +46,20 @@ async def send_chat(
     """POST a streaming chat completion and record every lifecycle timestamp."""
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     reader = StreamReader(outcome)
-    outcome.t_sent_ns = time.perf_counter_ns()
+    connect_started: list[int] = []
+
+    async def trace(event: str, _info: dict) -> None:
+        if event == "http11.send_request_headers.started":
+            outcome.t_sent_ns = time.perf_counter_ns()
+        elif event == "connection.connect_tcp.started":
+            connect_started.append(time.perf_counter_ns())
+        elif event == "connection.connect_tcp.complete" and connect_started:
+            outcome.connect_ns = time.perf_counter_ns() - connect_started[-1]
+
+    outcome.t_send_call_ns = outcome.t_sent_ns = time.perf_counter_ns()  # t_sent_ns: re-stamped once written
     try:
         async with asyncio.timeout(total_timeout_s):
-            async with client.stream("POST", url, json=body, headers=headers) as response:
+            async with client.stream("POST", url, json=body, headers=headers, extensions={"trace": trace}) as response:
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status_code
                 if response.status_code != 200:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.base import Strict
@@ -41,6 +42,17 @@ class Analysis(Strict):
     prompt_token_buckets: list[int] = Field(
         default=[256, 1024, 4096], description="ascending upper edges (exclusive) of prompt-length buckets"
     )
+    intervals: Literal["dependence_aware", "independent"] = Field(
+        default="dependence_aware",
+        description=(
+            "dependence_aware: each interval the wider of the independent one (exact order statistic, Wilson) "
+            "and batch means over send-time batches (pipeline/analysis/dependence.py); independent: the "
+            "former only, as packs written before it (rates have no independent method: batch means either way)"
+        ),
+    )
+    interval_batches: int = Field(
+        default=5, ge=2, le=100, description="equal spans of send time the steady window is cut into for batch means"
+    )
     itl_max_values: int = Field(
         default=10_000_000,
         ge=1000,
@@ -73,6 +85,15 @@ class Spec(Strict):
         if len(set(names)) != len(names):
             raise ValueError(f"candidate names must be unique, got {names}")
         return value
+
+    @model_validator(mode="after")
+    def _repeats_replay_production_load_only(self) -> Spec:
+        # mixed accuracy rides in the production replay: N repeats would score each item N times
+        if self.workload.replay.repeats > 1 and self.accuracy is not None and self.accuracy.mode == "mixed":
+            raise ValueError(
+                "workload.replay.repeats > 1 needs accuracy.mode separate (mixed items would be scored N times)"
+            )
+        return self
 
 
 class LoadedSpec(BaseModel):

@@ -167,6 +167,9 @@ class Prompts(Strict):
     )
 
 
+MAX_REPEATS = 20  # each repeat is a whole replay: beyond a handful, a longer window is the cheaper precision
+
+
 class Replay(Strict):
     """How the plan is sent: at the logged times (trace), at a synthetic arrival process (rate),
     or closed-loop at a fixed concurrency."""
@@ -213,6 +216,13 @@ class Replay(Strict):
     )
     sweep: Sweep | None = Field(
         default=None, description="load levels replayed after the spec's own (pipeline/spec/sweep.py)"
+    )
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_REPEATS,
+        description="the production replay done N times in a row per candidate (each a full replay of the same "
+        "plan): each run's figures are shown and the verdict's interval takes in the run-to-run spread",
     )
 
     @field_validator("sweep")

@@ -7,6 +7,7 @@ or run, and say why where they do it:
 - test_accuracy_mixed: `accuracy.mode: mixed` (the labelled items ride in the load replay);
 - test_plan_and_divergence: a length-only Azure CSV trace (synthetic prompts);
 - test_shards: `replay.shards: 2` on Dagster's multiprocess executor;
+- test_repeats: `replay.repeats: 3` (the production replay three times in a row);
 - test_reliability_kills: a run killed mid-replay, then re-run into the same folder;
 - test_definitions: a blocking check that fails on the first asset (the run stops there);
 - test_partitions: continues from a copy of this pack with a second model version.

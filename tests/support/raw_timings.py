@@ -21,9 +21,10 @@ def record(
     prompt_tokens: int = 10,
     max_tokens: int | None = None,
     error: str | None = None,
+    late_ns: int = 0,
 ) -> dict:
-    """One raw-timing row: sent at `sent_ns`, content chunks at `chunks_ns`, ended at `end_ns`
-    (a failed request has no chunks and no server counts)."""
+    """One raw-timing row: sent at `sent_ns` (`late_ns` after its planned send), content chunks at
+    `chunks_ns`, ended at `end_ns` (a failed request has no chunks and no server counts)."""
     outcome = RequestOutcome(
         t_sent_ns=sent_ns,
         sent_at=datetime(2026, 11, 29, tzinfo=UTC),
@@ -41,7 +42,7 @@ def record(
         candidate="c",
         request_id=request_id,
         scheduled_offset_s=sent_ns / S,
-        t_scheduled_ns=sent_ns,
+        t_scheduled_ns=sent_ns - late_ns,
         prompt_tokens_client=prompt_tokens,
         max_tokens=len(chunks_ns) if max_tokens is None else max_tokens,
         outcome=outcome,
@@ -49,8 +50,14 @@ def record(
 
 
 def timing(
-    request_id: str, sent_ns: int, ttft_ns: int, e2e_ns: int, tokens: int = 100, error: str | None = None
+    request_id: str,
+    sent_ns: int,
+    ttft_ns: int,
+    e2e_ns: int,
+    tokens: int = 100,
+    error: str | None = None,
+    late_ns: int = 0,
 ) -> dict:
-    """A request whose `tokens` chunks are spread evenly from TTFT to E2E."""
+    """A request whose `tokens` chunks are spread evenly from TTFT to E2E, sent `late_ns` after its plan."""
     chunks = [] if error else [sent_ns + ttft_ns + (e2e_ns - ttft_ns) * i // (tokens - 1) for i in range(tokens)]
-    return record(request_id, sent_ns, chunks, sent_ns + e2e_ns, max_tokens=tokens, error=error)
+    return record(request_id, sent_ns, chunks, sent_ns + e2e_ns, max_tokens=tokens, error=error, late_ns=late_ns)

@@ -14,10 +14,11 @@ from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
 
 
-def spec(**sla) -> Spec:
+def spec(intervals: str = "dependence_aware", **sla) -> Spec:
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0)
     data["sla"] = sla
+    data.setdefault("analysis", {})["intervals"] = intervals
     return Spec.model_validate(data)
 
 
@@ -28,13 +29,13 @@ def ten_requests(tmp_path: Path) -> Path:
     return write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
 
 
-def _latency(path: Path, metric: str, scope: str = "all") -> dict:
-    rows = tables.latency_percentiles(path, spec()).to_pylist()
+def _latency(path: Path, metric: str, scope: str = "all", intervals: str = "dependence_aware") -> dict:
+    rows = tables.latency_percentiles(path, spec(intervals)).to_pylist()
     return {row["percentile"]: row for row in rows if row["metric"] == metric and row["scope"] == scope}
 
 
 def test_ttft_percentiles_are_nearest_rank_with_order_statistic_intervals(ten_requests: Path):
-    ttft = _latency(ten_requests, "ttft_ms")
+    ttft = _latency(ten_requests, "ttft_ms", intervals="independent")
     assert ttft["p50"]["value"] == 50.0 and ttft["p50"]["n"] == 10
     assert ttft["p90"]["value"] == 90.0
     assert ttft["p99"]["value"] == 100.0
@@ -45,6 +46,21 @@ def test_ttft_percentiles_are_nearest_rank_with_order_statistic_intervals(ten_re
     # p99, n=10: P(Binom(10, .99) ≤ 8) = 0.0043 ≤ 0.025 → low rank 9; no rank reaches 0.975
     # above, so the interval is open above: too short to bound.
     assert ttft["p99"]["ci_low"] == 90.0 and ttft["p99"]["ci_high"] is None
+    assert ttft["p50"]["interval_method"] == "order statistic"
+
+
+def test_dependence_aware_intervals_are_never_narrower_than_the_exact_ones(ten_requests: Path):
+    exact, aware = _latency(ten_requests, "ttft_ms", intervals="independent"), _latency(ten_requests, "ttft_ms")
+    for name, row in aware.items():
+        assert row["value"] == exact[name]["value"]
+        assert row["ci_low"] is None or row["ci_low"] <= exact[name]["ci_low"]
+        assert row["ci_high"] is None or (
+            exact[name]["ci_high"] is not None and row["ci_high"] >= exact[name]["ci_high"]
+        )
+    # TTFT rises steadily with send time, so the five 2-second batches disagree far more than
+    # independent draws would: the batch-means interval is wider, and says so
+    assert aware["p50"]["interval_method"] == "batch means (5 send-time batches, t)"
+    assert aware["p50"]["design_effect"] > 1
 
 
 def test_tpot_and_itl_come_from_the_same_requests(ten_requests: Path):

@@ -45,7 +45,10 @@ def test_order_statistics_match_a_full_sort_in_every_scope(tmp_path: Path):
         row["prompt_tokens"] = rng.choice([10, 300, 5000])
         rows.append(row)
     path = write(tmp_path, rows)
-    table = tables.latency_percentiles(path, spec()).to_pylist()
+    # the exact method on its own (intervals: independent); the dependence-aware one only widens
+    # its ends, to other order statistics of the same sorted values
+    table = tables.latency_percentiles(path, spec(analysis_section={"intervals": "independent"})).to_pylist()
+    aware = {(r["metric"], r["scope"], r["q"]): r for r in tables.latency_percentiles(path, spec()).to_pylist()}
     by_scope = {"all": sorted(r["ttft_ms"] for r in rows)}
     for tokens, label in ((10, "0-255"), (300, "256-1023"), (5000, "4096+")):
         by_scope[label] = sorted(r["ttft_ms"] for r in rows if r["prompt_tokens"] == tokens)
@@ -59,6 +62,10 @@ def test_order_statistics_match_a_full_sort_in_every_scope(tmp_path: Path):
         assert row["value"] == values[ranks.point - 1]
         assert row["ci_low"] == (values[ranks.low - 1] if ranks.low else None)
         assert row["ci_high"] == (values[ranks.high - 1] if ranks.high else None)
+        wider = aware[(row["metric"], row["scope"], row["q"])]
+        assert wider["value"] == row["value"]
+        assert wider["ci_low"] is None or (wider["ci_low"] in values and wider["ci_low"] <= row["ci_low"])
+        assert wider["ci_high"] is None or (wider["ci_high"] in values and wider["ci_high"] >= row["ci_high"])
         checked += 1
     assert checked == 4 * 5  # four scopes × five percentiles
 

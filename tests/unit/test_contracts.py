@@ -32,6 +32,7 @@ from pipeline.duck.session import QuerySession
 from pipeline.pack.layout import PackLayout
 from pipeline.plan.replay_plan import build_plan
 from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.repeats import with_repeat_column
 from pipeline.replay.shards import Shard, with_shard_column
 from pipeline.replay.sweep import load_levels, production_level, with_load_level
 from pipeline.spec import Spec
@@ -124,6 +125,9 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "load_level": "DOUBLE",
         "retry_count": "BIGINT",
         "labelled_item_id": "VARCHAR",
+        "ttft_from_schedule_ms": "DOUBLE",
+        "e2e_from_schedule_ms": "DOUBLE",
+        "repeat": "BIGINT",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -133,6 +137,9 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("load_level", pa.float64()),
             ("retry_count", pa.int64()),
             ("labelled_item_id", pa.string()),
+            ("ttft_from_schedule_ms", pa.float64()),
+            ("e2e_from_schedule_ms", pa.float64()),
+            ("repeat", pa.int64()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added
@@ -150,8 +157,9 @@ def test_raw_and_sweep_timings_as_the_replay_writes_them(tmp_path: Path):
     replay = Spec.model_validate(demo_spec_dict()).workload.replay
     record = _journal_table(tmp_path)
     assert columns(record.schema) == columns(contracts.RAW_TIMING_RECORD_SCHEMA)
-    # merge_replay_shards: each shard's journal, its shard number, the production level
+    # merge_replay_shards: each shard's journal, its shard number, the production level, its run
     raw = with_load_level(with_shard_column(record, Shard(0, 1, str(tmp_path))), production_level(replay))
+    raw = with_repeat_column(raw, 0)
     assert columns(raw.schema) == columns(RAW_TIMINGS.file_schema)
     # run_sweep: each level's journal with its level
     sweep = with_load_level(record, load_levels(replay)[0])

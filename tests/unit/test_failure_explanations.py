@@ -74,3 +74,13 @@ def test_a_table_level_failure_names_what_was_observed():
     row_count = next(f for f in outcome.metadata["failed"] if f["expectation"] == "expect_table_row_count_to_equal")
     assert row_count["what"] == "the table has 2 rows: observed 1"
     assert "interrupted" in row_count["hint"]
+
+
+def test_a_quantile_bound_reads_as_figures_not_as_a_python_dict():
+    records = [
+        timing(f"q{i}", i * S, 20 * MS, 200 * MS, tokens=5, late_ns=(30 if i % 2 else 1) * MS) for i in range(20)
+    ]
+    frame = pa.Table.from_pylist(records, schema=RAW_TIMING_RECORD_SCHEMA).to_pandas()
+    outcome = ex.validate(ex.endpoint_health_suite, frame, {"max_error_rate": 0.5, "max_schedule_lag_ms_p99": 10.0})
+    lag = next(f for f in outcome.metadata["failed"] if "schedule_lag_ms" in f["what"])
+    assert lag["what"] == "p99 of schedule_lag_ms ≤ 10.0: observed p99 = 30"

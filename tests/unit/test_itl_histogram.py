@@ -32,10 +32,11 @@ def request(
     return record(request_id, sent_ns, chunks, chunks[-1] + 1, prompt_tokens=prompt_tokens)
 
 
-def spec(warmup_s: float = 0, cooldown_s: float = 0) -> Spec:
+def spec(warmup_s: float = 0, cooldown_s: float = 0, intervals: str = "dependence_aware") -> Spec:
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=warmup_s, cooldown_s=cooldown_s)
     data["sla"] = {}
+    data.setdefault("analysis", {})["intervals"] = intervals
     data["candidates"][0]["name"] = "c"
     return Spec.model_validate(data)
 
@@ -101,7 +102,7 @@ def test_percentiles_and_intervals_from_the_histogram_equal_a_full_sort(tmp_path
         ]
         rows.append(request(f"q{i}", i * S // 20, gaps, prompt_tokens=rng.choice([10, 300, 5000])))
     path = write(tmp_path, rows)
-    table = tables.latency_percentiles(path, spec(warmup_s=1, cooldown_s=1))
+    table = tables.latency_percentiles(path, spec(warmup_s=1, cooldown_s=1, intervals="independent"))
     timings = pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA)
     window_start = min(r["t_sent_ns"] for r in rows) + 1 * S
     window_end = max(r["t_end_ns"] for r in rows) - 1 * S

@@ -32,6 +32,7 @@ SAME_FEATURE_IN_EACH_STAGE = {
     "sessions": {"plan", "replay"},  # multi-turn chat sessions: planned, then replayed turn by turn
     "tables": {"analysis", "quality/expectations"},  # the analysis tables and the expectations on them
     "workload": {"spec", "quality/expectations"},  # the production traffic: declared, its tables checked
+    "repeats": {"replay", "analysis", "pack"},  # a repeated production replay: run, split by run, combined
 }
 
 

@@ -53,7 +53,9 @@ def test_bucket_rows_do_not_become_headline_figures(tmp_path: Path):
     rows = latency_rows(tmp_path, 50, spec)
     rows += [{**row, "scope": "0-255"} for row in rows]
     figures = claims.latency_figures(spec, rows, LINEAGE)
-    assert len(figures) == 4 * 5  # four metrics × five percentiles, scope 'all' only
+    assert (
+        len(figures) == 6 * 5
+    )  # six metrics (TTFT and E2E twice: from the send, from the schedule) × five percentiles, scope 'all' only
 
 
 def test_side_by_side_and_ranking_for_two_candidates():

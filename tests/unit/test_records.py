@@ -68,3 +68,26 @@ def test_failed_request_keeps_timestamps_but_has_no_latency_figures():
     assert record["status"] == "error" and record["error_type"] == "http_5xx" and record["http_status"] == 503
     assert record["ttft_ms"] is None and record["e2e_ms"] is None and record["tpot_ms"] is None
     assert record["t_end_ns"] == 5_000_000
+
+
+def test_ttft_and_e2e_from_the_schedule_count_the_late_send():
+    outcome = RequestOutcome(
+        t_sent_ns=1_000_900, sent_at=WHEN, t_end_ns=9_000_900, chunk_times_ns=[3_000_900], http_status=200
+    )
+    record = _record(outcome)  # planned at 900 ns, sent 1 ms late
+    assert record["schedule_lag_ms"] == 1.0
+    assert record["ttft_ms"] == 2.0 and record["ttft_from_schedule_ms"] == 3.0
+    assert record["e2e_ms"] == 8.0 and record["e2e_from_schedule_ms"] == 9.0
+    outcome.error_type = "http_5xx"
+    failed = _record(outcome)
+    assert failed["ttft_from_schedule_ms"] is None and failed["e2e_from_schedule_ms"] is None
+
+
+def test_the_send_call_and_a_connection_set_up_are_recorded_apart_from_the_latency():
+    outcome = RequestOutcome(
+        t_sent_ns=2_000_000, sent_at=WHEN, t_end_ns=9_000_000, chunk_times_ns=[5_000_000], http_status=200
+    )
+    outcome.t_send_call_ns, outcome.connect_ns = 500_000, 1_200_000
+    record = _record(outcome)
+    assert record["t_send_call_ns"] == 500_000 and record["connect_ms"] == 1.2
+    assert record["ttft_ms"] == 3.0  # from the written request, not from the call

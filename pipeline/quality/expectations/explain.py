@@ -79,11 +79,28 @@ def expectation_words(kind: str, kwargs: dict) -> str:
     if kind == "expect_table_row_count_to_be_between":
         return _bounded("the row count", kwargs.get("min_value"), kwargs.get("max_value"))
     if kind == "expect_column_quantile_values_to_be_between":
-        return f"the quantiles of {column} lie within {kwargs.get('quantile_ranges')}"
+        ranges = kwargs.get("quantile_ranges") or {}
+        bounds = [
+            _bounded(f"{_quantile_name(q)} of {column}", low, high)
+            for q, (low, high) in zip(ranges.get("quantiles") or [], ranges.get("value_ranges") or [])
+        ]
+        return ", ".join(bounds) or f"the quantiles of {column} lie within their bounds"
     if kind == "expect_column_to_exist":
         return f"the column {column} exists"
     shown = ", ".join(f"{key}={value}" for key, value in kwargs.items())
     return f"{kind}({shown})"
+
+
+def _quantile_name(q: float) -> str:
+    """0.99 → p99, 0.5 → p50 (the figures' own names)."""
+    return "p" + f"{q * 100:g}".replace(".", "")
+
+
+def _observed(value) -> str:
+    """An observed value in words: quantiles as `p99 = 12.6`, anything else as it is."""
+    if isinstance(value, dict) and "quantiles" in value and "values" in value:
+        return ", ".join(f"{_quantile_name(q)} = {v:.4g}" for q, v in zip(value["quantiles"], value["values"]))
+    return str(value)
 
 
 def _bounded(subject: str, low, high) -> str:
@@ -106,7 +123,7 @@ def failure_words(failure: dict) -> str:
     if count is not None:
         total = failure.get("element_count")
         return f"{words}: {count} of {total} rows fail" if total is not None else f"{words}: {count} rows fail"
-    return f"{words}: observed {failure.get('observed_value')}"
+    return f"{words}: observed {_observed(failure.get('observed_value'))}"
 
 
 def example_rows(rows: list[dict]) -> list[dict]:

@@ -60,14 +60,20 @@ def raw_timings_suite(gx, params: dict) -> list:
 
 
 def raw_timings_complete_suite(gx, params: dict) -> list:
-    """Exactly one row per planned request and candidate: as many rows as planned × candidates,
-    each a planned id of a named candidate, no pair twice (so none is missing either)."""
+    """Exactly one row per planned request, candidate and run (`repeats`, default 1): as many rows
+    as planned × candidates × runs, each a planned id of a named candidate in a run 0…N−1, no
+    triple twice (so none is missing either)."""
     e = gx.expectations
+    repeats = params.get("repeats", 1)
+    per_run = [e.ExpectColumnValuesToBeInSet(column="repeat", value_set=list(range(repeats)))] if repeats > 1 else []
     return [
-        e.ExpectTableRowCountToEqual(value=len(params["planned"]) * len(params["candidates"])),
+        e.ExpectTableRowCountToEqual(value=len(params["planned"]) * len(params["candidates"]) * repeats),
         e.ExpectColumnValuesToBeInSet(column="candidate", value_set=list(params["candidates"])),
         e.ExpectColumnValuesToBeInSet(column="request_id", value_set=list(params["planned"])),
-        e.ExpectCompoundColumnsToBeUnique(column_list=["candidate", "request_id"]),
+        *per_run,
+        e.ExpectCompoundColumnsToBeUnique(
+            column_list=["candidate", "request_id", *(["repeat"] if repeats > 1 else [])]
+        ),
     ]
 
 

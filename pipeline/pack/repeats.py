@@ -1,0 +1,130 @@
+"""Headline figures of a repeated production replay (`workload.replay.repeats`): each run's own
+figure, the spread between runs, and a verdict interval that takes that spread in.
+
+Each run is analysed on its own with the pack's very queries (`pipeline/analysis/repeats.py`), so
+run k's figure is exactly what a replay done once would have reported. The figure in the pack then
+says, per figure:
+
+* `measured`: the mean of the runs' values; `n`: the runs' n summed;
+* `ci_low`, `ci_high`: the union of every run's own interval, widened, with three runs or more, to
+  the t-interval over the run values (mean ± t(N−1) · sd / √N, at the spec's confidence);
+* `repeats`: each run's value, interval, n, verdict and own interval method, the between-run
+  standard deviation and range, and `interval_method`, the rule above in words; the figure's own
+  `interval_method` names the rule and the runs' methods.
+
+Why this rule and not a pooled interval. A run's own interval assumes its requests are independent
+draws; under queueing they are not, and such intervals are known to be too narrow (the reason to
+repeat at all). The variance of one run's value is the within-run noise plus the run-to-run effect
+(a random-effects model: τ² + σ²), and the sample variance of the N run values estimates exactly
+that sum without trusting any within-run interval, so the t-interval over the run values is the
+honest interval for their mean. But with a handful of runs that variance has N − 1 degrees of
+freedom: two runs agreeing by chance would give a narrow t-interval, so the union with every run's
+own interval keeps the verdict interval never narrower than a single run's. With two runs the
+t-quantile is 12.7 (one degree of freedom): the union alone is used, i.e. a claim holds only when
+it holds in each run. An open end in any run leaves the combined end open.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+import pyarrow as pa
+from scipy.stats import t as student_t
+
+from pipeline.analysis import metrics
+from pipeline.analysis.repeats import run_numbers, run_timings
+from pipeline.analysis.stats import verdict
+from pipeline.analysis.tables import analyse_all
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.pack import claims
+from pipeline.spec import Spec
+
+# what the pack keeps of each run's figure (a run's own interval method where the analysis names it)
+RUN_KEYS = ("repeat", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
+MIN_RUNS_FOR_T = 3  # below it the t-quantile (12.7 at two runs) says nothing a decision can use
+
+
+def with_repeats(
+    figures: list[dict],
+    spec: Spec,
+    raw_timings: Path | pa.Table,
+    accuracy_summary: pa.Table | None = None,
+    queries: QueryCatalog = REPO_QUERIES,
+) -> list[dict]:
+    """`figures` as they are for raw timings of one run; for several runs, each figure measured
+    from the raw timings (latency, throughput, cost) combined over the runs."""
+    repeats = run_numbers(raw_timings)
+    if len(repeats) < 2:
+        return figures
+    per_run: dict[tuple[str, str], list[dict]] = {}
+    for repeat in repeats:
+        for item in run_figures(spec, run_timings(raw_timings, repeat), accuracy_summary, queries):
+            per_run.setdefault((item["candidate"], item["metric"]), []).append({"repeat": repeat, **item})
+    return [
+        combined(figure, per_run[key], spec.analysis.confidence)
+        if (key := (figure["candidate"], figure["metric"])) in per_run and len(per_run[key]) == len(repeats)
+        else figure
+        for figure in figures
+    ]
+
+
+def run_figures(spec: Spec, timings: pa.Table, accuracy_summary: pa.Table | None, queries: QueryCatalog) -> list[dict]:
+    """One run's latency, throughput and cost figures, as a replay done once reports them."""
+    tables = analyse_all(timings, spec, accuracy_summary, queries=queries)
+    lags = claims.schedule_lags(tables["throughput"].to_pylist())  # a lagging run is timed from its schedule
+    return (
+        claims.latency_figures(spec, tables["latency_percentiles"].to_pylist(), {}, lags)
+        + claims.throughput_figures(spec, tables["throughput"].to_pylist(), {})
+        + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), {})
+    )
+
+
+def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
+    """The figure over its runs (the module's docstring says why this interval)."""
+    values = [run["measured"] for run in runs]
+    known = all(value is not None for value in values)
+    mean = statistics.fmean(values) if known else None
+    sd = statistics.stdev(values) if known else None
+    low = min(run["ci_low"] for run in runs) if all(run["ci_low"] is not None for run in runs) else None
+    high = max(run["ci_high"] for run in runs) if all(run["ci_high"] is not None for run in runs) else None
+    use_t = len(runs) >= MIN_RUNS_FOR_T and mean is not None and sd is not None
+    if use_t and mean is not None and sd is not None:
+        half = float(student_t.ppf(1 - (1 - confidence) / 2, len(runs) - 1)) * sd / math.sqrt(len(runs))
+        # the t-interval kept inside what the figure can be (≥ 0; ≤ 1 for a fraction), never
+        # narrowing the union: a run's own interval may already reach past those bounds
+        fraction = metrics.describe(figure["metric"])[0] == "fraction"
+        low = None if low is None else min(low, max(mean - half, 0.0))
+        high = None if high is None else max(high, min(mean + half, 1.0) if fraction else mean + half)
+    _, larger_is_better = metrics.describe(figure["metric"])
+    rule = _method(len(runs), use_t)
+    own = list(dict.fromkeys(run["interval_method"] for run in runs if run.get("interval_method")))
+    out = {
+        **{key: value for key, value in figure.items() if key != "design_effect"},  # run 0's: per run below
+        "measured": mean,
+        "ci_low": low,
+        "ci_high": high,
+        "n": sum(run["n"] for run in runs),
+        "verdict": verdict(figure["claimed"], low, high, larger_is_better),
+        "interval_method": f"over {len(runs)} runs: {rule.split(';')[0]}"
+        + (f"; each run's own: {' / '.join(own)}" if own else ""),
+        "repeats": {
+            "runs": [{key: run[key] for key in RUN_KEYS if key in run} for run in runs],
+            "between_run_sd": sd,
+            "between_run_range": [min(values), max(values)] if known else None,
+            "interval_method": rule,
+        },
+    }
+    if "early_stopping" in figure:  # each run must be long enough on its own: the union needs every run to hold
+        needed = figure["early_stopping"]["min_samples_to_hold"]
+        out["early_stopping"] = {**figure["early_stopping"], "long_enough": min(run["n"] for run in runs) >= needed}
+    return out
+
+
+def _method(runs: int, use_t: bool) -> str:
+    union = f"the union of the {runs} runs' own intervals"
+    if use_t:
+        t_interval = f"the t-interval over the {runs} run values (mean ± t({runs - 1})·sd/√{runs})"
+        return f"{union} and {t_interval}; measured: their mean"
+    return f"{union} (a claim holds only if it holds in every run); measured: their mean"

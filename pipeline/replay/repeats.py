@@ -1,0 +1,106 @@
+"""The production replay done N times in a row (`workload.replay.repeats`), and its runs merged.
+
+Why repeat at all: one replay's intervals treat its requests as independent draws, and under
+queueing they are not; the spread between whole replays of the same plan is the direct measure
+of what a single run cannot see. Each run is a full replay of the plan, one after the other (never
+overlapping: two runs at once would be a load twice the production one), each with its own
+journal and, with shards, its own start barrier. Run 0 keeps the names a single replay has always
+had, so a spec without `repeats` writes exactly what it wrote before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.contracts import REPEAT_COLUMN
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.journal import Journal
+from pipeline.replay.records import PlannedRequest
+from pipeline.replay.shards import SUMMED_STATS, Shard, StartBarrier, merge_shards
+
+REPEAT = REPEAT_COLUMN[0]
+
+
+def repeat_name(name: str, repeat: int) -> str:
+    """The journal name of one run: the single replay's name for run 0, `<name>.repeat<k>` after."""
+    return name if repeat == 0 else f"{name}.repeat{repeat}"
+
+
+def repeat_shard(shard: Shard, repeat: int) -> Shard:
+    """The shard as it starts run `repeat`: the shards of each run wait at a barrier of their own."""
+    return shard if repeat == 0 else replace(shard, barrier_dir=str(Path(shard.barrier_dir) / f"repeat-{repeat}"))
+
+
+def replay_runs(
+    plan: list[PlannedRequest],
+    target: Target,
+    settings: ReplaySettings,
+    shard: Shard,
+    replay,
+    *,
+    journal_for: Callable[[int], Path],
+    run_id: str,
+    log: Callable[[str], None],
+) -> list[dict]:
+    """Replay one shard's plan `replay.repeats` times, one run after the other (never two at once);
+    one report per run (`merge_repeats`), each with its `repeat`."""
+    reports = []
+    for repeat in range(replay.repeats):
+        barrier = StartBarrier(repeat_shard(shard, repeat), replay.shard_ready_timeout_s) if shard.count > 1 else None
+        run = f", run {repeat + 1} of {replay.repeats}" if replay.repeats > 1 else ""
+        log(
+            f"replaying {len(plan)} requests against {target.candidate} (mode {replay.mode}, {shard.label} of "
+            f"{shard.count}{run}, pid {os.getpid()})"
+        )
+        with Journal(journal_for(repeat)) as journal:
+            stats = run_replay(plan, target, settings, run_id, journal, start_at=barrier)
+        log(
+            f"{target.candidate} {shard.label}{run}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent "
+            f"in {stats.wall_s:.1f} s"
+        )
+        reports.append(
+            {
+                "candidate": target.candidate,
+                "shard": shard,
+                "repeat": repeat,
+                "journal": str(journal.path),
+                "stats": asdict(stats),
+                "pid": os.getpid(),
+                "clock": barrier.clock if barrier else "monotonic",
+            }
+        )
+    return reports
+
+
+def with_repeat_column(table: pa.Table, repeat: int) -> pa.Table:
+    return table.append_column(REPEAT, pa.array([repeat] * table.num_rows, REPEAT_COLUMN[1]))
+
+
+def merge_repeats(reports: list[dict], replay) -> tuple[pa.Table, dict]:
+    """The raw timings of every run, each row with its `repeat`, and the replay summary.
+
+    `reports` are the shards' reports (`merge_shards`), each with its `repeat` (0 when absent).
+    One run: the summary is that run's, as before. Several: the totals are summed over the runs
+    (every planned request was sent once per run, so `planned` is N × the plan), `wall_s` too (the
+    runs went one after the other), `peak_in_flight` is the highest, and `runs` holds each run's
+    own summary."""
+    by_repeat: dict[int, list[dict]] = {}
+    for report in reports:
+        by_repeat.setdefault(report.get("repeat", 0), []).append(report)
+    merged = [(repeat, *merge_shards(by_repeat[repeat], replay)) for repeat in sorted(by_repeat)]
+    timings = pa.concat_tables([with_repeat_column(table, repeat) for repeat, table, _ in merged])
+    if len(merged) == 1:
+        return timings, merged[0][2]
+    runs = [{"repeat": repeat, **summary} for repeat, _, summary in merged]
+    totals = {key: sum(run[key] for run in runs) for key in SUMMED_STATS if key != "peak_in_flight"}
+    totals["peak_in_flight"] = max(run["peak_in_flight"] for run in runs)
+    totals["wall_s"] = sum(run["wall_s"] for run in runs)
+    candidate = next(iter(runs[0]["candidates"]))
+    summary = {"mode": replay.mode, **totals, "candidates": {candidate: dict(totals)}, "repeats": len(runs)}
+    summary["runs"] = [{k: v for k, v in run.items() if k != "candidates"} for run in runs]
+    return timings, summary

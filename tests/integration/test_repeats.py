@@ -1,0 +1,60 @@
+"""A repeated replay over loopback (`pipeline/replay/repeats.py`), without Dagster: two runs of a
+small plan against the zero-delay reference endpoint, merged, analysed per run and combined
+(`pipeline/pack/repeats.py`). The whole graph with repeats: tests/e2e/test_repeats.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from pipeline.analysis.repeats import run_timings
+from pipeline.duck.catalog import REPO_QUERIES
+from pipeline.pack.repeats import run_figures, with_repeats
+from pipeline.replay.engine import ReplaySettings, Target
+from pipeline.replay.records import PlannedRequest
+from pipeline.replay.repeats import merge_repeats, replay_runs
+from pipeline.replay.shards import shards_for
+from pipeline.spec import Spec
+from tests.support.specs import demo_spec_dict
+
+REPEATS = 2
+
+
+def test_two_runs_send_every_request_twice_and_each_figure_spans_both_runs(zero_server, tmp_path: Path):
+    data = demo_spec_dict()
+    data["workload"]["replay"].update(warmup_s=0, cooldown_s=0, repeats=REPEATS)
+    data["workload"]["replay"].pop("sweep")
+    spec = Spec.model_validate(data)
+    plan = [PlannedRequest(f"q{i}", i * 0.02, [{"role": "user", "content": "hello"}], 8, 2) for i in range(40)]
+    (shard,) = shards_for(1, tmp_path / "barrier")
+    reports = replay_runs(
+        plan,
+        Target(spec.candidates[0].name, zero_server.base_url, "reference-model"),
+        ReplaySettings(mode="trace"),
+        shard,
+        spec.workload.replay,
+        journal_for=lambda repeat: tmp_path / f"journal-{repeat}.jsonl",
+        run_id="r1",
+        log=lambda line: None,
+    )
+    timings, summary = merge_repeats(reports, spec.workload.replay)
+    assert Counter(zip(timings.column("request_id").to_pylist(), timings.column("repeat").to_pylist())) == {
+        (item.request_id, repeat): 1 for item in plan for repeat in range(REPEATS)
+    }
+    assert summary["planned"] == REPEATS * len(plan) and [run["repeat"] for run in summary["runs"]] == [0, 1]
+
+    once = run_figures(spec, run_timings(timings, 0), None, REPO_QUERIES)  # what the first run alone reports
+    figures = with_repeats(once, spec, timings)
+    assert [f["metric"] for f in figures] == [f["metric"] for f in once]
+    for figure in figures:
+        runs = figure["repeats"]["runs"]
+        assert [run["repeat"] for run in runs] == [0, 1], figure["metric"]
+        assert figure["n"] == sum(run["n"] for run in runs)
+        for run in runs:
+            # an open end (None) is wider than any: it stays open when any run's is
+            if run["ci_low"] is not None and figure["ci_low"] is not None:
+                assert figure["ci_low"] <= run["ci_low"], figure["metric"]
+            if run["ci_high"] is not None and figure["ci_high"] is not None:
+                assert figure["ci_high"] >= run["ci_high"], figure["metric"]
+            assert run["ci_low"] is not None or figure["ci_low"] is None, figure["metric"]
+            assert run["ci_high"] is not None or figure["ci_high"] is None, figure["metric"]
