@@ -12,12 +12,15 @@ table is.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import duckdb
-import psycopg
 import pyarrow as pa
 
 from pipeline.duck.catalog import REPO_QUERIES
+
+if TYPE_CHECKING:
+    import psycopg
 
 BATCH_ROWS = 50_000
 TABLE = "LiteLLM_SpendLogs"
@@ -30,6 +33,8 @@ class DatabaseError(ValueError):
 
 def read_spend_logs_table(con: duckdb.DuckDBPyConnection, dsn_env: str) -> str:
     """Fill `log_lines` (file_id 0) and an empty `line_rejects` from the table; returns the source's name."""
+    import psycopg  # here, not at the top: only a database source needs the driver
+
     dsn = os.environ.get(dsn_env)
     if not dsn:
         raise DatabaseError(f"environment variable {dsn_env} (the spec's workload.log.dsn_env) is not set")
