@@ -90,6 +90,7 @@ CANONICAL_LOG_SCHEMA = pa.schema(
         ("tenant", pa.string()),  # tenant (or the trace's log type)
         ("route", pa.string()),  # route (or the trace's model)
         ("logged_latency_ms", pa.float64()),  # latency the log recorded, when it did
+        ("logged_ttft_ms", pa.float64()),  # time to first token the log recorded, when it did
         ("structured_output", pa.bool_()),  # JSON mode or tools requested; NULL when the log cannot tell
         # one hash per prefix block (hash_ids, or cumulative messages); NULL when unknown
         ("prefix_hashes", pa.list_(pa.uint64())),

@@ -17,6 +17,7 @@ SELECT
     tenant,
     route,
     logged_latency_ms,
+    logged_ttft_ms,
     structured_output,
     prefix_hashes,
     session_id,

@@ -1,18 +1,25 @@
 -- ingest_canonical: the canonical request log, one row per log line, with the reason the line
 -- goes to the quarantine (NULL when it is accepted). Every format's *_fields query feeds it.
--- view: log_fields(file_id, source_line, raw, problem, request_id, arrival_raw, arrival_kind,
---                  prompt_raw, output_raw, tenant, route, latency_raw, messages_json,
---                  structured_output, prefix_hashes, session_id)
+-- view: log_fields(file_id, source_line, record, raw, problem, request_id, arrival_raw,
+--                  arrival_kind, completed_raw, first_token_raw, prompt_raw, output_raw, tenant,
+--                  route, latency_raw, messages_json, structured_output, prefix_hashes, session_id)
+-- record names the request inside its line when a line holds many (an OTLP span) or when the
+-- "line" is a database row (its primary key); a reason then starts with it. completed_raw and
+-- first_token_raw are times written as arrival_raw is (same kind and unit): the logged latency is
+-- completed − arrival when the log has no latency field, the logged TTFT first token − arrival.
 -- params: $timezone (for timestamps written without one), $origin (TIMESTAMPTZ of offset 0),
 --         $unit_us (microseconds per arrival number), $arrival_field, $prompt_field,
---         $output_field, $latency_field (the source's field names, for the reasons)
+--         $output_field, $latency_field, $completed_field, $first_token_field (the source's
+--         field names, for the reasons)
 WITH numbers AS (
     SELECT
         *,
         try_cast(prompt_raw AS DOUBLE) AS prompt_number,
         try_cast(output_raw AS DOUBLE) AS output_number,
         try_cast(latency_raw AS DOUBLE) AS latency_number,
-        CASE WHEN arrival_kind = 'number' THEN try_cast(arrival_raw AS DOUBLE) END AS arrival_number
+        CASE WHEN arrival_kind = 'number' THEN try_cast(arrival_raw AS DOUBLE) END AS arrival_number,
+        CASE WHEN arrival_kind = 'number' THEN try_cast(completed_raw AS DOUBLE) END AS completed_number,
+        CASE WHEN arrival_kind = 'number' THEN try_cast(first_token_raw AS DOUBLE) END AS first_token_number
     FROM log_fields
 ),
 arrivals AS (
@@ -23,8 +30,30 @@ arrivals AS (
                 CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(arrival_number * $unit_us) AS BIGINT))
             WHEN regexp_matches(arrival_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$') THEN try_cast(arrival_raw AS TIMESTAMPTZ)
             ELSE timezone($timezone, try_cast(arrival_raw AS TIMESTAMP))
-        END AS arrival_at
+        END AS arrival_at,
+        CASE
+            WHEN completed_raw IS NULL THEN NULL
+            WHEN arrival_kind = 'number' THEN
+                CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(completed_number * $unit_us) AS BIGINT))
+            WHEN regexp_matches(completed_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$') THEN try_cast(completed_raw AS TIMESTAMPTZ)
+            ELSE timezone($timezone, try_cast(completed_raw AS TIMESTAMP))
+        END AS completed_at,
+        CASE
+            WHEN first_token_raw IS NULL THEN NULL
+            WHEN arrival_kind = 'number' THEN
+                CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(first_token_number * $unit_us) AS BIGINT))
+            WHEN regexp_matches(first_token_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$')
+                THEN try_cast(first_token_raw AS TIMESTAMPTZ)
+            ELSE timezone($timezone, try_cast(first_token_raw AS TIMESTAMP))
+        END AS first_token_at
     FROM numbers
+),
+spans AS (
+    SELECT
+        *,
+        coalesce(latency_number, (epoch_us(completed_at) - epoch_us(arrival_at)) / 1e3) AS logged_latency_ms,
+        (epoch_us(first_token_at) - epoch_us(arrival_at)) / 1e3 AS logged_ttft_ms
+    FROM arrivals
 ),
 judged AS (
     SELECT
@@ -44,8 +73,22 @@ judged AS (
                 THEN format('field {}: must be an integer ≥ 1, got {}', $output_field, left(output_raw, 40))
             WHEN latency_raw IS NOT NULL AND (latency_number IS NULL OR latency_number < 0)
                 THEN format('field {}: must be a number ≥ 0, got {}', $latency_field, left(latency_raw, 40))
-        END AS reject_reason
-    FROM arrivals
+            WHEN completed_raw IS NOT NULL AND completed_at IS NULL
+                THEN format('field {}: not a time: {}', $completed_field, left(completed_raw, 40))
+            WHEN completed_at < arrival_at
+                THEN format('field {}: before {}', $completed_field, $arrival_field)
+            WHEN first_token_raw IS NOT NULL AND first_token_at IS NULL
+                THEN format('field {}: not a time: {}', $first_token_field, left(first_token_raw, 40))
+            WHEN first_token_at < arrival_at
+                THEN format('field {}: before {}', $first_token_field, $arrival_field)
+        END AS field_problem
+    FROM spans
+),
+reasons AS (
+    SELECT
+        *,
+        CASE WHEN field_problem IS NOT NULL THEN concat(record || ': ', field_problem) END AS reject_reason
+    FROM judged
 )
 SELECT
     request_id,
@@ -55,7 +98,8 @@ SELECT
     CAST(output_number AS BIGINT) AS output_tokens,
     tenant,
     route,
-    latency_number AS logged_latency_ms,
+    logged_latency_ms,
+    logged_ttft_ms,
     structured_output,
     prefix_hashes,
     session_id,
@@ -63,4 +107,4 @@ SELECT
     CAST(source_line AS BIGINT) AS source_line,
     reject_reason,
     CASE WHEN reject_reason IS NOT NULL THEN left(raw, 300) END AS raw
-FROM judged
+FROM reasons

@@ -46,12 +46,15 @@ mapped AS (
         fields[route_pos] AS route_text,
         fields[latency_ms_pos] AS latency_text,
         fields[messages_json_pos] AS messages_text,
-        fields[session_id_pos] AS session_text
+        fields[session_id_pos] AS session_text,
+        fields[completed_at_pos] AS completed_text,
+        fields[first_token_at_pos] AS first_token_text
     FROM split_lines
 )
 SELECT
     file_id,
     source_line,
+    CAST(NULL AS VARCHAR) AS record,
     raw,
     CASE
         WHEN field_count <> header_width
@@ -65,6 +68,8 @@ SELECT
     nullif(trim(tenant_text), '') AS tenant,
     nullif(trim(route_text), '') AS route,
     nullif(trim(latency_text), '') AS latency_raw,
+    nullif(trim(completed_text), '') AS completed_raw,
+    nullif(trim(first_token_text), '') AS first_token_raw,
     nullif(trim(messages_text), '') AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
     CAST(NULL AS UBIGINT[]) AS prefix_hashes,

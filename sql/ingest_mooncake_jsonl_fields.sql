@@ -27,6 +27,7 @@ blocks AS (
 SELECT
     file_id,
     source_line,
+    CAST(NULL AS VARCHAR) AS record,
     line AS raw,
     json_line_problem(
         is_json,
@@ -46,6 +47,8 @@ SELECT
     CAST(NULL AS VARCHAR) AS tenant,
     CAST(NULL AS VARCHAR) AS route,
     CAST(NULL AS VARCHAR) AS latency_raw,
+    CAST(NULL AS VARCHAR) AS completed_raw,
+    CAST(NULL AS VARCHAR) AS first_token_raw,
     CAST(NULL AS VARCHAR) AS messages_json,
     CAST(NULL AS BOOLEAN) AS structured_output,
     hash_ids AS prefix_hashes,

@@ -55,6 +55,7 @@ checked AS (
 SELECT
     file_id,
     source_line,
+    CAST(NULL AS VARCHAR) AS record,
     line AS raw,
     json_line_problem(
         is_json,
@@ -79,6 +80,8 @@ SELECT
     f[7] ->> '$' AS tenant,
     f[8] ->> '$' AS route,
     f[9] ->> '$' AS latency_raw,
+    CAST(NULL AS VARCHAR) AS completed_raw,
+    CAST(NULL AS VARCHAR) AS first_token_raw,
     CASE WHEN len(messages) > 0 THEN CAST(f[6] AS VARCHAR) END AS messages_json,
     CASE WHEN document_type = 'OBJECT' THEN
         coalesce(f[10] ->> '$' IN ('json_object', 'json_schema'), FALSE)

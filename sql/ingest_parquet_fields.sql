@@ -7,6 +7,7 @@ WITH mapped AS (
     SELECT
         log_files.file_id,
         source_line,
+        CAST(NULL AS VARCHAR) AS record,
         concat_ws(', ', 'arrival=' || arrival_text, 'prompt_tokens=' || prompt_tokens_text,
                   'output_tokens=' || output_tokens_text) AS raw,
         CAST(NULL AS VARCHAR) AS problem,
@@ -18,6 +19,8 @@ WITH mapped AS (
         tenant_text AS tenant,
         route_text AS route,
         latency_ms_text AS latency_raw,
+        completed_at_text AS completed_raw,
+        first_token_at_text AS first_token_raw,
         messages_json_text AS messages_json,
         CAST(NULL AS BOOLEAN) AS structured_output,
         CAST(NULL AS UBIGINT[]) AS prefix_hashes,

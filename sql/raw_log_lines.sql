@@ -7,6 +7,8 @@
 -- return counts as a line break, as in DuckDB's reader. store_rejects fills DuckDB's reject_errors
 -- with the lines the reader itself drops (invalid UTF-8, longer than line_bytes).
 -- global_index: the reader's running line number over all the files, in the order given.
+-- buffer_size: two of the longest lines; the reader's default (16 × max_line_size = 1 GiB) ran out of
+-- a 2 GB memory limit on any log file of a few GB (a 10-million-row LiteLLM export is ~7 GB).
 -- The second parameter is not called max_line_size: a macro parameter replaces every identifier
 -- of its name in the body, read_csv's option name included. (noqa CP05: sqlfluff parses a
 -- macro's untyped parameter names as data types.)
@@ -16,5 +18,5 @@ FROM read_csv(
     files,
     columns = { 'line': 'VARCHAR' }, header = FALSE, auto_detect = FALSE,
     delim = E'\x01\x02\x03\x04', quote = '', escape = '', comment = '', strict_mode = FALSE,
-    store_rejects = TRUE, filename = TRUE, max_line_size = line_bytes
+    store_rejects = TRUE, filename = TRUE, max_line_size = line_bytes, buffer_size = 2 * line_bytes
 ) WITH ORDINALITY

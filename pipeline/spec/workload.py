@@ -10,7 +10,20 @@ from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, mode
 from pipeline.spec.base import Strict
 from pipeline.spec.sweep import Sweep, check_sweep_mode
 
-LogFormatName = Literal["openai_jsonl", "azure_csv", "mooncake_jsonl", "burstgpt_csv", "csv", "parquet"]
+LogFormatName = Literal[
+    "openai_jsonl",
+    "azure_csv",
+    "mooncake_jsonl",
+    "burstgpt_csv",
+    "csv",
+    "parquet",
+    "otel_genai",
+    "litellm_spend_logs",
+    "langfuse",
+    "bedrock_invocations",
+]
+# formats whose source may be a PostgreSQL table (dsn_env) instead of files
+DATABASE_FORMATS = ("litellm_spend_logs",)
 
 
 class ColumnMapping(Strict):
@@ -30,10 +43,23 @@ class ColumnMapping(Strict):
     session_id: str | None = Field(
         default=None, description="column holding a session or conversation id (its turns are replayed in order)"
     )
+    completed_at: str | None = Field(
+        default=None, description="column holding when the reply ended (latency = completed_at − arrival)"
+    )
+    first_token_at: str | None = Field(
+        default=None, description="column holding when the first token came (TTFT = first_token_at − arrival)"
+    )
 
 
 class LogSource(Strict):
-    path: str = Field(description="a file or a glob of many files; .gz is read transparently")
+    path: str | None = Field(
+        default=None, description="a file or a glob of many files; .gz is read transparently (or dsn_env)"
+    )
+    dsn_env: str | None = Field(
+        default=None,
+        description="litellm_spend_logs: the environment variable holding the proxy database's PostgreSQL DSN "
+        "(the DSN itself never goes in the spec, a log or the pack)",
+    )
     format: LogFormatName = "openai_jsonl"
     columns: ColumnMapping | None = Field(default=None, description="needed for csv and parquet")
     timezone: str = Field(default="UTC", description="time zone of timestamps written without one")
@@ -55,6 +81,10 @@ class LogSource(Strict):
     def _mapping_for_generic(self) -> LogSource:
         if self.format in ("csv", "parquet") and self.columns is None:
             raise ValueError(f"format {self.format} needs columns (arrival, prompt_tokens, output_tokens, ...)")
+        if (self.path is None) == (self.dsn_env is None):
+            raise ValueError("the log needs exactly one of path (files) and dsn_env (a database)")
+        if self.dsn_env is not None and self.format not in DATABASE_FORMATS:
+            raise ValueError(f"dsn_env is for {', '.join(DATABASE_FORMATS)}; format {self.format} reads files")
         return self
 
 

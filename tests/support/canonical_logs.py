@@ -24,6 +24,7 @@ def canonical_table(offsets_s: list[float], **columns) -> pa.Table:
         "tenant": pa.array([None] * n, pa.string()),
         "route": pa.array([None] * n, pa.string()),
         "logged_latency_ms": pa.array([None] * n, pa.float64()),
+        "logged_ttft_ms": pa.array([None] * n, pa.float64()),
         "structured_output": pa.array([None] * n, pa.bool_()),
         "prefix_hashes": pa.array([None] * n, pa.list_(pa.uint64())),
         "session_id": pa.array([None] * n, pa.string()),

@@ -4,7 +4,8 @@ Text formats are read in two passes over the raw lines (sql/log_line_counts.sql,
 sql/log_lines.sql, both through the one reader macro of sql/raw_log_lines.sql) so that every
 line, accepted or quarantined, keeps its file and 1-based line number; a format's *_fields query
 maps the lines to named fields and sql/ingest_canonical.sql types and validates them. Bad lines
-never stop the run: they are rows of the quarantine.
+never stop the run: they are rows of the quarantine. A database source (litellm_spend_logs with
+`dsn_env`, pipeline/workload/logs/database.py) becomes numbered lines of JSON the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import pyarrow as pa
 
 from pipeline.duck import connect as duck
 from pipeline.spec.workload import ColumnMapping, LogSource
-from pipeline.workload.logs.formats import arrival_unit, columns_for, labels_for, log_format
+from pipeline.workload.logs.database import EMPTY_REJECTS, read_spend_logs_table
+from pipeline.workload.logs.formats import arrival_unit, columns_for, fields_query, labels_for, log_format, reads_csv
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 EPOCH = "1970-01-01 00:00:00+00"
@@ -37,6 +39,8 @@ MAPPED_FIELDS = (
     "latency_ms",
     "messages_json",
     "session_id",
+    "completed_at",
+    "first_token_at",
 )
 
 
@@ -84,31 +88,32 @@ def ingest(
     """Ingest every file of `source` into canonical Parquet (arrival order) and a quarantine."""
     started = time.perf_counter()
     fmt = log_format(source.format)
-    files = expand_paths(source.path, base_dir)
     with duck.connection(memory_limit) as con:
-        if fmt.reader == "parquet":
+        if source.dsn_env is not None:
+            files = [read_spend_logs_table(con, source.dsn_env)]
+            duck.run(con, "json_line_problem")
+        elif fmt.reader == "parquet":
+            files = expand_paths(source.path or "", base_dir)
             _bind_parquet_rows(con, files, columns_for(source))
             con.from_arrow(_log_files(files, {})).to_table("log_files")
-            con.from_arrow(
-                pa.table(
-                    {
-                        "source_file": pa.array([], pa.string()),
-                        "source_line": pa.array([], pa.int64()),
-                        "reason": pa.array([], pa.string()),
-                        "raw": pa.array([], pa.string()),
-                    }
-                )
-            ).to_table("line_rejects")
+            con.from_arrow(EMPTY_REJECTS).to_table("line_rejects")
         else:
+            files = expand_paths(source.path or "", base_dir)
             _bind_log_lines(con, files)
-            if fmt.reader == "csv":
-                con.from_arrow(_csv_columns(files, columns_for(source))).to_table("csv_columns")
-            elif fmt.reader == "jsonl":
+            if reads_csv(source):
+                # a format's own export mapping names every column it can use; an export may have fewer
+                optional = source.columns is None and fmt.reader != "csv"
+                con.from_arrow(_csv_columns(files, columns_for(source), optional)).to_table("csv_columns")
+            else:
                 duck.run(con, "json_line_problem")  # the reject reasons every JSON-lines format shares
         kind, unit_us = arrival_unit(source)
         # materialised: as a view, DuckDB inlines the field expressions into every use (5× slower)
-        duck.run(con, fmt.fields_sql, {"arrival_kind": kind}).to_table("log_fields")
-        arrival_field, prompt_field, output_field, latency_field = labels_for(source)
+        duck.run(
+            con, fields_query(source), {"arrival_kind": kind, "database_rows": source.dsn_env is not None}
+        ).to_table("log_fields")
+        arrival_field, prompt_field, output_field, latency_field, completed_field, first_token_field = labels_for(
+            source
+        )
         params = {
             "timezone": source.timezone,
             "origin": source.origin.isoformat() if source.origin else EPOCH,
@@ -117,6 +122,8 @@ def ingest(
             "prompt_field": prompt_field,
             "output_field": output_field,
             "latency_field": latency_field,
+            "completed_field": completed_field,
+            "first_token_field": first_token_field,
         }
         duck.run(con, "ingest_canonical", params).to_table("canonical")
         _write(duck.run(con, "ingest_accepted", {"run_id": run_id}), rows_path)
@@ -148,8 +155,9 @@ def _log_files(files: list[str], first_index: dict[str, int]) -> pa.Table:
     )
 
 
-def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
-    """Per file: the header's line number and width, and the 1-based position of each mapped field."""
+def _csv_columns(files: list[str], columns: ColumnMapping | None, optional: bool = False) -> pa.Table:
+    """Per file: the header's line number and width, and the 1-based position of each mapped field
+    (with `optional`, a mapped column the header lacks reads NULL, except the three required)."""
     assert columns is not None
     rows = []
     for file_id, path in enumerate(files):
@@ -157,6 +165,8 @@ def _csv_columns(files: list[str], columns: ColumnMapping | None) -> pa.Table:
         row: dict[str, int | None] = {"file_id": file_id, "header_line": line_number, "header_width": len(header)}
         for name in MAPPED_FIELDS:
             wanted = getattr(columns, name)
+            if optional and wanted not in header and name not in ("arrival", "prompt_tokens", "output_tokens"):
+                wanted = None
             if wanted is not None and wanted not in header:
                 raise IngestError(
                     f"{path}:{line_number}: header has no column {wanted!r} (mapped to {name}); columns: {header}"

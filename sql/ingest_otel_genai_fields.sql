@@ -1,0 +1,197 @@
+-- ingest_otel_genai_fields: OpenTelemetry GenAI spans as the Collector's file exporter writes
+-- them: OTLP JSON, one ExportTraceServiceRequest per line,
+--   {"resourceSpans": [{"resource": {"attributes": [...]}, "scopeSpans": [{"scope": {...},
+--     "spans": [{"traceId": "...", "spanId": "...", "name": "chat gpt-4o",
+--                "startTimeUnixNano": "1762092000500000000", "endTimeUnixNano": "...",
+--                "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+--                               {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "12"}}, ...],
+--                "events": [{"name": "gen_ai.user.message", "attributes": [...]}, ...]}]}]}]}
+-- A line holds many spans; only those whose gen_ai.operation.name is chat or text_completion are
+-- requests (the rest of the trace is neither a row nor a reject). A request's record is
+-- "span <k> (spanId <id>)", k its place among the line's spans, so a reject names the span.
+-- Times are nanoseconds since the epoch (a string, as OTLP JSON writes 64-bit integers); they
+-- become microseconds here (exact in a double). The spanId is the request id; the model
+-- (gen_ai.request.model) the route, the resource's service.name the tenant;
+-- gen_ai.conversation.id, else session.id, the session. Messages, when captured, come from the
+-- gen_ai.input.messages attribute ([{role, parts: [{type: text, content}]}]) or from the span's
+-- gen_ai.{system,user,assistant,tool}.message events (attribute content, or gen_ai.event.content
+-- holding {"content": ...}).
+-- gen_ai.request.max_tokens is not read: the canonical log keeps the tokens produced
+-- (gen_ai.usage.output_tokens), which the replay asks for, not the cap the client set.
+-- view: log_lines(file_id, source_line, line); macro: json_line_problem
+WITH data_lines AS (
+    SELECT file_id, source_line, line
+    FROM log_lines
+    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+),
+parsed AS (
+    -- one parse per line (from_json reads a value of another type as NULL); only a line that fails
+    -- it is parsed again, to tell broken JSON from a value that is no object
+    SELECT
+        *,
+        CASE WHEN starts_with(ltrim(line), '{') THEN try(from_json(line, '{
+            "resourceSpans": [{
+                "resource": {"attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]},
+                "scopeSpans": [{"spans": [{
+                    "spanId": "VARCHAR", "startTimeUnixNano": "VARCHAR", "endTimeUnixNano": "VARCHAR",
+                    "attributes": [{"key": "VARCHAR", "value": {
+                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE"
+                    }}],
+                    "events": [{"name": "VARCHAR", "attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]}]
+                }]}]
+            }]
+        }')) END AS request
+    FROM data_lines
+),
+checked AS (
+    SELECT
+        *,
+        CASE WHEN request IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json
+    FROM parsed
+),
+lines AS MATERIALIZED (
+    -- materialised: both the spans and the rejected lines read it (inlined, it would parse twice)
+    SELECT
+        file_id,
+        source_line,
+        line,
+        json_line_problem(
+            is_json,
+            request IS NOT NULL,
+            CASE WHEN request['resourceSpans'] IS NULL THEN 'field resourceSpans: missing or not a list' END
+        ) AS problem,
+        flatten(list_transform(request['resourceSpans'], lambda resource_spans: flatten(list_transform(
+            resource_spans['scopeSpans'],
+            lambda scope_spans: list_transform(scope_spans.spans, lambda span: {
+                'span': span,
+                'service': list_filter(
+                    resource_spans.resource.attributes, lambda a: a.key = 'service.name'
+                )[1].value['stringValue']
+            })
+        )))) AS spans
+    FROM checked
+),
+numbered AS (
+    -- a rejected span shows the start of its line (a copy of the whole line per span would cost more
+    -- than the rest of the query)
+    SELECT
+        file_id,
+        source_line,
+        left(line, 300) AS raw,
+        unnest(spans) AS entry,
+        unnest(range(1, len(spans) + 1)) AS span_index
+    FROM lines
+    WHERE problem IS NULL
+),
+attributes AS (
+    SELECT
+        file_id,
+        source_line,
+        raw,
+        span_index,
+        entry.span['spanId'] AS span_id,
+        entry.span['startTimeUnixNano'] AS start_ns,
+        entry.span['endTimeUnixNano'] AS end_ns,
+        entry.service AS service,
+        entry.span.events AS events,
+        entry.span.attributes AS span_attributes,
+        list_transform(entry.span.attributes, lambda a: a.key) AS span_keys
+    FROM numbered
+),
+attribute_values AS MATERIALIZED (
+    -- materialised: each attribute is read by several expressions below (inlined, each would search)
+    -- each wanted attribute's value by its key's first position (list_position: no lambda per key)
+    SELECT
+        * EXCLUDE (span_attributes, span_keys),
+        list_transform(
+            ['gen_ai.operation.name', 'gen_ai.request.model', 'gen_ai.usage.input_tokens',
+             'gen_ai.usage.output_tokens', 'gen_ai.conversation.id', 'session.id', 'gen_ai.input.messages'],
+            lambda name: span_attributes[list_position(span_keys, name)].value
+        ) AS a
+    FROM attributes
+),
+requests AS (
+    SELECT
+        *,
+        coalesce(
+            CASE WHEN a[7]['stringValue'] IS NOT NULL THEN list_transform(
+                CAST(json_extract(a[7]['stringValue'], '$[*]') AS JSON[]),
+                lambda m: {
+                    'role': m ->> '$.role',
+                    'content': array_to_string(json_extract_string(m, '$.parts[*].content'), '')
+                }
+            ) END,
+            list_transform(
+                list_filter(
+                    events,
+                    lambda e: regexp_matches(e.name, '^gen_ai\.(system|user|assistant|tool)\.message$')
+                ),
+                lambda e: {
+                    'role': split_part(e.name, '.', 2),
+                    'content': coalesce(
+                        list_filter(e.attributes, lambda x: x.key = 'content')[1].value['stringValue'],
+                        list_filter(
+                            e.attributes, lambda x: x.key = 'gen_ai.event.content'
+                        )[1].value['stringValue'] ->> '$.content'
+                    )
+                }
+            )
+        ) AS messages
+    FROM attribute_values
+    WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
+),
+span_fields AS (
+    SELECT
+        file_id,
+        source_line,
+        format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
+        raw,
+        CAST(NULL AS VARCHAR) AS problem,
+        span_id AS request_id,
+        coalesce(
+            CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
+            start_ns
+        ) AS arrival_raw,
+        'number' AS arrival_kind,
+        coalesce(
+            CAST(try_cast(end_ns AS HUGEINT) // 1000 AS VARCHAR),
+            end_ns
+        ) AS completed_raw,
+        CAST(NULL AS VARCHAR) AS first_token_raw,
+        coalesce(a[3]['intValue'], CAST(a[3]['doubleValue'] AS VARCHAR), a[3]['stringValue']) AS prompt_raw,
+        coalesce(a[4]['intValue'], CAST(a[4]['doubleValue'] AS VARCHAR), a[4]['stringValue']) AS output_raw,
+        service AS tenant,
+        a[2]['stringValue'] AS route,
+        CAST(NULL AS VARCHAR) AS latency_raw,
+        CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
+        CAST(NULL AS BOOLEAN) AS structured_output,
+        CASE WHEN len(messages) > 0 THEN
+            list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
+        END AS prefix_hashes,
+        nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
+    FROM requests
+)
+SELECT * FROM span_fields
+UNION ALL
+SELECT
+    file_id,
+    source_line,
+    CAST(NULL AS VARCHAR) AS record,
+    line AS raw,
+    problem,
+    CAST(NULL AS VARCHAR) AS request_id,
+    CAST(NULL AS VARCHAR) AS arrival_raw,
+    'number' AS arrival_kind,
+    CAST(NULL AS VARCHAR) AS completed_raw,
+    CAST(NULL AS VARCHAR) AS first_token_raw,
+    CAST(NULL AS VARCHAR) AS prompt_raw,
+    CAST(NULL AS VARCHAR) AS output_raw,
+    CAST(NULL AS VARCHAR) AS tenant,
+    CAST(NULL AS VARCHAR) AS route,
+    CAST(NULL AS VARCHAR) AS latency_raw,
+    CAST(NULL AS VARCHAR) AS messages_json,
+    CAST(NULL AS BOOLEAN) AS structured_output,
+    CAST(NULL AS UBIGINT[]) AS prefix_hashes,
+    CAST(NULL AS VARCHAR) AS session_id
+FROM lines
+WHERE problem IS NOT NULL
