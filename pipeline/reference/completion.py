@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -35,11 +35,11 @@ from pipeline.reference.openai_wire import (
     sse,
     usage,
 )
+from pipeline.reference.prefix_cache import block_hashes
 from pipeline.reference.serving_loop import EngineLoop, SequenceHandle
 from pipeline.reference.serving_model import PromptTooLong
 from pipeline.reference.serving_profile import ServingProfile
 from pipeline.reference.timeline import TimelineRecord, TimelineWriter
-from pipeline.reference.prefix_cache import block_hashes
 from pipeline.tokens import count_tokens, message_tokens, tokenize
 
 REQUEST_ID_HEADERS = ("x-loadproof-request-id", "x-request-id")  # the replay sends the first
@@ -270,11 +270,11 @@ class Completion:
             )
         self.record.mark_first_token()
         self._finish_record(200, "fault" if fault else "ok")
-        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, self._with_cached(counts)))
+        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts and self._with_cached(counts)))
 
-    def _with_cached(self, counts: dict | None) -> dict | None:
+    def _with_cached(self, counts: dict[str, Any]) -> dict[str, Any]:
         """Usage plus `prompt_tokens_details.cached_tokens` (OpenAI's shape) where the engine has
         a prefix cache: the prompt tokens it found cached when it first admitted the request."""
-        if counts is None or self.handle is None or not self.state.profile.prefix_cache:
+        if self.handle is None or not self.state.profile.prefix_cache:
             return counts
         return {**counts, "prompt_tokens_details": {"cached_tokens": self.handle.seq.cached_tokens or 0}}
