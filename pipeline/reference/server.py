@@ -2,7 +2,7 @@
 whose timing follows the serving model of its `ServingProfile`, with faults on demand and a
 ground-truth timeline of every request.
 
-Routes: `GET /health`, `GET /metrics` (Prometheus text, vLLM's names: metrics.py),
+Routes: `GET /health`, `GET /metrics` (Prometheus text, vLLM's names: engine_metrics.py),
 `GET /v1/models[/{id}]`, `POST /v1/chat/completions`,
 `POST /v1/completions`, `POST /admin/version` (`{"version": "..."}`: what /v1/models reports
 from then on, for a new-version sensor).
@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pipeline.reference.completion import ARRIVAL_KEY, Completion, ReferenceState
 from pipeline.reference.faults import ABORT_KEY, FaultPicker, transport_aborter
 from pipeline.reference.generation import Writer, default_writer
-from pipeline.reference.metrics import engine_registry, exposition
+from pipeline.reference.engine_metrics import engine_registry, exposition
 from pipeline.reference.openai_wire import error_response
 from pipeline.reference.oracle import oracle_writer
 from pipeline.reference.serving_loop import EngineLoop
