@@ -29,9 +29,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.reference.completion import ARRIVAL_KEY, Completion, ReferenceState
+from pipeline.reference.engine_metrics import engine_registry, exposition
 from pipeline.reference.faults import ABORT_KEY, FaultPicker, transport_aborter
 from pipeline.reference.generation import Writer, default_writer
-from pipeline.reference.engine_metrics import engine_registry, exposition
 from pipeline.reference.openai_wire import error_response
 from pipeline.reference.oracle import oracle_writer
 from pipeline.reference.serving_loop import EngineLoop
