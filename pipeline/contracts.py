@@ -223,6 +223,19 @@ FROM_SCHEDULE_COLUMNS = ("ttft_from_schedule_ms", "e2e_from_schedule_ms")
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]
 SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent the request
 SWEEP_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, *LOAD_LEVEL_COLUMNS])
+# one row per sample of a /metrics scrape (pipeline/replay/server_metrics.py): when the scrape was
+# sent (perf_counter_ns, raw_timings' clock), which scrape, the family, the sample's own name, its
+# labels as sorted JSON and its value
+SERVER_METRICS_SCHEMA = pa.schema(
+    [
+        ("t_ns", pa.int64()),
+        ("scrape", pa.int64()),
+        ("family", pa.string()),
+        ("sample", pa.string()),
+        ("labels_json", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
 
 
 # --- the files -----------------------------------------------------------------------------------
@@ -278,6 +291,13 @@ RAW_TIMINGS = PackFile(
     # labelled_item_id: only accuracy mixed into the load), and files written before them
     optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS),
 )
+SERVER_METRICS = PackFile(
+    "server_metrics",
+    "parquet",
+    _PARTITION,
+    "every sample of the candidate's Prometheus /metrics, scraped during the replay (no rows: none exposed)",
+    SERVER_METRICS_SCHEMA,
+)
 REPLAY_SUMMARY = PackFile("replay_summary", "json", _PARTITION, "the replay's totals, per candidate and per shard")
 ITL_HISTOGRAM = PackFile("itl_histogram", "parquet", _PARTITION, "every inter-token gap counted per whole microsecond")
 SWEEP_TIMINGS = PackFile(
@@ -331,6 +351,7 @@ PACK_FILES: tuple[PackFile, ...] = (
     CLIENT_CALIBRATION,
     ENDPOINT_FINGERPRINT,
     RAW_TIMINGS,
+    SERVER_METRICS,
     REPLAY_SUMMARY,
     ITL_HISTOGRAM,
     SWEEP_TIMINGS,
