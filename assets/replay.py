@@ -6,7 +6,6 @@ fanned out over shards) and sweep_timings (the plan at each further load level o
 import json
 import os
 import shutil
-from contextlib import nullcontext
 from dataclasses import asdict
 
 import pyarrow as pa
@@ -52,7 +51,6 @@ from pipeline.contracts import (
     RAW_TIMINGS,
     REPLAY_PLAN,
     REPLAY_SUMMARY,
-    SERVER_METRICS,
     SWEEP_REPLAY,
     SWEEP_TIMINGS,
     SWEEP_TIMINGS_SCHEMA,
@@ -68,15 +66,8 @@ from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings, run_replay
 from pipeline.replay.fingerprint import fingerprint, version_key
 from pipeline.replay.journal import Journal
-from pipeline.replay.server_metrics import ServerMetricsScraper, metrics_url
-from pipeline.replay.shards import (
-    Shard,
-    StartBarrier,
-    merge_shards,
-    shard_plan,
-    shard_settings,
-    shards_for,
-)
+from pipeline.replay.server_metrics import server_metrics_beside
+from pipeline.replay.shards import Shard, StartBarrier, merge_shards, shard_plan, shard_settings, shards_for
 from pipeline.replay.sweep import run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -240,16 +231,11 @@ def replay_shard(
         f"replaying {len(plan)} requests against {candidate.name} (mode {replay.mode}, {shard.label} of "
         f"{shard.count}, pid {os.getpid()})"
     )
-    target = endpoint.target(candidate)
-    # one scraper per candidate (shard 0's), beside the load; an empty table when off or absent
-    interval = replay.server_metrics_interval_s if shard.index == 0 else None
-    scraper = ServerMetricsScraper(metrics_url(target.base_url), interval or 1.0, replay.max_duration_s + 60)
-    with Journal(layout.journal(context.run_id, name)) as journal, scraper if interval else nullcontext():
-        stats = run_replay(plan, target, settings, context.run_id, journal, start_at=barrier)
-    if shard.index == 0:
-        write_parquet(with_run_id(scraper.table(), context.run_id), layout.path(SERVER_METRICS))
-        for warning in scraper.warnings:
-            context.log.warning(warning)
+    scraping = server_metrics_beside(
+        endpoint.target(candidate).base_url, replay, shard.index, layout, context.run_id, context.log.warning
+    )
+    with Journal(layout.journal(context.run_id, name)) as journal, scraping:
+        stats = run_replay(plan, endpoint.target(candidate), settings, context.run_id, journal, start_at=barrier)
     context.log.info(
         f"{candidate.name} {shard.label}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent in "
         f"{stats.wall_s:.1f} s"

@@ -19,14 +19,29 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Protocol
 
 import httpx
 import pyarrow as pa
 from prometheus_client.parser import text_string_to_metric_families
 
-from pipeline.contracts import SERVER_METRICS_SCHEMA
+from pipeline.contracts import RUN_ID, SERVER_METRICS, SERVER_METRICS_SCHEMA
+from pipeline.pack.layout import PackLayout, write_parquet
+
+
+class ReplayBounds(Protocol):
+    """What the scrape reads of the spec's `workload.replay` (replay does not import the spec)."""
+
+    @property
+    def server_metrics_interval_s(self) -> float | None: ...
+
+    @property
+    def max_duration_s(self) -> float: ...
+
 
 MAX_SCRAPES = 100_000  # a bound whatever the interval: 1 s for ~28 h
 
@@ -108,3 +123,28 @@ class ServerMetricsScraper:
     def table(self) -> pa.Table:
         """Every sample kept, one row each (call after `__exit__`)."""
         return pa.table(self._rows, schema=SERVER_METRICS_SCHEMA)
+
+
+@contextmanager
+def server_metrics_beside(
+    base_url: str, replay: ReplayBounds, shard_index: int, layout: PackLayout, run_id: str, warn: Callable[[str], None]
+) -> Iterator[None]:
+    """Scrape the candidate's /metrics while the body runs (the replay of one shard), then write
+    data/server_metrics.parquet. One scraper per candidate: shard 0's (the other shards do
+    nothing); with `workload.replay.server_metrics_interval_s: null`, shard 0 writes no rows, so
+    a re-run never leaves an earlier run's samples behind."""
+    if shard_index != 0:
+        yield
+        return
+    interval_s = replay.server_metrics_interval_s
+    scraper = ServerMetricsScraper(metrics_url(base_url), interval_s or 1.0, replay.max_duration_s + 60)
+    if interval_s is None:
+        yield
+    else:
+        with scraper:
+            yield
+    table = scraper.table()
+    table = table.append_column(RUN_ID, pa.array([run_id] * table.num_rows, RUN_ID.type))
+    write_parquet(table, layout.path(SERVER_METRICS))
+    for warning in scraper.warnings:
+        warn(warning)

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
+import pyarrow.parquet as pq
 
-from pipeline.contracts import SERVER_METRICS_SCHEMA
+from pipeline.contracts import SERVER_METRICS, SERVER_METRICS_SCHEMA
+from pipeline.pack.layout import PackLayout
 from pipeline.reference import ReferenceServer
-from pipeline.replay.server_metrics import ServerMetricsScraper, metrics_url
+from pipeline.replay.server_metrics import ServerMetricsScraper, metrics_url, server_metrics_beside
 
 MODEL = "reference-model"
 
@@ -51,3 +55,28 @@ def test_a_server_without_metrics_is_a_warning_and_no_rows() -> None:
             pass
     assert scraper.table().num_rows == 0 and scraper.scrapes == 0
     assert len(scraper.warnings) == 1 and "404" in scraper.warnings[0]
+
+
+@dataclass
+class _Replay:
+    server_metrics_interval_s: float | None
+    max_duration_s: float = 60.0
+
+
+def test_shard_zero_writes_the_samples_with_the_run_id_and_other_shards_nothing(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    with ReferenceServer("zero") as server:
+        layout = PackLayout(tmp_path / "on")
+        # the first scrape is sent as the scraper starts, however soon the body ends
+        with server_metrics_beside(server.base_url, _Replay(0.01), 0, layout, "run-1", warnings.append):
+            pass
+        other = PackLayout(tmp_path / "shard1")
+        with server_metrics_beside(server.base_url, _Replay(0.01), 1, other, "run-1", warnings.append):
+            pass
+    table = pq.read_table(layout.path(SERVER_METRICS))
+    assert table.num_rows > 0 and set(table.column("run_id").to_pylist()) == {"run-1"} and not warnings
+    assert not other.path(SERVER_METRICS).exists()
+    off = PackLayout(tmp_path / "off")
+    with server_metrics_beside("http://127.0.0.1:9/v1", _Replay(None), 0, off, "run-2", warnings.append):
+        pass
+    assert pq.read_table(off.path(SERVER_METRICS)).num_rows == 0 and not warnings
