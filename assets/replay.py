@@ -65,12 +65,8 @@ from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.fingerprint import fingerprint, version_key
 from pipeline.replay.repeats import merge_repeats, repeat_name, replay_runs
-from pipeline.replay.shards import (
-    Shard,
-    shard_plan,
-    shard_settings,
-    shards_for,
-)
+from pipeline.replay.server_metrics import server_metrics_beside
+from pipeline.replay.shards import Shard, shard_plan, shard_settings, shards_for
 from pipeline.replay.sweep import run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -234,16 +230,20 @@ def replay_shard(
     settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
     plan = shard_plan(planned_requests(pq.read_table(layout.path(REPLAY_PLAN))), shard)
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
-    return replay_runs(
-        plan,
-        endpoint.target(candidate),
-        settings,
-        shard,
-        replay,
-        journal_for=lambda repeat: layout.journal(context.run_id, repeat_name(name, repeat)),
-        run_id=context.run_id,
-        log=context.log.info,
+    scraping = server_metrics_beside(  # the server's own view beside every run, on shard 0
+        endpoint.target(candidate).base_url, replay, shard.index, layout, context.run_id, context.log.warning
     )
+    with scraping:
+        return replay_runs(
+            plan,
+            endpoint.target(candidate),
+            settings,
+            shard,
+            replay,
+            journal_for=lambda repeat: layout.journal(context.run_id, repeat_name(name, repeat)),
+            run_id=context.run_id,
+            log=context.log.info,
+        )
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")

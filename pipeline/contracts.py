@@ -227,6 +227,19 @@ SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent t
 # replay done once, NULL in raw timings written before repeats
 REPEAT_COLUMN = ("repeat", pa.int64())
 SWEEP_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, *LOAD_LEVEL_COLUMNS])
+# one row per sample of a /metrics scrape (pipeline/replay/server_metrics.py): when the scrape was
+# sent (perf_counter_ns, raw_timings' clock), which scrape, the family, the sample's own name, its
+# labels as sorted JSON and its value
+SERVER_METRICS_SCHEMA = pa.schema(
+    [
+        ("t_ns", pa.int64()),
+        ("scrape", pa.int64()),
+        ("family", pa.string()),
+        ("sample", pa.string()),
+        ("labels_json", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
 
 
 # --- beside the pack document ----------------------------------------------------------------------
@@ -291,6 +304,13 @@ RAW_TIMINGS = PackFile(
     # labelled_item_id: only accuracy mixed into the load), and files written before them
     optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS, "repeat"),
 )
+SERVER_METRICS = PackFile(
+    "server_metrics",
+    "parquet",
+    _PARTITION,
+    "every sample of the candidate's Prometheus /metrics, scraped during the replay (no rows: none exposed)",
+    SERVER_METRICS_SCHEMA,
+)
 REPLAY_SUMMARY = PackFile("replay_summary", "json", _PARTITION, "the replay's totals, per candidate and per shard")
 ITL_HISTOGRAM = PackFile("itl_histogram", "parquet", _PARTITION, "every inter-token gap counted per whole microsecond")
 SWEEP_TIMINGS = PackFile(
@@ -344,6 +364,7 @@ PACK_FILES: tuple[PackFile, ...] = (
     CLIENT_CALIBRATION,
     ENDPOINT_FINGERPRINT,
     RAW_TIMINGS,
+    SERVER_METRICS,
     REPLAY_SUMMARY,
     ITL_HISTOGRAM,
     SWEEP_TIMINGS,

@@ -13,12 +13,28 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
+def _content_text(message: dict) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, list):  # OpenAI content parts
+        content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return str(content)
+
+
 def count_message_tokens(messages: list[dict]) -> int:
     """Prompt tokens of a chat request: the content of every message plus one per role marker."""
-    total = 0
+    return sum(count_tokens(_content_text(message)) + 1 for message in messages)
+
+
+def tokenize(text: str) -> list[str]:
+    """The tokens `count_tokens` counts, in order (what a prefix cache hashes in blocks)."""
+    return _TOKEN.findall(text)
+
+
+def message_tokens(messages: list[dict]) -> list[str]:
+    """The tokens `count_message_tokens` counts, in order: each message's role marker, then its
+    content's tokens — so two chats sharing their first messages share a token prefix."""
+    tokens: list[str] = []
     for message in messages:
-        content = message.get("content") or ""
-        if isinstance(content, list):  # OpenAI content parts
-            content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
-        total += count_tokens(str(content)) + 1
-    return total
+        tokens.append(f"<|{message.get('role', '')}|>")
+        tokens.extend(tokenize(_content_text(message)))
+    return tokens

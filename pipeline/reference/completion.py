@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -35,11 +35,12 @@ from pipeline.reference.openai_wire import (
     sse,
     usage,
 )
+from pipeline.reference.prefix_cache import block_hashes
 from pipeline.reference.serving_loop import EngineLoop, SequenceHandle
 from pipeline.reference.serving_model import PromptTooLong
 from pipeline.reference.serving_profile import ServingProfile
 from pipeline.reference.timeline import TimelineRecord, TimelineWriter
-from pipeline.tokens import count_message_tokens, count_tokens
+from pipeline.tokens import count_tokens, message_tokens, tokenize
 
 REQUEST_ID_HEADERS = ("x-loadproof-request-id", "x-request-id")  # the replay sends the first
 ARRIVAL_KEY = "loadproof.arrival"  # scope key: (perf_counter_ns, time_ns) at the app's door
@@ -110,6 +111,7 @@ class Completion:
             record.arrival_virtual_ns, record.admitted_virtual_ns = seq.arrival_ns, seq.admitted_ns
             record.first_token_virtual_ns, record.end_virtual_ns = seq.first_token_ns, seq.end_ns
             record.engine_seq, record.preemptions, record.lag_ns = seq.seq_id, seq.preemptions, handle.lag_ns
+            record.cached_tokens = seq.cached_tokens
             self.state.engine.cancel(handle)  # no-op when it finished
         self.state.timeline.write(record)
 
@@ -141,7 +143,8 @@ class Completion:
             return Response(status_code=500)
 
         messages = [m.model_dump() for m in body.messages] if isinstance(body, ChatRequest) else None
-        prompt_tokens = count_message_tokens(messages) if messages is not None else count_tokens(cast(str, prompt))
+        tokens = message_tokens(messages) if messages is not None else tokenize(cast(str, prompt))
+        prompt_tokens = len(tokens)
         requested = body.requested_max_tokens()
         reply = state.writer(
             GenerationRequest(
@@ -163,8 +166,9 @@ class Completion:
             else usage(prompt_tokens, completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0))
         )
         if state.engine is not None and fault != "stall":
+            hashes = block_hashes(tokens, state.profile.kv_block_tokens) if state.profile.prefix_cache else ()
             try:
-                self.handle = state.engine.submit(prompt_tokens, len(reply.pieces), self.record.arrival_ns)
+                self.handle = state.engine.submit(prompt_tokens, len(reply.pieces), self.record.arrival_ns, hashes)
             except PromptTooLong as exc:
                 return self._refuse(
                     error_response(400, str(exc), "invalid_request_error", "messages", "context_length_exceeded")
@@ -240,7 +244,7 @@ class Completion:
                 yield self.shapes.content_chunk(reply.pieces[i])
             yield self.shapes.finish_chunk(reply.finish_reason)
             if include_usage and counts is not None:
-                yield self.shapes.usage_chunk(counts)
+                yield self.shapes.usage_chunk(self._with_cached(counts))
             self.record.mark_end()
             self._finish_record(200, "fault" if fault else "ok")
             yield sse("[DONE]")
@@ -266,4 +270,11 @@ class Completion:
             )
         self.record.mark_first_token()
         self._finish_record(200, "fault" if fault else "ok")
-        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts))
+        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts and self._with_cached(counts)))
+
+    def _with_cached(self, counts: dict[str, Any]) -> dict[str, Any]:
+        """Usage plus `prompt_tokens_details.cached_tokens` (OpenAI's shape) where the engine has
+        a prefix cache: the prompt tokens it found cached when it first admitted the request."""
+        if self.handle is None or not self.state.profile.prefix_cache:
+            return counts
+        return {**counts, "prompt_tokens_details": {"cached_tokens": self.handle.seq.cached_tokens or 0}}

@@ -155,11 +155,11 @@ class Shapes:
             }
         )
 
-    def usage_chunk(self, counts: dict[str, int]) -> bytes:
+    def usage_chunk(self, counts: dict[str, Any]) -> bytes:
         obj = "chat.completion.chunk" if self.kind == "chat" else "text_completion"
         return sse({**self._head(obj), "choices": [], "usage": counts})
 
-    def whole(self, text: str, finish_reason: str, counts: dict[str, int] | None) -> dict[str, Any]:
+    def whole(self, text: str, finish_reason: str, counts: dict[str, Any] | None) -> dict[str, Any]:
         if self.kind == "chat":
             choice = {
                 "index": 0,

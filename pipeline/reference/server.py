@@ -2,7 +2,8 @@
 whose timing follows the serving model of its `ServingProfile`, with faults on demand and a
 ground-truth timeline of every request.
 
-Routes: `GET /health`, `GET /v1/models[/{id}]`, `POST /v1/chat/completions`,
+Routes: `GET /health`, `GET /metrics` (Prometheus text, vLLM's names: engine_metrics.py),
+`GET /v1/models[/{id}]`, `POST /v1/chat/completions`,
 `POST /v1/completions`, `POST /admin/version` (`{"version": "..."}`: what /v1/models reports
 from then on, for a new-version sensor).
 
@@ -28,6 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.reference.completion import ARRIVAL_KEY, Completion, ReferenceState
+from pipeline.reference.engine_metrics import engine_registry, exposition
 from pipeline.reference.faults import ABORT_KEY, FaultPicker, transport_aborter
 from pipeline.reference.generation import Writer, default_writer
 from pipeline.reference.openai_wire import error_response
@@ -91,6 +93,13 @@ def build_app(
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
+
+    engine = state.engine
+    registry = engine_registry(profile.model, lambda: None if engine is None else (engine.core, engine.pending))
+
+    async def metrics(request: Request) -> Response:
+        body, content_type = exposition(registry)
+        return Response(body, media_type=content_type)
 
     def card() -> dict:
         return {
@@ -161,6 +170,7 @@ def build_app(
     app = _ReferenceApp(
         routes=[
             Route("/health", health, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", model, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),

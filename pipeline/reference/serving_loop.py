@@ -76,12 +76,15 @@ class EngineLoop:
 
     # --- request side ------------------------------------------------------------------------
 
-    def submit(self, prompt_tokens: int, output_tokens: int, arrival_mono_ns: int) -> SequenceHandle:
-        """Queue a request; raises PromptTooLong when it could never fit the KV cache."""
+    def submit(
+        self, prompt_tokens: int, output_tokens: int, arrival_mono_ns: int, block_hashes: tuple[int, ...] = ()
+    ) -> SequenceHandle:
+        """Queue a request (`block_hashes`: its prompt's, for the prefix cache); raises
+        PromptTooLong when it could never fit the KV cache."""
         self.core.check_fits(prompt_tokens, output_tokens)
         if self._task is None or self._task.done():
             self.start()  # started lazily when the app runs without a lifespan (in-process ASGI)
-        seq = Sequence(self._next_id, prompt_tokens, output_tokens, arrival_ns=-1)
+        seq = Sequence(self._next_id, prompt_tokens, output_tokens, arrival_ns=-1, block_hashes=block_hashes)
         self._next_id += 1
         handle = SequenceHandle(seq, arrival_mono_ns)
         self._pending.append(handle)
@@ -97,6 +100,12 @@ class EngineLoop:
             self._pending.remove(handle)
         else:
             self.core.cancel(handle.seq.seq_id)
+
+    @property
+    def pending(self) -> int:
+        """Requests that arrived during the running step: they join the engine's queue at the next
+        step boundary (vLLM's scheduler would count them as waiting already)."""
+        return len(self._pending)
 
     def to_mono_ns(self, virtual_ns: int | None) -> int | None:
         """A virtual time as a monotonic reading (where the model put it, lag aside)."""

@@ -15,6 +15,11 @@ One step, at virtual time T:
    rest) while fewer than `max_running_seqs` run and the KV cache can take them. A sequence whose
    prefill completes in this step produces its next token at the end of the step.
 4. Duration = step_overhead + prefill_ms_per_token × prefill tokens + decode_step_ms(decoders).
+
+Prefix cache (`prefix_cache: true`, prefix_cache.py): a sequence admitted (or re-admitted after a
+pre-emption) starts its `context_prefilled` at the tokens of its leading prompt blocks already
+cached, so only the rest is prefilled (and costed); the cached tokens still count in the KV it
+holds. Every prompt block a prefill completes is registered in the cache.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from pipeline.reference.engine_stats import EngineStats
+from pipeline.reference.prefix_cache import PrefixCache
 from pipeline.reference.serving_profile import ServingProfile
 
 NS_PER_MS = 1_000_000
@@ -63,6 +70,9 @@ class Sequence:
     admitted_ns: int | None = None
     first_token_ns: int | None = None
     end_ns: int | None = None
+    block_hashes: tuple[int, ...] = ()  # the prompt's chained block hashes (prefix_cache.py)
+    cached_tokens: int | None = None  # prompt tokens found in the prefix cache at first admission
+    blocks_registered: int = 0  # leading prompt blocks this sequence has put in the cache
 
     @property
     def context_tokens(self) -> int:
@@ -102,6 +112,10 @@ class EngineCore:
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []  # admission order
         self.kv_used = 0
+        self.stats = EngineStats()
+        self.prefix_cache = (
+            PrefixCache(profile.kv_block_tokens, profile.prefix_cache_capacity_blocks) if profile.prefix_cache else None
+        )
 
     # --- intake ------------------------------------------------------------------------------
 
@@ -162,15 +176,25 @@ class EngineCore:
         seq.context_prefilled += n
         if self.profile.kv_policy == "preempt":
             self.kv_used += n
+        if self.prefix_cache is not None:
+            done = min(len(seq.block_hashes), seq.context_prefilled // self.prefix_cache.block_tokens)
+            if done > seq.blocks_registered:
+                self.prefix_cache.register(seq.block_hashes[seq.blocks_registered : done])
+                seq.blocks_registered = done
 
     def _produce(self, seq: Sequence, end_ns: int, result: StepResult) -> None:
         if seq.generated < seq.output_tokens:
             seq.generated += 1
             result.tokens.append(seq.seq_id)
+            self.stats.generation_tokens += 1
             if seq.first_token_ns is None:
                 seq.first_token_ns = end_ns
+                self.stats.prompt_tokens += seq.prompt_tokens
+                self.stats.ttft_s.observe((end_ns - seq.arrival_ns) / 1e9)
         if seq.generated >= seq.output_tokens:
             seq.end_ns = end_ns
+            self.stats.finished_requests += 1
+            self.stats.e2e_s.observe((end_ns - seq.arrival_ns) / 1e9)
             self.running.remove(seq)
             self.kv_used -= self._kv_held(seq)
             result.finished.append(seq.seq_id)
@@ -197,7 +221,9 @@ class EngineCore:
             victim = self.running.pop()  # the newest admitted (recompute pre-emption, as vLLM)
             self.kv_used -= victim.context_prefilled
             victim.context_prefilled = 0
+            victim.blocks_registered = 0
             victim.preemptions += 1
+            self.stats.preemptions += 1
             self.waiting.appendleft(victim)
             preempted.append(victim.seq_id)
         return preempted
@@ -228,12 +254,26 @@ class EngineCore:
             self.running.append(head)
             if self.profile.kv_policy == "reserve":
                 self.kv_used += need
+            cached = self._cached_prefix(head)
             if head.admitted_ns is None:
                 head.admitted_ns = now_ns
-            n = min(head.context_tokens, budget)
+                head.cached_tokens = cached
+            n = min(head.context_tokens - cached, budget)
             chunks.append((head, n))
             budget -= n
         return chunks
+
+    def _cached_prefix(self, seq: Sequence) -> int:
+        """On admission: take the sequence's cached leading blocks as already prefilled (their KV
+        counts as held from now on) and return how many tokens that is."""
+        if self.prefix_cache is None:
+            return 0
+        cached = self.prefix_cache.lookup(seq.block_hashes, seq.context_tokens)
+        seq.context_prefilled = cached
+        seq.blocks_registered = cached // self.prefix_cache.block_tokens
+        if self.profile.kv_policy == "preempt":
+            self.kv_used += cached
+        return cached
 
 
 _UNBOUNDED = 1 << 62

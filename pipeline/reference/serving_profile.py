@@ -99,6 +99,15 @@ class ServingProfile(BaseModel):
         description="reserve: admit only when prompt + max output fit (queue, never pre-empt); "
         "preempt: admit when the prompt fits, pre-empt the newest sequence when full",
     )
+    prefix_cache: bool = Field(
+        default=True, description="cache computed prompt blocks (prefix_cache.py): a hit skips that block's prefill"
+    )
+    kv_block_tokens: int = Field(
+        default=16, ge=1, description="tokens per KV block, the prefix cache's unit (vLLM: 16)"
+    )
+    prefix_cache_blocks: int | None = Field(
+        default=None, ge=1, description="blocks the prefix cache keeps (LRU); none: as many as kv_cache_tokens holds"
+    )
     default_max_tokens: int = Field(default=128, ge=0)
     seed: int = 0
     faults: FaultConfig = Field(default_factory=FaultConfig)
@@ -113,6 +122,13 @@ class ServingProfile(BaseModel):
             and self.step_overhead_ms == 0
             and self.kv_cache_tokens is None
         )
+
+    @property
+    def prefix_cache_capacity_blocks(self) -> int | None:
+        """The prefix cache's bound in blocks (None: unbounded, as the KV cache is)."""
+        if self.prefix_cache_blocks is not None:
+            return self.prefix_cache_blocks
+        return None if self.kv_cache_tokens is None else max(self.kv_cache_tokens // self.kv_block_tokens, 1)
 
 
 def available_profiles() -> list[str]:

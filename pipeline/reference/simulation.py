@@ -21,11 +21,13 @@ NS_PER_S = 1_000_000_000
 
 @dataclass(frozen=True)
 class Arrival:
-    """One request offered to the engine: when (virtual ns) and how many tokens in and out."""
+    """One request offered to the engine: when (virtual ns), how many tokens in and out, and
+    its prompt's block hashes (prefix_cache.py; empty: nothing to share)."""
 
     arrival_ns: int
     prompt_tokens: int
     output_tokens: int
+    block_hashes: tuple[int, ...] = ()
 
 
 @dataclass
@@ -59,7 +61,10 @@ def simulate(
 ) -> Simulation:
     """Run `arrivals` through the engine on a virtual clock (until idle, or until `until_s`);
     with `record_tokens`, every token's time too (what a client's inter-token gaps are made of)."""
-    seqs = [Sequence(i, a.prompt_tokens, a.output_tokens, a.arrival_ns) for i, a in enumerate(arrivals)]
+    seqs = [
+        Sequence(i, a.prompt_tokens, a.output_tokens, a.arrival_ns, block_hashes=a.block_hashes)
+        for i, a in enumerate(arrivals)
+    ]
     order = sorted(seqs, key=lambda s: (s.arrival_ns, s.seq_id))
     core = EngineCore(profile)
     result = Simulation(requests=seqs)

@@ -49,6 +49,7 @@ class TimelineRecord:
     engine_seq: int | None = None
     preemptions: int = 0
     lag_ns: int | None = None
+    cached_tokens: int | None = None  # prompt tokens the prefix cache held at first admission
 
     def mark_first_token(self) -> None:
         if self.first_token_ns is None:

@@ -209,6 +209,12 @@ class Replay(Strict):
     shard_ready_timeout_s: float = Field(
         default=120.0, gt=0, description="how long a shard waits for the others to be ready"
     )
+    server_metrics_interval_s: float | None = Field(
+        default=1.0,
+        gt=0,
+        description="scrape the candidate's Prometheus /metrics this often during the replay (optional: a warning "
+        "when it has none); null: never",
+    )
     sessions: Literal["auto", "off"] = Field(
         default="auto",
         description="auto: when the log carries session ids, each session's turns go in order, each after the "

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from pipeline.reference import ReferenceServer, ServingProfile, load_profile
+from pipeline.reference.prefix_cache import block_hashes
 from pipeline.reference.serving_model import EngineCore, PromptTooLong, Sequence, step_duration_ns
 from pipeline.reference.simulation import (
     Arrival,
@@ -21,7 +22,7 @@ from pipeline.reference.timeline import read_timeline
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
-from pipeline.tokens import count_message_tokens
+from pipeline.tokens import count_message_tokens, message_tokens
 
 WINDOW_S = 60.0
 RATES = [1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 20.0]
@@ -212,10 +213,16 @@ def test_http_server_follows_the_simulated_model_exactly(tmp_path: Path) -> None
     rows = journal_to_table(tmp_path / "journal.jsonl").to_pylist()
     server_rows = sorted(read_timeline(timeline_path), key=lambda r: r["engine_seq"])
     assert sorted(r["request_id"] for r in server_rows) == sorted(p.request_id for p in plan)
+    block_tokens = load_profile(str(profile_path)).kv_block_tokens
+    hashes = {p.request_id: block_hashes(message_tokens(p.messages), block_tokens) for p in plan}
     sim = simulate(
         load_profile(str(profile_path)),
-        [Arrival(r["arrival_virtual_ns"], r["prompt_tokens"], r["completion_tokens"]) for r in server_rows],
+        [
+            Arrival(r["arrival_virtual_ns"], r["prompt_tokens"], r["completion_tokens"], hashes[r["request_id"]])
+            for r in server_rows
+        ],
     )
+    assert any(r["cached_tokens"] for r in server_rows)  # the prompts share prefixes: the cache is in play
     assert sim.preemptions > 0 and any(r["admitted_virtual_ns"] > r["arrival_virtual_ns"] for r in server_rows)
     assert [(s.first_token_ns, s.end_ns, s.preemptions) for s in sim.requests] == [
         (r["first_token_virtual_ns"], r["end_virtual_ns"], r["preemptions"]) for r in server_rows

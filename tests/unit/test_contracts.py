@@ -62,6 +62,7 @@ PER_PARTITION = {
     "data/replay_summary.json",
     "data/sweep_replay.json",
     "data/raw_timings.parquet",
+    "data/server_metrics.parquet",
     "data/itl_histogram.parquet",
     "data/sweep_timings.parquet",
     "data/accuracy_results.parquet",

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -208,3 +209,24 @@ def test_the_import_scan_sees_each_kind_of_test_module_import():
         "tests.unit.test_stats",
         "tests.e2e.test_shards",
     }
+
+
+def test_no_tracked_text_file_holds_a_merge_conflict_marker():
+    """A conflict left in a document (it once reached ARCHITECTURE.md) breaks no import, so no
+    other test would notice it."""
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    markers = ("<<<<<<< ", ">>>>>>> ")
+    found = []
+    for name in tracked:
+        path = REPO_ROOT / name
+        if (
+            path.suffix not in {".py", ".md", ".sql", ".yaml", ".yml", ".toml", ".j2", ".json", ".txt"}
+            or not path.is_file()
+        ):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+            if line.startswith(markers):
+                found.append(f"{name}:{number}")
+    assert found == []

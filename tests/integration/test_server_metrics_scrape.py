@@ -1,0 +1,82 @@
+"""The replay's /metrics scraper against the reference endpoint over loopback: every sample
+kept on the monotonic clock; a server without /metrics is one warning and no rows."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pyarrow.parquet as pq
+
+from pipeline.contracts import SERVER_METRICS, SERVER_METRICS_SCHEMA
+from pipeline.pack.layout import PackLayout
+from pipeline.reference import ReferenceServer
+from pipeline.replay.server_metrics import ServerMetricsScraper, metrics_url, server_metrics_beside
+
+MODEL = "reference-model"
+
+
+def test_metrics_url_is_at_the_server_root() -> None:
+    assert metrics_url("http://127.0.0.1:8100/v1") == "http://127.0.0.1:8100/metrics"
+    assert metrics_url("http://host/v1/") == "http://host/metrics"
+    assert metrics_url("http://host/api") == "http://host/api/metrics"
+
+
+def test_scraper_keeps_every_sample_beside_the_load() -> None:
+    with ReferenceServer("demo") as server, httpx.Client(base_url=server.base_url) as client:
+        begun = time.perf_counter_ns()
+        with ServerMetricsScraper(metrics_url(server.base_url), interval_s=0.01) as scraper:
+            sent = 0
+            while scraper.scrapes < 3 and not scraper.warnings:  # load until three scrapes are in (no sleeping)
+                body = {"model": MODEL, "messages": [{"role": "user", "content": "hello there"}], "max_tokens": 2}
+                client.post("/chat/completions", json=body)
+                sent += 1
+        ended = time.perf_counter_ns()
+    table = scraper.table()
+    assert table.schema == SERVER_METRICS_SCHEMA and not scraper.warnings
+    rows = table.to_pylist()
+    assert {r["scrape"] for r in rows} == set(range(scraper.scrapes))
+    times = [r["t_ns"] for r in rows]
+    assert times == sorted(times) and begun <= times[0] and times[-1] <= ended
+    families = {r["family"] for r in rows}
+    assert {"vllm:num_requests_running", "vllm:kv_cache_usage_perc", "vllm:time_to_first_token_seconds"} <= families
+    success = [r for r in rows if r["sample"] == "vllm:request_success_total"]
+    assert json.loads(success[-1]["labels_json"]) == {"model_name": MODEL}
+    assert 0 <= success[-1]["value"] <= sent
+    assert any(r["sample"] == "vllm:time_to_first_token_seconds_bucket" and "le" in r["labels_json"] for r in rows)
+
+
+def test_a_server_without_metrics_is_a_warning_and_no_rows() -> None:
+    with ReferenceServer("zero") as server:
+        with ServerMetricsScraper(f"{server.root_url}/no-metrics-here", interval_s=0.01) as scraper:
+            pass
+    assert scraper.table().num_rows == 0 and scraper.scrapes == 0
+    assert len(scraper.warnings) == 1 and "404" in scraper.warnings[0]
+
+
+@dataclass
+class _Replay:
+    server_metrics_interval_s: float | None
+    max_duration_s: float = 60.0
+
+
+def test_shard_zero_writes_the_samples_with_the_run_id_and_other_shards_nothing(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    with ReferenceServer("zero") as server:
+        layout = PackLayout(tmp_path / "on")
+        # the first scrape is sent as the scraper starts, however soon the body ends
+        with server_metrics_beside(server.base_url, _Replay(0.01), 0, layout, "run-1", warnings.append):
+            pass
+        other = PackLayout(tmp_path / "shard1")
+        with server_metrics_beside(server.base_url, _Replay(0.01), 1, other, "run-1", warnings.append):
+            pass
+    table = pq.read_table(layout.path(SERVER_METRICS))
+    assert table.num_rows > 0 and set(table.column("run_id").to_pylist()) == {"run-1"} and not warnings
+    assert not other.path(SERVER_METRICS).exists()
+    off = PackLayout(tmp_path / "off")
+    with server_metrics_beside("http://127.0.0.1:9/v1", _Replay(None), 0, off, "run-2", warnings.append):
+        pass
+    assert pq.read_table(off.path(SERVER_METRICS)).num_rows == 0 and not warnings
