@@ -23,12 +23,13 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 # Python's own spelling of a value, printed where a formatted value belongs:
 # - a dict or list literal with quoted keys or items:            {'requests': 1875   ['a', 'b']
 # - None, booleans, not-a-number and infinity as Python writes them (case-sensitive, whole words)
-# - a float with its full repr instead of a rounded figure:      462.20000000000005
+# - a float with its full repr instead of a rounded figure:      462.20000000000005 (seven or more
+#   significant decimals: a rounded small figure such as 0.0000987 has leading zeros, not digits)
 # - a dataclass / pydantic / default object repr:                Figure(metric=…   <object at 0x…>
 PYTHON_REPR = re.compile(
     r"""[{\[]\s*['"]
       | \b(?:None|True|False|nan|NaN|inf)\b
-      | \b\d+\.\d{7,}\b
+      | \b\d+\.0*[1-9]\d{6,}\b
       | \b[A-Z]\w*\(\w+=
       | \bobject\ at\ 0x""",
     re.VERBOSE,

@@ -296,6 +296,7 @@ def test_each_browser_check_can_fail(kind, tmp_path):
         ("<object at 0x7f00>", True),
         ("none", False),  # the sweep's "first load missing the SLA: none"
         ("0.000106", False),
+        ("0.0000987 – 0.000119", False),  # three significant digits after four zeros: num's own
         ("2,200 – ∞", False),
         ("[0, 255] tokens", False),
         ("card_payment_wrong_exchange_rate (3)", False),
