@@ -61,7 +61,7 @@ def latency_figures(
             source = scheduled
             timed_from = (
                 f"from the planned send time ({scheduled['metric']}): the client lagged (schedule lag p99 "
-                f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {row['value']} ms"
+                f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {'—' if row['value'] is None else format(row['value'], '.4g')} ms"
             )
         item = figure(
             spec,
