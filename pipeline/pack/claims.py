@@ -59,9 +59,10 @@ def latency_figures(
         scheduled = by_key.get((row["candidate"], metrics.FROM_SCHEDULE.get(row["metric"]), row["percentile"]))
         if lag is not None and lag > CLIENT_LIMITED_LAG_MS and scheduled is not None:
             source = scheduled
+            actual = "—" if row["value"] is None else format(row["value"], ".4g")
             timed_from = (
                 f"from the planned send time ({scheduled['metric']}): the client lagged (schedule lag p99 "
-                f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {'—' if row['value'] is None else format(row['value'], '.4g')} ms"
+                f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {actual} ms"
             )
         item = figure(
             spec,
