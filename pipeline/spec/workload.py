@@ -14,6 +14,7 @@ LogFormatName = Literal[
     "openai_jsonl",
     "azure_csv",
     "mooncake_jsonl",
+    "loadproof_trace_jsonl",
     "burstgpt_csv",
     "csv",
     "parquet",

@@ -74,6 +74,13 @@ FORMATS = {
         number_unit="ms",
         labels=("timestamp", "input_length", "output_length", "latency_ms", "completed_at", "first_token_at"),
     ),
+    "loadproof_trace_jsonl": LogFormat(
+        "loadproof_trace_jsonl",
+        "jsonl",
+        "ingest_loadproof_trace_jsonl_fields",
+        number_unit="ms",
+        labels=("timestamp", "input_length", "output_length", "latency_ms", "completed_at", "ttft_ms"),
+    ),
     "azure_csv": LogFormat("azure_csv", "csv", "ingest_csv_fields", AZURE_COLUMNS),
     "burstgpt_csv": LogFormat("burstgpt_csv", "csv", "ingest_csv_fields", BURSTGPT_COLUMNS),
     "csv": LogFormat("csv", "csv", "ingest_csv_fields"),
