@@ -1,4 +1,5 @@
-"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), verify, sign, keygen, serve-reference."""
+"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), verify, sign, keygen, serve-reference,
+anonymize."""
 
 from __future__ import annotations
 
@@ -166,6 +167,44 @@ def serve_reference(
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+
+
+@app.command()
+def anonymize(
+    log: str = typer.Argument(..., help="the production log: a file or a glob (.gz read transparently)"),
+    log_format: str = typer.Option(..., "--format", help="a log format the ingest reads, e.g. openai_jsonl"),
+    out: Path = typer.Option(..., "--out", help="the trace to write (loadproof_trace_jsonl)"),
+    block_tokens: int = typer.Option(512, min=1, help="tokens per hash_ids block (the spec's prefix_block_tokens)"),
+    column: list[str] = typer.Option([], help="csv/parquet: NAME=COLUMN, repeated (arrival=ts, prompt_tokens=p, ...)"),
+    quarantine: Path | None = typer.Option(None, help="keep the rejected lines here (Parquet; holds their text)"),
+) -> None:
+    """Write a shareable trace of LOG: arrivals, lengths, sessions, hashed tenants/routes and prefix
+    blocks, no text. The salt is $LOADPROOF_ANONYMIZE_SALT or drawn per run, and never written."""
+    from pydantic import ValidationError
+
+    from pipeline.workload import anonymize as anonymizer
+    from pipeline.workload.logs.ingest import IngestError
+
+    try:
+        source = anonymizer.log_source(log, log_format, column)
+        result = anonymizer.anonymize(source, Path.cwd(), out, block_tokens, quarantine)
+    except (ValidationError, ValueError, IngestError) as exc:  # IngestError names the file
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    console.print(f"{escape(str(out))}: {result.accepted} lines kept, {result.rejected} rejected", soft_wrap=True)
+    for reject in result.rejects[:5]:
+        console.print(
+            f"  rejected {escape(reject['source_file'])}:{reject['source_line']}: {escape(reject['reason'])}",
+            soft_wrap=True,
+        )
+    if result.rejected > 5:
+        console.print(f"  … and {result.rejected - 5} more" + (f" (all in {quarantine})" if quarantine else ""))
+    salt = (
+        f"${anonymizer.SALT_ENV}"
+        if result.salt_from_env
+        else f"drawn for this run (stable: set ${anonymizer.SALT_ENV})"
+    )
+    console.print(f"salt: {escape(salt)}; format: {anonymizer.TRACE_FORMAT}", soft_wrap=True)
 
 
 def _load_or_exit(spec: Path):

@@ -99,6 +99,18 @@ class Hasher:
         return []
 
 
+def log_source(path: str, log_format: str, columns: list[str]) -> LogSource:
+    """The LogSource the CLI describes: `columns` as NAME=COLUMN pairs (csv/parquet mappings;
+    NAME a ColumnMapping field, e.g. arrival=ts, arrival_unit=ms). Raises ValueError when invalid."""
+    mapping: dict[str, str] = {}
+    for pair in columns:
+        name, sep, column = pair.partition("=")
+        if not sep or not name.strip() or not column.strip():
+            raise ValueError(f"--column wants NAME=COLUMN, got {pair!r}")
+        mapping[name.strip()] = column.strip()
+    return LogSource.model_validate({"path": path, "format": log_format, "columns": mapping or None})
+
+
 def salt_for_run() -> tuple[str, bool]:
     """($LOADPROOF_ANONYMIZE_SALT, True) when set, else (a fresh random salt, False)."""
     from_env = os.environ.get(SALT_ENV)
@@ -128,9 +140,7 @@ def anonymize(
         stats = ingest(source, base_dir, rows_path, quarantine)
         rejects = pq.read_table(quarantine, columns=["source_file", "source_line", "reason"]).slice(0, 20)
         _write_trace(_trace_lines(rows_path, hasher), trace_path)
-    return AnonymizeResult(
-        trace_path, stats.files, stats.accepted, stats.rejected, salt_from_env, rejects.to_pylist()
-    )
+    return AnonymizeResult(trace_path, stats.files, stats.accepted, stats.rejected, salt_from_env, rejects.to_pylist())
 
 
 def _trace_lines(rows_path: Path, hasher: Hasher) -> Iterator[str]:
