@@ -30,6 +30,11 @@ GOOD_LINES = {
         b'{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}',
         b'{"timestamp": 1500, "input_length": 700, "output_length": 6, "hash_ids": [1, 3]}',
     ],
+    "loadproof_trace_jsonl": [
+        b'{"timestamp": 0.0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2], "session_id": "s-1", '
+        b'"tenant": "t-2", "latency_ms": 900.5, "ttft_ms": 80.25, "structured_output": false}',
+        b'{"timestamp": 1500.125, "input_length": 700, "output_length": 6, "hash_ids": []}',
+    ],
     "azure_csv": [
         b"2023-11-16 18:15:46.6805900,374,44",
         b'2023-11-16 18:15:52.1,"5",3',
