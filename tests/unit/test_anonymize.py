@@ -135,7 +135,8 @@ def _canary_csv(folder: Path) -> Path:
 def _assert_clean(text: str) -> None:
     for kind, canary in CANARIES.items():
         assert canary not in text, kind
-    for fragment in ("Esmeralda", "jane.canary", "4929", "policy", "canary"):
+    # fragments that no hash can spell by chance (a bare "4929" turns up in a random salt's hashes)
+    for fragment in ("Esmeralda", "jane.canary", "4929 1234", "policy", "canary"):
         assert fragment.lower() not in text.lower(), fragment
 
 
