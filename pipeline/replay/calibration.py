@@ -90,7 +90,7 @@ def calibrate(
         ceiling = None
         if roofline is not None:
             runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, journal_path, roofline.step_s)
-            ceiling = search(runner, events_per_request(stretch), roofline)
+            ceiling = search(runner, events_per_request(stretch), roofline, peak_demand(stretch)["sends_per_s"])
     figures = run_query("client_calibration", {"calibration_timings": journal_to_table(journal_path)}).to_pylist()[0]
     lag_p99 = figures["schedule_lag_ms_p99"]
     figures.update(

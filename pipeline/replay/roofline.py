@@ -7,8 +7,8 @@ scheduler hiccup away from measuring the client instead of the endpoint, even wh
 fine; a run at 5 % has room. After MLCommons Endpoints' `benchmark_httpclient`, which sweeps its
 HTTP client against a local echo server to find the rate it saturates at.
 
-The search is a short doubling ramp of constant-rate steps (each `step_s` long), bounded in
-steps, in requests per step and in total time, because it runs in every replay: it stops at the
+The search is a short doubling ramp of constant-rate steps (each `step_s` long, from the plan's
+peak rate), bounded in steps, in requests per step and in total time, because it runs in every replay: it stops at the
 first step the client does not sustain (schedule lag p99 above `lag_threshold_ms`, or any error
 or unsent request). The figures are the highest sustained step's *achieved* sends/s and events/s
 (what the journal shows, not the rate asked for). Each request asks for the plan's own mean
@@ -16,6 +16,7 @@ output length, so events per send are the workload's."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 
 ROOFLINE_LAG_MS = 5.0  # a step is sustained when its schedule lag p99 is at most this, with no errors
-ROOFLINE_RATES_PER_S = (50.0, 100.0, 200.0, 400.0, 800.0, 1600.0)
+ROOFLINE_FIRST_RATE_PER_S = 10.0  # the ramp starts at the plan's peak rate, or at this when lower
+ROOFLINE_TOP_RATE_PER_S = 6400.0
 ROOFLINE_STEP_S = 1.0
 ROOFLINE_BUDGET_S = 9.0  # no step starts after this much time (a running step ends within ~step_s + 2 s)
 ROOFLINE_MAX_EVENTS_PER_REQUEST = 256  # the plan's mean output length, capped so one step stays short
@@ -40,7 +42,7 @@ STEP_TIMEOUT_S = 2.0  # a reply slower than this, against an endpoint that adds 
 class RooflineSearch:
     """How the ramp is bounded; tests pass smaller ones."""
 
-    rates_per_s: tuple[float, ...] = ROOFLINE_RATES_PER_S
+    rates_per_s: tuple[float, ...] | None = None  # None: doubling from the plan's peak rate (`ramp_from`)
     step_s: float = ROOFLINE_STEP_S
     budget_s: float = ROOFLINE_BUDGET_S
     lag_threshold_ms: float = ROOFLINE_LAG_MS
@@ -75,13 +77,28 @@ def events_per_request(stretch: list[PlannedRequest]) -> int:
     return max(1, min(ROOFLINE_MAX_EVENTS_PER_REQUEST, round(mean)))
 
 
-def search(run_step: StepRunner, events: int, bounds: RooflineSearch = DEFAULT_ROOFLINE) -> dict:
-    """Ramp through `bounds.rates_per_s` until a step is not sustained or the time budget is spent;
-    return every step tried and the highest sustained step's achieved rates (None when none was)."""
+def ramp_from(peak_per_s: float | None) -> tuple[float, ...]:
+    """Doubling rates from the plan's peak (so the first step asks "is the peak kept at all?" and
+    the budget goes to the headroom above it), from ROOFLINE_FIRST_RATE_PER_S when the peak is lower
+    or unknown, up to ROOFLINE_TOP_RATE_PER_S."""
+    rate = max(ROOFLINE_FIRST_RATE_PER_S, float(math.ceil(peak_per_s or 0.0)))
+    rates = []
+    while rate <= ROOFLINE_TOP_RATE_PER_S:
+        rates.append(rate)
+        rate *= 2
+    return tuple(rates) or (ROOFLINE_TOP_RATE_PER_S,)
+
+
+def search(
+    run_step: StepRunner, events: int, bounds: RooflineSearch = DEFAULT_ROOFLINE, peak_per_s: float | None = None
+) -> dict:
+    """Ramp through `bounds.rates_per_s` (or doubling from `peak_per_s`) until a step is not
+    sustained or the time budget is spent; return every step tried and the highest sustained step's
+    achieved rates (None when none was)."""
     started = time.monotonic()
     steps: list[dict] = []
     stopped_by = "rates exhausted"
-    for rate in bounds.rates_per_s:
+    for rate in bounds.rates_per_s or ramp_from(peak_per_s):
         if time.monotonic() - started >= bounds.budget_s:
             stopped_by = "time budget"
             break

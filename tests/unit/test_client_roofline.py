@@ -4,7 +4,14 @@ steps it tries, where it stops, which rate it reports and the plan's share of it
 from __future__ import annotations
 
 from pipeline.replay.records import PlannedRequest
-from pipeline.replay.roofline import RooflineSearch, events_per_request, peak_demand, search, with_demand_share
+from pipeline.replay.roofline import (
+    RooflineSearch,
+    events_per_request,
+    peak_demand,
+    ramp_from,
+    search,
+    with_demand_share,
+)
 
 BOUNDS = RooflineSearch(rates_per_s=(10.0, 20.0, 40.0, 80.0), step_s=0.1, budget_s=60.0)
 
@@ -69,3 +76,11 @@ def test_peak_demand_and_its_share_of_the_roofline():
         with_demand_share({"sends_per_s": 20.0, "events_per_s": None}, peak_demand(closed_loop))["peak_sends_share"]
         is None
     )
+
+
+def test_the_default_ramp_doubles_from_the_plans_peak():
+    assert ramp_from(None)[:3] == (10.0, 20.0, 40.0) and ramp_from(5.0)[0] == 10.0
+    assert ramp_from(30.2)[:2] == (31.0, 62.0) and ramp_from(30.2)[-1] <= 6400.0
+    run_step, tried = scripted({31.0: 1.0, 62.0: 9.0})
+    search(run_step, 8, RooflineSearch(budget_s=60.0), peak_per_s=30.2)
+    assert [rate for rate, _ in tried] == [31.0, 62.0]
