@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -27,8 +26,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--transport", choices=["aiohttp", "httpx"], default="aiohttp")
     args = parser.parse_args(argv)
     settings = ReplaySettings(mode="rate", transport=args.transport)
-    with tempfile.TemporaryDirectory() as tmp, ReferenceServer("zero") as server:
-        runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, Path(tmp) / "roofline.jsonl", 1.0)
+    with ReferenceServer("zero") as server:
+        runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, 1.0)
         roofline = search(runner, args.events_per_request, DEFAULT_ROOFLINE, args.from_rate)
     for step in roofline["steps"]:
         print(

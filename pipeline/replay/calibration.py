@@ -89,7 +89,7 @@ def calibrate(
         run_replay(stretch, echo, bounded, "calibration", journal)
         ceiling = None
         if roofline is not None:
-            runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, journal_path, roofline.step_s)
+            runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, roofline.step_s)
             ceiling = search(runner, events_per_request(stretch), roofline, peak_demand(stretch)["sends_per_s"])
     figures = run_query("client_calibration", {"calibration_timings": journal_to_table(journal_path)}).to_pylist()[0]
     lag_p99 = figures["schedule_lag_ms_p99"]

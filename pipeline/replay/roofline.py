@@ -17,6 +17,7 @@ output length, so events per send are the workload's."""
 from __future__ import annotations
 
 import math
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -138,11 +139,11 @@ def with_demand_share(roofline: dict, demand: dict) -> dict:
     }
 
 
-def echo_step_runner(
-    base_url: str, model: str, settings: ReplaySettings, journal_beside: Path, step_s: float
-) -> StepRunner:
-    """A step runner that replays a constant-rate plan against the echo endpoint at `base_url`,
-    journalling each step beside `journal_beside` (the calibration's journal: same run, same folder)."""
+def echo_step_runner(base_url: str, model: str, settings: ReplaySettings, step_s: float) -> StepRunner:
+    """A step runner that replays a constant-rate plan against the echo endpoint at `base_url`. Each
+    step's journal is read back and deleted: the figures of every step are kept in the roofline
+    itself, and the pack's journal/ holds only the replays whose rows are evidence (a ramp's
+    thousands of echo rows are not; they would also join the replay journals a glob finds)."""
 
     def run_step(rate: float, events: int) -> dict:
         count = max(2, int(rate * step_s))
@@ -162,10 +163,12 @@ def echo_step_runner(
             max_duration_s=step_s + STEP_TIMEOUT_S,
             transport=settings.transport,
         )
-        path = journal_beside.with_name(f"{journal_beside.stem}-roofline-{rate:g}.jsonl")
-        with Journal(path) as journal:
-            run_replay(plan, Target("roofline-echo", base_url, model), bounded, "roofline", journal)
-        figures = run_query("client_roofline_step", {"roofline_timings": journal_to_table(path)}).to_pylist()[0]
+        with tempfile.TemporaryDirectory(prefix="loadproof-roofline-") as folder:
+            path = Path(folder) / f"roofline-{rate:g}.jsonl"
+            with Journal(path) as journal:
+                run_replay(plan, Target("roofline-echo", base_url, model), bounded, "roofline", journal)
+            timings = journal_to_table(path)
+        figures = run_query("client_roofline_step", {"roofline_timings": timings}).to_pylist()[0]
         return figures
 
     return run_step
