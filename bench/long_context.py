@@ -13,9 +13,11 @@ Per context length it prints: SSE content events received, client process CPU ti
 p50 (carrying the prompt up), the longest gap between consecutive events as the client saw them
 (the read stall; also counted only once every stream had its first token, when the server
 has no prompt left to read) with the p99 gap, events/s from the first event to the last, and the
-server's own pacing for the same streams (its
-timeline: (end − first token) / (tokens − 1), mean and max over streams). "No collapse": the long
-contexts' CPU per event and events/s stay near the short context's.
+server's own pacing for the same streams (its timeline: (end − first token) / (tokens − 1), mean
+and max over streams). "No collapse": the long contexts' CPU per event and events/s stay near the
+short context's. The server stamps only the first and last token of a stream, so one stall cannot
+be split between client and server; the stall once every stream streams excludes the server's
+prompt reading, which runs on the event loop that streams the other replies.
 
     .venv/bin/python bench/long_context.py [--contexts 256,32768,131072] [--output-tokens 4096]
         [--concurrency 32] [--requests 32]
