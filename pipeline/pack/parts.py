@@ -155,6 +155,37 @@ class ReplaySummary(TableRow):
     wall_s: Number
 
 
+class RooflineStep(Part):
+    """One constant-rate step of the client roofline: the rate asked for and what the client achieved."""
+
+    rate_per_s: Number
+    requests: Count
+    errors: Count
+    schedule_lag_ms_p99: Number | None
+    sends_per_s: Number | None
+    events_per_s: Number | None
+    sustained: bool
+
+
+class ClientRoofline(Part):
+    """The client's ceiling on this host against the zero-delay echo (pipeline/replay/roofline.py):
+    the highest sustained step's achieved sends/s and SSE events/s, and the run's peak demand as a
+    share of each (None where no step was sustained, or the plan has no schedule)."""
+
+    lag_threshold_ms: Number
+    events_per_request: Count
+    step_s: Number
+    steps: list[RooflineStep]
+    stopped_by: Literal["step not sustained", "time budget", "rates exhausted"]
+    sends_per_s: Number | None
+    events_per_s: Number | None
+    lower_bound: bool
+    peak_demand_sends_per_s: Number | None
+    peak_demand_events_per_s: Number | None
+    peak_sends_share: Number | None
+    peak_events_share: Number | None
+
+
 class ClientCalibration(TableRow):
     """client_calibration.json: the plan's busiest stretch replayed against a zero-delay echo."""
 
@@ -162,6 +193,7 @@ class ClientCalibration(TableRow):
     peak_rate_per_s: Number | None
     schedule_lag_ms_p99: Number | None
     overhead_ttft_ms_p50: Number | None
+    roofline: ClientRoofline | MISSING = MISSING
 
 
 class ClientValidity(Part):

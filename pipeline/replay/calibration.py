@@ -19,6 +19,15 @@ from pipeline.duck.session import run_query
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.roofline import (
+    DEFAULT_ROOFLINE,
+    RooflineSearch,
+    echo_step_runner,
+    events_per_request,
+    peak_demand,
+    search,
+)
+from pipeline.replay.roofline import with_demand_share as roofline_with_demand_share
 
 CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 CALIBRATION_SPAN_S = 10.0
@@ -61,9 +70,16 @@ def busiest_stretch(
 
 
 def calibrate(
-    plan: list[PlannedRequest], settings: ReplaySettings, journal_path: Path, *, echo_server: EchoServer
+    plan: list[PlannedRequest],
+    settings: ReplaySettings,
+    journal_path: Path,
+    *,
+    echo_server: EchoServer,
+    roofline: RooflineSearch | None = DEFAULT_ROOFLINE,
 ) -> dict:
-    """Replay the plan's busiest stretch against a zero-delay echo endpoint that `echo_server` starts."""
+    """Replay the plan's busiest stretch against a zero-delay echo endpoint that `echo_server` starts,
+    then (unless `roofline` is None) ramp the client to its own ceiling against the same endpoint
+    (roofline.py): the figures gain `roofline`, with the plan's peak demand as a share of it."""
     stretch = busiest_stretch(plan)
     bounded = replace(
         settings, max_duration_s=min(settings.max_duration_s, CALIBRATION_MAX_DURATION_S), retries=0, progress=False
@@ -71,6 +87,10 @@ def calibrate(
     with echo_server() as server, Journal(journal_path) as journal:
         echo = Target("calibration-echo", server.base_url, ECHO_MODEL)
         run_replay(stretch, echo, bounded, "calibration", journal)
+        ceiling = None
+        if roofline is not None:
+            runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, roofline.step_s)
+            ceiling = search(runner, events_per_request(stretch), roofline, peak_demand(stretch)["sends_per_s"])
     figures = run_query("client_calibration", {"calibration_timings": journal_to_table(journal_path)}).to_pylist()[0]
     lag_p99 = figures["schedule_lag_ms_p99"]
     figures.update(
@@ -80,4 +100,6 @@ def calibrate(
         threshold_ms=CLIENT_LIMITED_LAG_MS,
         client_limited=bool(figures["errors"]) or (lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS),
     )
+    if ceiling is not None:
+        figures["roofline"] = roofline_with_demand_share(ceiling, peak_demand(stretch))
     return figures

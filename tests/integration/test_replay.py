@@ -127,6 +127,7 @@ def test_retries_are_off_by_default(tmp_path: Path):
 
 def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path):
     from pipeline.replay.calibration import busiest_stretch, calibrate
+    from pipeline.replay.roofline import RooflineSearch
 
     requests = plan(5, spacing_s=1.0) + [
         PlannedRequest(f"burst{i}", 20.0 + i * 0.01, MESSAGES, 4, PROMPT_TOKENS) for i in range(30)
@@ -139,8 +140,14 @@ def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path
         ReplaySettings(mode="trace"),
         tmp_path / "calibration.jsonl",
         echo_server=lambda: ReferenceServer("zero"),
+        roofline=RooflineSearch(rates_per_s=(20.0, 40.0), step_s=0.25),
     )
     assert figures["requests"] == 30 and figures["errors"] == 0
+    roofline = figures["roofline"]  # the ramp ran on loopback: the steps it tried, a rate, a share
+    assert [step["rate_per_s"] for step in roofline["steps"]][:1] == [20.0] and roofline["events_per_request"] == 4
+    assert all(step["requests"] == int(step["rate_per_s"] * 0.25) for step in roofline["steps"])
+    if roofline["sends_per_s"] is not None:
+        assert roofline["peak_sends_share"] == roofline["peak_demand_sends_per_s"] / roofline["sends_per_s"]
     assert figures["peak_rate_per_s"] > 50  # 30 requests 10 ms apart
     assert figures["schedule_lag_ms_p50"] <= figures["schedule_lag_ms_p99"]
     assert isinstance(figures["client_limited"], bool)
