@@ -31,6 +31,7 @@ from pipeline.pack.parts import (
     LatencyBucket,
     Number,
     Part,
+    PrefixCacheHits,
     ProxyVerdict,
     RankingRow,
     RelativePath,
@@ -144,6 +145,7 @@ class EvidencePackDraft(Part):
     versions: dict[str, str | None] | MISSING = MISSING
     endpoint_fingerprints: list[EndpointFingerprint] | MISSING = MISSING
     token_agreement: list[TokenAgreement] | MISSING = MISSING
+    prefix_cache: list[PrefixCacheHits] | MISSING = MISSING  # the server's cache hits vs the ceiling
     partition: Partition | MISSING = MISSING
     partitions: list[PartitionRun] | MISSING = MISSING
     history: History | MISSING = MISSING

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.analysis.tables import prefix_cache_hits
 from pipeline.contracts import (
     ACCURACY_BY_LABEL,
     ACCURACY_RESULTS,
@@ -77,6 +78,7 @@ class PackInputs:
     sweep: SweepTables
     endpoint_fingerprints: list[dict]
     token_agreement: list[dict]
+    prefix_cache_hits: list[dict] = field(default_factory=list)
 
 
 def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
@@ -100,6 +102,7 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         sweep=read_sweep_tables(layout),
         endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
         token_agreement=run_query("token_agreement", {"raw_timings": layout.path(RAW_TIMINGS)}).to_pylist(),
+        prefix_cache_hits=prefix_cache_hits(layout.path(RAW_TIMINGS), loaded.spec).to_pylist(),
     )
 
 

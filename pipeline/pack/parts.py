@@ -345,3 +345,17 @@ class TokenAgreement(TableRow):
     prompt_disagreeing: Count
     prompt_abs_diff_p50: Count | None
     prompt_abs_diff_max: Count | None
+
+
+class PrefixCacheHits(Part):
+    """The prefix-cache hit rate one candidate's server reported (sql/prefix_cache_hits.sql:
+    cached ÷ prompt tokens of the steady window's successful requests that reported
+    `cached_tokens`), beside the profile's prefix-reuse share, the most a cache could hit."""
+
+    candidate: str
+    requests_ok: Count
+    requests_reporting: Count
+    cached_tokens: Count
+    prompt_tokens: Count
+    hit_rate: Number | None  # None: the server reported no cached_tokens
+    prefix_reuse_share: Number | None  # the profile's prefix_block_reuse_share (the ceiling)
