@@ -129,6 +129,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "ttft_from_schedule_ms": "DOUBLE",
         "e2e_from_schedule_ms": "DOUBLE",
         "repeat": "BIGINT",
+        "cached_tokens": "BIGINT",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
