@@ -36,6 +36,7 @@ from pipeline.pack.parts import (
     RankingRow,
     RelativePath,
     ReplaySummary,
+    ServerTtft,
     Sha256,
     SideBySide,
     SweepSection,
@@ -146,6 +147,7 @@ class EvidencePackDraft(Part):
     endpoint_fingerprints: list[EndpointFingerprint] | MISSING = MISSING
     token_agreement: list[TokenAgreement] | MISSING = MISSING
     prefix_cache: list[PrefixCacheHits] | MISSING = MISSING  # the server's cache hits vs the ceiling
+    server_ttft: list[ServerTtft] | MISSING = MISSING  # the server's TTFT histogram vs the client's
     partition: Partition | MISSING = MISSING
     partitions: list[PartitionRun] | MISSING = MISSING
     history: History | MISSING = MISSING

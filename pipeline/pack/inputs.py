@@ -42,6 +42,7 @@ from pipeline.contracts import (
 )
 from pipeline.duck.session import run_query
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.server_view import read_server_view, ttft_comparison
 from pipeline.spec import LoadedSpec
 
 
@@ -79,6 +80,7 @@ class PackInputs:
     endpoint_fingerprints: list[dict]
     token_agreement: list[dict]
     prefix_cache_hits: list[dict] = field(default_factory=list)
+    server_ttft: list[dict] = field(default_factory=list)  # none without server metrics
 
 
 def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
@@ -103,7 +105,13 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
         token_agreement=run_query("token_agreement", {"raw_timings": layout.path(RAW_TIMINGS)}).to_pylist(),
         prefix_cache_hits=prefix_cache_hits(layout.path(RAW_TIMINGS), loaded.spec).to_pylist(),
+        server_ttft=_server_ttft(layout),
     )
+
+
+def _server_ttft(layout: PackLayout) -> list[dict]:
+    view = read_server_view(layout)
+    return ttft_comparison(view) if view is not None else []
 
 
 def read_sweep_tables(layout: PackLayout) -> SweepTables:

@@ -154,6 +154,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
             parts.PrefixCacheHits(**row, prefix_reuse_share=inputs.profile.get("prefix_block_reuse_share"))
             for row in inputs.prefix_cache_hits
         ],
+        server_ttft=_parts(parts.ServerTtft, inputs.server_ttft),
     )
 
 

@@ -359,3 +359,19 @@ class PrefixCacheHits(Part):
     prompt_tokens: Count
     hit_rate: Number | None  # None: the server reported no cached_tokens
     prefix_reuse_share: Number | None  # the profile's prefix_block_reuse_share (the ceiling)
+
+
+class ServerTtft(Part):
+    """One candidate's TTFT as its server's own histogram has it (percentiles estimated linearly
+    within a bucket) beside the client's over the same production replay (pipeline/pack/
+    server_view.py); `large_gap`: they differ beyond the histogram's resolution, a client-validity
+    note (the client may have measured itself rather than the server)."""
+
+    candidate: str
+    server_requests: Count
+    client_requests: Count
+    server_ttft_ms_p50: Number | None
+    client_ttft_ms_p50: Number | None
+    server_ttft_ms_p95: Number | None
+    client_ttft_ms_p95: Number | None
+    large_gap: bool
