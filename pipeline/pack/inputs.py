@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.analysis.repeats import first_run
 from pipeline.analysis.tables import prefix_cache_hits
 from pipeline.contracts import (
     ACCURACY_BY_LABEL,
@@ -104,7 +105,8 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         sweep=read_sweep_tables(layout),
         endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
         token_agreement=run_query("token_agreement", {"raw_timings": layout.path(RAW_TIMINGS)}).to_pylist(),
-        prefix_cache_hits=prefix_cache_hits(layout.path(RAW_TIMINGS), loaded.spec).to_pylist(),
+        # a repeated replay: the first run's, like the analysis tables
+        prefix_cache_hits=prefix_cache_hits(first_run(layout.path(RAW_TIMINGS)), loaded.spec).to_pylist(),
         server_ttft=_server_ttft(layout),
     )
 
