@@ -216,6 +216,9 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # request (NULL when it reused one): transit kept out of the latency, recorded apart
         ("t_send_call_ns", pa.int64()),
         ("connect_ms", pa.float64()),
+        # the prompt tokens the server's prefix cache held (usage.prompt_tokens_details.cached_tokens);
+        # NULL where the server does not report it, and in files written before it was recorded
+        ("cached_tokens", pa.int64()),
     ]
 )
 # read as NULL from files written before they existed
@@ -302,7 +305,7 @@ RAW_TIMINGS = PackFile(
     pa.schema([*RAW_TIMING_RECORD_SCHEMA, SHARD_COLUMN, *LOAD_LEVEL_COLUMNS, REPEAT_COLUMN]),
     # columns the queries read that a replay may not write (load_level: only a load sweep has levels;
     # labelled_item_id: only accuracy mixed into the load), and files written before them
-    optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS, "repeat"),
+    optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS, "repeat", "cached_tokens"),
 )
 SERVER_METRICS = PackFile(
     "server_metrics",
@@ -319,7 +322,7 @@ SWEEP_TIMINGS = PackFile(
     _PARTITION,
     "the plan replayed at each further load level (no rows without a sweep)",
     SWEEP_TIMINGS_SCHEMA,
-    optional=FROM_SCHEDULE_COLUMNS,
+    optional=(*FROM_SCHEDULE_COLUMNS, "cached_tokens"),
 )
 SWEEP_REPLAY = PackFile(
     "sweep_replay",

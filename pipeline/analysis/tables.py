@@ -194,6 +194,13 @@ def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
         return _throughput(session)
 
 
+def prefix_cache_hits(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    """Per candidate, the prefix-cache hit rate its server reported over the steady window's
+    successful requests (NULL where it reported no `cached_tokens`)."""
+    with _session(raw_timings, spec) as session:
+        return session.run("prefix_cache_hits")
+
+
 def error_breakdown(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     """Every planned request by outcome (ok or error type), rate with a Wilson interval."""
     with _session(raw_timings, spec) as session:

@@ -13,6 +13,7 @@ from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKET
 from pipeline.duck.session import QuerySession
 from pipeline.pack import svg
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.server_view import ServerView, read_server_view
 from pipeline.spec import Spec
 
 
@@ -82,6 +83,22 @@ def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
     }
 
 
+def server_view_charts(view: ServerView | None) -> dict[str, str | None]:
+    """The server's queue and KV-cache use over the production replay beside the client's TTFT
+    at each send, per candidate (pipeline/pack/server_view.py); none without server metrics."""
+    if view is None:
+        return {"server_view": None}
+    keys = ("second", "running", "waiting", "kv_cache_use", "sent_s", "ttft_ms")
+    entries: dict[str, dict[str, list]] = defaultdict(lambda: {key: [] for key in keys})
+    for row in view.timeline:
+        for key in keys[:4]:
+            entries[row["candidate"]][key].append(row[key])
+    for row in view.client_ttft:
+        entries[row["candidate"]]["sent_s"].append(row["second"])
+        entries[row["candidate"]]["ttft_ms"].append(row["ttft_ms"])
+    return {"server_view": svg.server_view(dict(sorted(entries.items())))}
+
+
 def comparison_charts(pack: dict) -> dict[str, str | None]:
     """Accuracy with its interval and cost per useful decision with its interval, per candidate,
     from the pack's own accuracy and ranking sections."""
@@ -117,4 +134,5 @@ def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
     charts = workload_charts(pq.read_table(layout.path(PRODUCTION_SAMPLE)))
     charts.update(latency_charts(marked, spec))
     charts.update(throughput_charts(pq.read_table(layout.path(THROUGHPUT_BUCKETS)).to_pylist()))
+    charts.update(server_view_charts(read_server_view(layout)))
     return charts

@@ -31,10 +31,12 @@ from pipeline.pack.parts import (
     LatencyBucket,
     Number,
     Part,
+    PrefixCacheHits,
     ProxyVerdict,
     RankingRow,
     RelativePath,
     ReplaySummary,
+    ServerTtft,
     Sha256,
     SideBySide,
     SweepSection,
@@ -144,6 +146,8 @@ class EvidencePackDraft(Part):
     versions: dict[str, str | None] | MISSING = MISSING
     endpoint_fingerprints: list[EndpointFingerprint] | MISSING = MISSING
     token_agreement: list[TokenAgreement] | MISSING = MISSING
+    prefix_cache: list[PrefixCacheHits] | MISSING = MISSING  # the server's cache hits vs the ceiling
+    server_ttft: list[ServerTtft] | MISSING = MISSING  # the server's TTFT histogram vs the client's
     partition: Partition | MISSING = MISSING
     partitions: list[PartitionRun] | MISSING = MISSING
     history: History | MISSING = MISSING

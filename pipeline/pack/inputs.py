@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.analysis.repeats import first_run
+from pipeline.analysis.tables import prefix_cache_hits
 from pipeline.contracts import (
     ACCURACY_BY_LABEL,
     ACCURACY_RESULTS,
@@ -41,6 +43,7 @@ from pipeline.contracts import (
 )
 from pipeline.duck.session import run_query
 from pipeline.pack.layout import PackLayout
+from pipeline.pack.server_view import read_server_view, ttft_comparison
 from pipeline.spec import LoadedSpec
 
 
@@ -77,6 +80,8 @@ class PackInputs:
     sweep: SweepTables
     endpoint_fingerprints: list[dict]
     token_agreement: list[dict]
+    prefix_cache_hits: list[dict] = field(default_factory=list)
+    server_ttft: list[dict] = field(default_factory=list)  # none without server metrics
 
 
 def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
@@ -100,7 +105,15 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         sweep=read_sweep_tables(layout),
         endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
         token_agreement=run_query("token_agreement", {"raw_timings": layout.path(RAW_TIMINGS)}).to_pylist(),
+        # a repeated replay: the first run's, like the analysis tables
+        prefix_cache_hits=prefix_cache_hits(first_run(layout.path(RAW_TIMINGS)), loaded.spec).to_pylist(),
+        server_ttft=_server_ttft(layout),
     )
+
+
+def _server_ttft(layout: PackLayout) -> list[dict]:
+    view = read_server_view(layout)
+    return ttft_comparison(view) if view is not None else []
 
 
 def read_sweep_tables(layout: PackLayout) -> SweepTables:

@@ -150,6 +150,11 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         versions={name: _version(name) for name in PACKAGES},
         endpoint_fingerprints=_parts(parts.EndpointFingerprint, inputs.endpoint_fingerprints),
         token_agreement=_parts(parts.TokenAgreement, inputs.token_agreement),
+        prefix_cache=[
+            parts.PrefixCacheHits(**row, prefix_reuse_share=inputs.profile.get("prefix_block_reuse_share"))
+            for row in inputs.prefix_cache_hits
+        ],
+        server_ttft=_parts(parts.ServerTtft, inputs.server_ttft),
     )
 
 

@@ -377,3 +377,33 @@ class TokenAgreement(TableRow):
     prompt_disagreeing: Count
     prompt_abs_diff_p50: Count | None
     prompt_abs_diff_max: Count | None
+
+
+class PrefixCacheHits(Part):
+    """The prefix-cache hit rate one candidate's server reported (sql/prefix_cache_hits.sql:
+    cached ÷ prompt tokens of the steady window's successful requests that reported
+    `cached_tokens`), beside the profile's prefix-reuse share, the most a cache could hit."""
+
+    candidate: str
+    requests_ok: Count
+    requests_reporting: Count
+    cached_tokens: Count
+    prompt_tokens: Count
+    hit_rate: Number | None  # None: the server reported no cached_tokens
+    prefix_reuse_share: Number | None  # the profile's prefix_block_reuse_share (the ceiling)
+
+
+class ServerTtft(Part):
+    """One candidate's TTFT as its server's own histogram has it (percentiles estimated linearly
+    within a bucket) beside the client's over the same production replay (pipeline/pack/
+    server_view.py); `large_gap`: they differ beyond the histogram's resolution, a client-validity
+    note (the client may have measured itself rather than the server)."""
+
+    candidate: str
+    server_requests: Count
+    client_requests: Count
+    server_ttft_ms_p50: Number | None
+    client_ttft_ms_p50: Number | None
+    server_ttft_ms_p95: Number | None
+    client_ttft_ms_p95: Number | None
+    large_gap: bool

@@ -156,3 +156,38 @@ def sweep(
     rates.set_title("throughput and goodput (★ highest load meeting the SLA)", fontsize=8)
     ttft.set_title("p99 TTFT against the SLA bound", fontsize=8)
     return _svg(figure)
+
+
+def server_view(candidates: dict[str, dict[str, list]]) -> str | None:
+    """Per candidate (a column): the server's requests running and waiting with its KV-cache use
+    (right axis, a share) per scrape on top, the client's TTFT of each request at its send time
+    below, on one time axis (seconds since the candidate's first send). `candidates`: {name:
+    {second, running, waiting, kv_cache_use, sent_s, ttft_ms}}."""
+    candidates = {name: entry for name, entry in candidates.items() if entry["second"] or entry["sent_s"]}
+    if not candidates:
+        return None
+    columns = len(candidates)
+    figure, grid = plt.subplots(2, columns, figsize=(7.0 if columns < 3 else 3.2 * columns, 4.6), squeeze=False)
+    for column, (name, entry) in enumerate(candidates.items()):
+        queue, ttft = grid[0][column], grid[1][column]
+        ttft.sharex(queue)
+        queue.step(entry["second"], entry["running"], where="post", linewidth=1.2, color="C0", label="running")
+        queue.step(entry["second"], entry["waiting"], where="post", linewidth=1.2, color="C3", label="waiting")
+        queue.set_ylim(bottom=0)
+        queue.set_ylabel("requests at the server")
+        queue.set_title(name, fontsize=8)
+        kv = queue.twinx()
+        kv.plot(entry["second"], entry["kv_cache_use"], linewidth=1.0, linestyle="--", color="C2", label="KV-cache use")
+        kv.set_ylim(0, 1.02)
+        kv.set_ylabel("KV-cache use (share)")
+        kv.grid(False)
+        lines = queue.get_legend_handles_labels()[0] + kv.get_legend_handles_labels()[0]
+        queue.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left")
+        ttft.scatter(
+            entry["sent_s"], entry["ttft_ms"], s=4, color="C1", label=f"client TTFT (n={len(entry['sent_s'])})"
+        )
+        ttft.set_ylim(bottom=0)
+        ttft.set_xlabel("seconds since the first send")
+        ttft.set_ylabel("TTFT (ms)")
+        ttft.legend(fontsize=7, loc="upper left")
+    return _svg(figure)

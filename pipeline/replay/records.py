@@ -54,6 +54,7 @@ class RequestOutcome:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     output_tokens_client: int | None = None
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens, where reported
     usage_issue: str | None = None
     finish_reason: str | None = None
     retry_after_s: float | None = None
@@ -132,6 +133,7 @@ def build_record(
         "output_tokens": output_tokens,
         "prompt_tokens_client": prompt_tokens_client,
         "output_tokens_client": outcome.output_tokens_client,
+        "cached_tokens": outcome.cached_tokens,
         "max_tokens": max_tokens,
         "status": "ok" if ok else "error",
         "error_type": outcome.error_type,

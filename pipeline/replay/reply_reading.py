@@ -85,6 +85,14 @@ def retry_after_s(value: str | None) -> float | None:
         return None
 
 
+def cached_tokens(usage: dict) -> int | None:
+    """`usage.prompt_tokens_details.cached_tokens` (OpenAI's shape, vLLM's and the reference
+    endpoint's): the prompt tokens the server's prefix cache held; None where it does not say."""
+    details = usage.get("prompt_tokens_details")
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 class StreamReader:
     """The SSE data payloads of one streamed reply, in order, into the outcome."""
 
@@ -112,6 +120,7 @@ class StreamReader:
         if isinstance(usage, dict):
             outcome.prompt_tokens = usage.get("prompt_tokens")
             outcome.output_tokens = usage.get("completion_tokens")
+            outcome.cached_tokens = cached_tokens(usage)
         for choice in payload.get("choices") or []:
             if not isinstance(choice, dict):
                 raise StreamError("malformed_sse", "choice is not a JSON object")

@@ -226,3 +226,18 @@ def test_verify_rebuilds_the_itl_histogram_from_the_gap_lists(pack_dir, tmp_path
     assert result.exit_code == 1
     assert "data/itl_histogram.parquet: differs from the histogram re-built from the raw timings" in result.output
     assert "sha256" not in result.output  # the hashes were made to match: only the re-build caught it
+
+
+def test_the_servers_own_view_is_in_the_pack(pack, pack_dir):
+    """Issue 18 items 2 and 4: per candidate, the cache-hit rate beside the profile's prefix reuse
+    and the server's TTFT beside the client's; the HTML has their tables. (The shared demo pack's
+    zero-delay endpoint reports no cache hits and no TTFT histogram: the loopback tests in
+    tests/integration/test_prefix_cache_hits.py and tests/unit/test_server_view.py show values.)"""
+    candidates = set(CANDIDATES)
+    reuse = pack["profile"]["prefix_block_reuse_share"]
+    assert {row["candidate"] for row in pack["prefix_cache"]} == candidates
+    assert all(row["prefix_reuse_share"] == reuse for row in pack["prefix_cache"])
+    assert {row["candidate"] for row in pack["server_ttft"]} == candidates
+    assert all(row["client_requests"] > 0 for row in pack["server_ttft"])
+    html = (pack_dir / "evidence_pack.html").read_text()
+    assert 'id="prefix-cache-table"' in html and 'id="server-ttft-table"' in html

@@ -129,6 +129,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "ttft_from_schedule_ms": "DOUBLE",
         "e2e_from_schedule_ms": "DOUBLE",
         "repeat": "BIGINT",
+        "cached_tokens": "BIGINT",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -141,6 +142,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("ttft_from_schedule_ms", pa.float64()),
             ("e2e_from_schedule_ms", pa.float64()),
             ("repeat", pa.int64()),
+            ("cached_tokens", pa.int64()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added
