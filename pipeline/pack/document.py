@@ -17,30 +17,32 @@ from typing import Any
 
 from pydantic import MISSING, Field
 
+from pipeline.pack.endpoint_parts import (
+    ClientValidity,
+    EndpointFingerprint,
+    PrefixCacheHits,
+    ServerTtft,
+    TokenAgreement,
+)
 from pipeline.pack.parts import (
     AccuracySection,
     Claim,
-    ClientValidity,
     ConcurrencyRow,
     Condition,
     DivergenceAxis,
-    EndpointFingerprint,
     ErrorRow,
     Figure,
     FileRef,
     LatencyBucket,
     Number,
     Part,
-    PrefixCacheHits,
     ProxyVerdict,
     RankingRow,
     RelativePath,
     ReplaySummary,
-    ServerTtft,
     Sha256,
     SideBySide,
     SweepSection,
-    TokenAgreement,
 )
 
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
-from pipeline.pack import claims, comparison, parts
+from pipeline.pack import claims, comparison, endpoint_parts, parts
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
 from pipeline.pack.hashing import file_ref
@@ -148,13 +148,13 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
             ),
         ),
         versions={name: _version(name) for name in PACKAGES},
-        endpoint_fingerprints=_parts(parts.EndpointFingerprint, inputs.endpoint_fingerprints),
-        token_agreement=_parts(parts.TokenAgreement, inputs.token_agreement),
+        endpoint_fingerprints=_parts(endpoint_parts.EndpointFingerprint, inputs.endpoint_fingerprints),
+        token_agreement=_parts(endpoint_parts.TokenAgreement, inputs.token_agreement),
         prefix_cache=[
-            parts.PrefixCacheHits(**row, prefix_reuse_share=inputs.profile.get("prefix_block_reuse_share"))
+            endpoint_parts.PrefixCacheHits(**row, prefix_reuse_share=inputs.profile.get("prefix_block_reuse_share"))
             for row in inputs.prefix_cache_hits
         ],
-        server_ttft=_parts(parts.ServerTtft, inputs.server_ttft),
+        server_ttft=_parts(endpoint_parts.ServerTtft, inputs.server_ttft),
     )
 
 
@@ -219,15 +219,15 @@ def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:
     return [file_ref(layout.path(ITL_HISTOGRAM), layout.root, inputs.itl_histogram_rows)]
 
 
-def client_validity(lag_p99: float | None, calibration: dict | None) -> parts.ClientValidity:
+def client_validity(lag_p99: float | None, calibration: dict | None) -> endpoint_parts.ClientValidity:
     """Client-limited when the replay itself ran late, or when the client could not keep the
     plan's peak schedule even against the zero-delay echo endpoint."""
     replay_late = lag_p99 is not None and lag_p99 > CLIENT_LIMITED_LAG_MS
-    return parts.ClientValidity(
+    return endpoint_parts.ClientValidity(
         schedule_lag_ms_p99=lag_p99,
         client_limited=replay_late or bool(calibration and calibration["client_limited"]),
         threshold_ms=CLIENT_LIMITED_LAG_MS,
-        calibration=_part(parts.ClientCalibration, calibration),
+        calibration=_part(endpoint_parts.ClientCalibration, calibration),
     )
 
 
