@@ -75,7 +75,7 @@ def measure_load(
     rate = load * capacity
     long_offered = sim.arrivals(rate, sim.REPLAY_S * truth_factor, 10_000_019 + seed, process)
     long_run = sim.truths(profile, long_offered, settle_s=sim.REPLAY_S)
-    sla_ttft_ms = sorted(long_run["_ttft_sorted"])[int(0.9 * long_run["_requests"])]
+    sla_ttft_ms = sorted(long_run["_ttft_values"])[int(0.9 * long_run["_requests"])]
     truth = {kind: long_run[kind] for kind in (*sim.LATENCY_KINDS, "output_tokens_per_s")}
     truth.update(sim.sla_truths(long_run, sla_ttft_ms))
     run_spec = sim.spec(sla_ttft_ms, batches, intervals)

@@ -26,14 +26,12 @@ it holds in each run. An open end in any run leaves the combined end open.
 
 from __future__ import annotations
 
-import math
 import statistics
 from pathlib import Path
 
 import pyarrow as pa
-from scipy.stats import t as student_t
 
-from pipeline.analysis import metrics
+from pipeline.analysis import dependence, metrics
 from pipeline.analysis.repeats import run_numbers, run_timings
 from pipeline.analysis.stats import verdict
 from pipeline.analysis.tables import analyse_all
@@ -90,13 +88,14 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
     low = min(run["ci_low"] for run in runs) if all(run["ci_low"] is not None for run in runs) else None
     high = max(run["ci_high"] for run in runs) if all(run["ci_high"] is not None for run in runs) else None
     use_t = len(runs) >= MIN_RUNS_FOR_T and mean is not None and sd is not None
-    if use_t and mean is not None and sd is not None:
-        half = float(student_t.ppf(1 - (1 - confidence) / 2, len(runs) - 1)) * sd / math.sqrt(len(runs))
+    if use_t:
+        t_low, t_high = dependence.mean_interval(values, dependence.t_quantile(len(runs), confidence))
         # the t-interval kept inside what the figure can be (≥ 0; ≤ 1 for a fraction), never
         # narrowing the union: a run's own interval may already reach past those bounds
         fraction = metrics.describe(figure["metric"])[0] == "fraction"
-        low = None if low is None else min(low, max(mean - half, 0.0))
-        high = None if high is None else max(high, min(mean + half, 1.0) if fraction else mean + half)
+        if t_low is not None and t_high is not None:
+            low = None if low is None else min(low, max(t_low, 0.0))
+            high = None if high is None else max(high, min(t_high, 1.0) if fraction else t_high)
     _, larger_is_better = metrics.describe(figure["metric"])
     rule = _method(len(runs), use_t)
     own = list(dict.fromkeys(run["interval_method"] for run in runs if run.get("interval_method")))
