@@ -13,18 +13,20 @@ from dagster import (
 
 from assets.replay import raw_timings
 from assets.support.checks import table_check
-from assets.support.metadata import derived_table_asset, write_table
+from assets.support.metadata import derived_table_asset
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
     partition_layout,
 )
+from assets.support.privacy import text_layout, write_with_text
 from pipeline.accuracy.client import replay_slice
 from pipeline.accuracy.labelled_slice import (
     empty_results,
     empty_slice,
     label_set,
     load_slice,
+    predictions_within_labels,
     score_replies,
 )
 from pipeline.accuracy.replies import labelled_replies
@@ -41,10 +43,10 @@ GROUP = "accuracy"
     description="The buyer's labelled slice (CSV or JSONL): each item with its label and rendered prompt.",
 )
 def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    loaded, layout = spec.load(), storage.layout()
+    loaded = spec.load()
     config = loaded.spec.accuracy
     table = empty_slice() if config is None else load_slice(config, loaded.resolve(config.path))
-    meta = write_table(context, layout, LABELLED_SLICE, table)
+    meta = write_with_text(context, storage, loaded.spec, LABELLED_SLICE, table)  # the pack's: ids and labels
     meta["configured"] = config is not None
     return MaterializeResult(metadata=meta)
 
@@ -78,17 +80,21 @@ def accuracy_results(
 ) -> MaterializeResult:
     loaded, layout = spec.load(), partition_layout(storage, context)
     config = loaded.spec.accuracy
-    slice_table = pq.read_table(layout.path(LABELLED_SLICE))
+    text = text_layout(storage, loaded.spec, layout)  # the items' prompts and the replies (mixed: raw timings)
+    slice_table = pq.read_table(text_layout(storage, loaded.spec).path(LABELLED_SLICE))
     table = empty_results()
     if config is not None and config.mode == "mixed":  # answered during the load replay
-        table = score_replies(config, slice_table, labelled_replies(layout.path(RAW_TIMINGS), slice_table))
+        table = score_replies(config, slice_table, labelled_replies(text.path(RAW_TIMINGS), slice_table))
     elif config is not None:
         items, candidate = slice_table.to_pylist(), partition_candidate(context, loaded.spec)
         context.log.info(f"scoring {len(items)} labelled items on {candidate.name}")
         target = endpoint.target(candidate)
         replies = replay_slice(items, target, config.max_tokens, config.concurrency, config.request_timeout_s)
         table = score_replies(config, slice_table, replies)
-    return MaterializeResult(metadata=write_table(context, layout, ACCURACY_RESULTS, table))
+    if config is not None and loaded.spec.privacy.text != "keep":  # a non-label prediction is the reply itself
+        table = predictions_within_labels(config, slice_table, table)
+    # the committee sees scores and the confusion table; the replies stay with the text (hash, drop)
+    return MaterializeResult(metadata=write_with_text(context, storage, loaded.spec, ACCURACY_RESULTS, table, layout))
 
 
 def _slice_items_and_labels(context, spec, layout) -> dict:

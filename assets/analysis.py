@@ -23,7 +23,7 @@ from dagster import (
 )
 
 from assets.accuracy import accuracy_summary
-from assets.replay import raw_timings, sweep_timings
+from assets.replay import raw_timings
 from assets.support.checks import check_result, table_check
 from assets.support.metadata import write_table
 from assets.support.partitions import (
@@ -31,6 +31,7 @@ from assets.support.partitions import (
     partition_candidate,
     partition_layout,
 )
+from assets.sweep import sweep_timings
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.repeats import first_run, run_timings

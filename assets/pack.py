@@ -33,6 +33,7 @@ from assets.support.run_records import (
 )
 from assets.workload import prompt_profile
 from pipeline.pack import gather, history
+from pipeline.pack.arms import waterfall_charts
 from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.inputs import read_pack_inputs
@@ -55,7 +56,12 @@ def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> EvidencePackDra
 
 def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDraft) -> MaterializeResult:
     document = pack.document()
-    charts = {**pack_charts(layout, loaded.spec), **comparison_charts(document), **sweep_charts(document["sweep"])}
+    charts = {
+        **pack_charts(layout, loaded.spec),
+        **comparison_charts(document),
+        **sweep_charts(document["sweep"]),
+        **waterfall_charts(document.get("headline_waterfall")),
+    }
     confidence = loaded.spec.analysis.confidence
     files = write_pack(layout.root, pack, charts, confidence=confidence)
     claimed = [f for f in document["figures"] if f["claimed"] is not None]
@@ -77,6 +83,7 @@ PACK_DEPS = [
     accuracy_summary,
     accuracy_by_label,
     sweep_summary,
+    "arm_figures",  # assets/arms.py: the vendor's conditions and the attribution ladder
 ]
 
 

@@ -1,7 +1,6 @@
 """The replay group: replay_plan and client_calibration (shared by every candidate), then per
-candidate × model version: endpoint_fingerprint, raw_timings (the spec's own load, one process or
-fanned out over shards) and sweep_timings (the plan at each further load level of
-`workload.replay.sweep`; empty without one)."""
+candidate × model version: endpoint_fingerprint and raw_timings (the spec's own load, one process or
+fanned out over shards). sweep_timings, the further load levels, is in assets/sweep.py."""
 
 import json
 import shutil
@@ -28,20 +27,25 @@ from dagster import (
     op,
 )
 
-from assets.support.checks import check_result, table_check
-from assets.support.metadata import table_metadata, with_run_id, write_table
+from assets.support.checks import table_check
+from assets.support.metadata import table_metadata, with_run_id
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
     partition_layout,
     partition_of,
 )
+from assets.support.privacy import (
+    journal_layout,
+    planned_requests_with_text,
+    text_layout,
+    write_raw_timings,
+    write_with_text,
+)
 from assets.workload import production_sample
-from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables
-from pipeline.analysis.repeats import first_run, run_timings
+from pipeline.analysis.repeats import run_timings
 from pipeline.contracts import (
-    ACCURACY_RESULTS,
     CLIENT_CALIBRATION,
     ENDPOINT_FINGERPRINT,
     ITL_HISTOGRAM,
@@ -50,24 +54,20 @@ from pipeline.contracts import (
     RAW_TIMINGS,
     REPLAY_PLAN,
     REPLAY_SUMMARY,
-    SWEEP_REPLAY,
-    SWEEP_TIMINGS,
-    SWEEP_TIMINGS_SCHEMA,
 )
 from pipeline.pack.layout import write_parquet, write_text
 from pipeline.pack.partition_keys import partition_safe
 from pipeline.plan.accuracy import with_mixed_accuracy
-from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
+from pipeline.plan.replay_plan import build_plan, plan_tokenizer, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
-from pipeline.quality import expectations, rules
+from pipeline.plan.warm_prefixes import beside_production_replay
+from pipeline.quality import expectations
 from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.fingerprint import fingerprint, version_key
 from pipeline.replay.repeats import merge_repeats, repeat_name, replay_runs
-from pipeline.replay.server_metrics import server_metrics_beside
-from pipeline.replay.shards import Shard, shard_plan, shard_settings, shards_for
-from pipeline.replay.sweep import run_sweep
+from pipeline.replay.shards import Shard, align_server_metrics, shard_plan, shard_settings, shards_for
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -78,15 +78,17 @@ GROUP = "replay"
     deps=[production_sample, LABELLED_SLICE.name],  # the slice's items join the plan when accuracy is mixed
     description="What to send and when: offsets computed up front from the sample.",
 )
-def replay_plan(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    layout = storage.layout()
-    workload = spec.load().spec.workload
-    replay = workload.replay
-    plan = build_plan(pq.read_table(layout.path(PRODUCTION_SAMPLE)), replay, workload.prompts)
-    plan = with_mixed_accuracy(plan, spec.load().spec, layout.path(LABELLED_SLICE))
-    meta = write_table(context, layout, REPLAY_PLAN, plan)
+def replay_plan(
+    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+) -> MaterializeResult:
+    loaded = spec.load()
+    workload, tokenizer = loaded.spec.workload, plan_tokenizer(loaded, endpoint.target)
+    text, replay = text_layout(storage, loaded.spec), workload.replay  # the plan is built from the text
+    plan = build_plan(pq.read_table(text.path(PRODUCTION_SAMPLE)), replay, workload.prompts, tokenizer)
+    plan = with_mixed_accuracy(plan, loaded.spec, text.path(LABELLED_SLICE))
+    meta = write_with_text(context, storage, loaded.spec, REPLAY_PLAN, plan)
     meta["mode"] = replay.mode
-    meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan))
+    meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan, tokenizer))
     meta["sessions"] = MetadataValue.json(session_summary(plan))
     return MaterializeResult(metadata=meta)
 
@@ -118,12 +120,11 @@ replay_plan_expectations = table_check(
     ),
 )
 def client_calibration(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    layout = storage.layout()
-    settings = ReplaySettings.from_spec(spec.load().spec.workload.replay)
-    plan = planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
-    figures = calibrate(
-        plan, settings, layout.journal(context.run_id, "calibration"), echo_server=lambda: ReferenceServer("zero")
-    )
+    layout, loaded = storage.layout(), spec.load().spec
+    settings = ReplaySettings.from_spec(loaded.workload.replay)
+    plan = planned_requests_with_text(storage, loaded)
+    journal = journal_layout(storage, loaded, layout).journal(context.run_id, "calibration")
+    figures = calibrate(plan, settings, journal, echo_server=lambda: ReferenceServer("zero"))
     path = write_text(json.dumps(figures, indent=2), layout.path(CLIENT_CALIBRATION))
     context.log.info(
         f"client calibration: schedule lag p99 {figures['schedule_lag_ms_p99']} ms at "
@@ -209,9 +210,10 @@ def endpoint_fingerprint_matches_partition(
     ),
 )
 def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage: PackStorage):
+    replay = spec.load().spec.workload.replay
     barrier = partition_layout(storage, context).root / "journal" / f"{context.run_id}-start-barrier"
     shutil.rmtree(barrier, ignore_errors=True)
-    for shard in shards_for(spec.load().spec.workload.replay.shards, barrier):
+    for shard in shards_for(replay.shards, barrier, replay.executor):
         yield DynamicOutput(shard, mapping_key=shard.label)
 
 
@@ -228,10 +230,17 @@ def replay_shard(
     replay = loaded.spec.workload.replay
     candidate = partition_candidate(context, loaded.spec)
     settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
-    plan = shard_plan(planned_requests(pq.read_table(layout.path(REPLAY_PLAN))), shard)
+    plan = shard_plan(planned_requests_with_text(storage, loaded.spec), shard)
+    journals = journal_layout(storage, loaded.spec, layout)
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
-    scraping = server_metrics_beside(  # the server's own view beside every run, on shard 0
-        endpoint.target(candidate).base_url, replay, shard.index, layout, context.run_id, context.log.warning
+    scraping = beside_production_replay(  # shard 0: the prefix-cache warm-up, then the server's own view
+        endpoint.target(candidate),
+        loaded.spec.workload,
+        shard.index,
+        layout,
+        context.run_id,
+        context.log.warning,
+        warm_rows=text_layout(storage, loaded.spec),  # the warm-up rows with their text (privacy.text)
     )
     with scraping:
         return replay_runs(
@@ -240,7 +249,7 @@ def replay_shard(
             settings,
             shard,
             replay,
-            journal_for=lambda repeat: layout.journal(context.run_id, repeat_name(name, repeat)),
+            journal_for=lambda repeat: journals.journal(context.run_id, repeat_name(name, repeat)),
             run_id=context.run_id,
             log=context.log.info,
         )
@@ -250,10 +259,11 @@ def replay_shard(
 def merge_replay_shards(
     context: OpExecutionContext, shards: list[list[dict]], spec: SpecResource, storage: PackStorage
 ) -> None:
-    layout = partition_layout(storage, context)
+    layout, loaded = partition_layout(storage, context), spec.load().spec
     reports = [report for shard_reports in shards for report in shard_reports]  # every shard's every run
-    timings, summary = merge_repeats(reports, spec.load().spec.workload.replay)
-    path = write_parquet(timings, layout.path(RAW_TIMINGS))
+    timings, summary = merge_repeats(reports, loaded.workload.replay)
+    align_server_metrics(layout, reports)  # on Dask: shard 0's /metrics scrapes onto the rows' timeline
+    path = write_raw_timings(storage, loaded, layout, RAW_TIMINGS, timings)
     write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
     meta = table_metadata(timings, path, context.run_id)
     # the analysis tables are the first run's (pipeline/analysis/repeats.py): so is the ITL histogram they read
@@ -312,7 +322,7 @@ raw_timings_expectations = table_check(
     blocking=True,
     description=(
         "great-expectations: status typed, send ≤ first byte ≤ first token ≤ last token ≤ end, TTFT ≤ E2E, no "
-        "negative duration, output ≤ max_tokens."
+        "negative duration, output ≤ max_tokens (within the count's uncertainty: output_tokens_source)."
     ),
 )
 raw_timings_endpoint_health = table_check(
@@ -329,70 +339,4 @@ raw_timings_endpoint_health = table_check(
         "max_error_rate": spec.sla.max_error_rate,
         "max_schedule_lag_ms_p99": CLIENT_LIMITED_LAG_MS,
     },
-)
-
-
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
-    group_name=GROUP,
-    deps=[replay_plan, raw_timings, ACCURACY_RESULTS.name],  # after every other replay: no two ever overlap
-    description=(
-        "The plan replayed at each further load level of workload.replay.sweep, after the spec's own load "
-        "(raw_timings); every row carries load_level."
-    ),
-)
-def sweep_timings(
-    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
-) -> MaterializeResult:
-    loaded, layout = spec.load(), partition_layout(storage, context)
-    replay = loaded.spec.workload.replay
-    if replay.sweep is None:
-        timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
-    else:
-        plan = planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
-
-        def judge(candidate, level, table):
-            source = first_run(layout.path(RAW_TIMINGS)) if table is None else table
-            return sweep_analysis.clearly_misses(candidate, level, source, loaded.spec)
-
-        timings, summary = run_sweep(
-            plan,
-            replay,
-            endpoint.target(partition_candidate(context, loaded.spec)),
-            ReplaySettings.from_spec(replay, progress=True),
-            context.run_id,
-            lambda candidate, index: layout.journal(context.run_id, f"{candidate}.sweep{index}"),
-            judge=judge,
-            log=context.log.info,
-        )
-        write_text(json.dumps(summary, indent=2), layout.path(SWEEP_REPLAY))
-    path = write_parquet(timings, layout.path(SWEEP_TIMINGS))
-    meta = table_metadata(timings, path, context.run_id)
-    if summary is not None:
-        meta["summary"] = MetadataValue.json(summary)
-    return MaterializeResult(metadata=meta)
-
-
-@asset_check(
-    asset=sweep_timings,
-    blocking=True,
-    description="Per candidate and replayed level: exactly one row per request of the level's plan.",
-)
-def sweep_timings_one_row_per_level_request(
-    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
-) -> AssetCheckResult:
-    layout = partition_layout(storage, context)
-    timings, plan = pq.read_table(layout.path(SWEEP_TIMINGS)), planned_requests(pq.read_table(layout.path(REPLAY_PLAN)))
-    return check_result(rules.sweep_timings_complete(timings, plan, spec.load().spec.workload.replay))
-
-
-sweep_timings_lifecycle_ordered = table_check(
-    SWEEP_TIMINGS,
-    "lifecycle_ordered",
-    expectations.raw_timings_suite,
-    blocking=True,
-    description=(
-        "great-expectations (the raw-timings suite): status typed, send ≤ first byte ≤ first token ≤ last token ≤ "
-        "end, TTFT ≤ E2E, output ≤ max_tokens."
-    ),
 )

@@ -71,7 +71,8 @@ def execute(
         for index, candidate in enumerate(spec.candidates):
             key = register(instance, candidate.name, version_key(fingerprint(endpoint.target(candidate))))
             selection = (shared if index == 0 else []) + partitioned
-            if spec.workload.replay.shards > 1:  # the shards need processes of their own
+            # the shards need processes of their own; a Dask run's steps are the cluster's tasks
+            if spec.workload.replay.shards > 1 or spec.workload.replay.executor == "dask":
                 recipe = (str(spec_path), str(out_dir), json.dumps(base_url_overrides or {}))
                 results.append(execute_partition_multiprocess(recipe, instance, key, selection))
             else:

@@ -21,8 +21,9 @@ from assets.support.metadata import (
     markdown_preview,
     table_metadata,
     with_run_id,
-    write_table,
 )
+from assets.support.privacy import text_layout, write_with_text
+from pipeline import privacy
 from pipeline.contracts import (
     ARRIVAL_RATE,
     CLAIM_DIVERGENCE,
@@ -35,9 +36,11 @@ from pipeline.contracts import (
     QUARANTINE,
 )
 from pipeline.pack.layout import write_parquet, write_text
+from pipeline.plan.warm_prefixes import warm_prefix_rows
 from pipeline.quality import expectations, rules
 from pipeline.workload.divergence import claim_divergence
 from pipeline.workload.logs import ingest
+from pipeline.workload.logs.ingest import TextPrivacy
 from pipeline.workload.profile import profile_requests
 from pipeline.workload.sampling import draw_sample, representativeness
 from resources import PackStorage, SpecResource
@@ -52,7 +55,19 @@ def production_logs(context: AssetExecutionContext, spec: SpecResource, storage:
     loaded, layout = spec.load(), storage.layout()
     source = loaded.spec.workload.log
     path, quarantine = layout.path(PRODUCTION_LOGS), layout.path(QUARANTINE)
-    stats = ingest(source, loaded.path.parent, path, quarantine, context.run_id)
+    settings = loaded.spec.privacy
+    text_path = text_layout(storage, loaded.spec).path(PRODUCTION_LOGS)
+    salt = privacy.salt(settings.salt_env) if settings.text == privacy.HASH else ""
+    stats = ingest(
+        source,
+        loaded.path.parent,
+        path,
+        quarantine,
+        context.run_id,
+        privacy=TextPrivacy(settings.text, salt, text_path),
+    )
+    if settings.text != privacy.KEEP:
+        privacy.owner_only(text_path)
     meta = table_metadata(_head(path), path, context.run_id)
     meta.update(
         {
@@ -60,6 +75,7 @@ def production_logs(context: AssetExecutionContext, spec: SpecResource, storage:
             "rejected": stats.rejected,
             "reject_rate": stats.reject_rate,
             "log_format": source.format,
+            "privacy_text": settings.text,
             "files": len(stats.files),
             "ingest_seconds": round(stats.seconds, 3),
             "quarantine_preview": MetadataValue.md(markdown_preview(_head(quarantine))),
@@ -108,13 +124,23 @@ production_logs_expectations = table_check(
     ),
 )
 def production_sample(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    sample_spec, layout = spec.load().spec.workload.sample, storage.layout()
-    logs = layout.path(PRODUCTION_LOGS)
-    sample, window = draw_sample(logs, sample_spec)
-    meta = write_table(context, layout, PRODUCTION_SAMPLE, sample)
+    loaded, layout = spec.load(), storage.layout()
+    workload = loaded.spec.workload
+    sample_spec = workload.sample
+    logs, text = layout.path(PRODUCTION_LOGS), text_layout(storage, loaded.spec)
+    # drawn from the copy with the text (the plan replays it); the pack keeps it withheld
+    sample, window = draw_sample(text.path(PRODUCTION_LOGS), sample_spec)
+    meta = write_with_text(context, storage, loaded.spec, PRODUCTION_SAMPLE, sample)
     check = representativeness(logs, sample, sample_spec.representativeness.alpha)
     check["on_fail"] = sample_spec.representativeness.on_fail
-    description = {**window.as_dict(), "representativeness": check}
+    # with warm_prefixes: the earlier requests the replay sends first (pipeline/plan/warm_prefixes.py)
+    warm = warm_prefix_rows(text.path(PRODUCTION_LOGS), sample, workload.replay)
+    description = {**window.as_dict(), "representativeness": check, "warm_prefixes": warm}
+    if loaded.spec.privacy.text != privacy.KEEP:  # the rows' text stays private; the pack keeps their structure
+        privacy.owner_only(write_text(json.dumps(description, indent=2), text.path(PRODUCTION_SAMPLE_WINDOW)))
+        description["warm_prefixes"] = [
+            {**row, "messages_json": privacy.message_structure(row["messages_json"])} for row in warm
+        ]
     write_text(json.dumps(description, indent=2), layout.path(PRODUCTION_SAMPLE_WINDOW))
     meta.update(
         mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"]

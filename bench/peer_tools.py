@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,9 @@ VENVS = BENCH_DIR / ".venvs"
 MODEL = "reference-model"
 PROMPT_TOKENS = 32
 OUTPUT_TOKENS = 16
+# AIPerf and GuideLLM stamp with the wall clock, loadproof with perf_counter (CLOCK_MONOTONIC, the
+# clock of time.monotonic() in every process): wall − this = the monotonic instant, in seconds
+WALL_MINUS_MONOTONIC_S = time.time() - time.monotonic()
 
 
 @dataclass
@@ -41,6 +45,16 @@ class ToolResult:
     e2e_ms: list[float] = field(default_factory=list)
     send_span_s: float | None = None  # first to last send, on the tool's clock
     note: str = ""
+    # first send and last request end on time.monotonic()'s clock: peers.py splits the client's
+    # CPU into start-up (before the first send) and the run (first send to last end) with them
+    first_send_s: float | None = None
+    last_end_s: float | None = None
+
+    def span(self, starts_s: list[float], ends_s: list[float]) -> None:
+        """Set send_span_s, first_send_s and last_end_s from monotonic send and end instants."""
+        self.send_span_s = _span(starts_s)
+        self.first_send_s = min(starts_s) if starts_s else None
+        self.last_end_s = max(ends_s) if ends_s else None
 
 
 def tokenizer_dir(venv: str) -> Path:
@@ -95,7 +109,7 @@ class LoadproofTool:
 
     def read(self, load: Load, out: Path) -> ToolResult:
         result = ToolResult(lag_kind="sent − planned (perf_counter, from the replay's start)")
-        starts = []
+        starts, ends = [], []
         with (out / "raw_timings.jsonl").open() as handle:
             for line in handle:
                 row = json.loads(line)
@@ -103,13 +117,15 @@ class LoadproofTool:
                 if row["schedule_lag_ms"] is not None:
                     result.lag_ms.append(row["schedule_lag_ms"])
                     starts.append(row["t_sent_ns"] / 1e9)
+                if row.get("t_end_ns"):
+                    ends.append(row["t_end_ns"] / 1e9)
                 if row["status"] != "ok":
                     result.errors += 1
                     continue
                 if row["ttft_ms"] is not None:
                     result.ttft_ms.append(row["ttft_ms"])
                 result.e2e_ms.append(row["e2e_ms"])
-        result.send_span_s = _span(starts)
+        result.span(starts, ends)
         return result
 
 
@@ -166,12 +182,14 @@ class AiperfTool:
 
     def read(self, load: Load, out: Path) -> ToolResult:
         result = ToolResult(lag_kind="request start − (1st credit + i/rate) (wall clock, worker process)")
-        credits, credit_to_start = [], []
+        credits, credit_to_start, ends = [], [], []
         with (out / "profile_export.jsonl").open() as handle:
             for line in handle:
                 record = json.loads(line)
                 meta, metrics = record.get("metadata", {}), record.get("metrics", {})
                 result.requests += 1
+                if meta.get("request_end_ns"):
+                    ends.append(meta["request_end_ns"] / 1e9 - WALL_MINUS_MONOTONIC_S)
                 if meta.get("credit_issued_ns") and meta.get("request_start_ns"):
                     credits.append((meta["credit_issued_ns"], meta["request_start_ns"]))
                     credit_to_start.append((meta["request_start_ns"] - meta["credit_issued_ns"]) / 1e6)
@@ -189,7 +207,7 @@ class AiperfTool:
             result.lag_ms = [
                 (start - (first_credit + index * interval_ns)) / 1e6 for index, (_, start) in enumerate(credits)
             ]
-            result.send_span_s = _span([start / 1e9 for _, start in credits])
+            result.span([start / 1e9 - WALL_MINUS_MONOTONIC_S for _, start in credits], ends)
         if credit_to_start:
             credit_to_start.sort()
             result.note = (
@@ -231,18 +249,20 @@ class GuidellmTool:
         successful, errored = requests.get("successful") or [], requests.get("errored") or []
         result.incomplete = len(requests.get("incomplete") or [])
         result.requests, result.errors = len(successful) + len(errored), len(errored)
-        starts = []
+        starts, ends = [], []
         for request in successful + errored:
             if request.get("request_dispatch_delay") is not None:
                 result.lag_ms.append(request["request_dispatch_delay"] * 1e3)
             if request.get("request_start_time") is not None:
-                starts.append(request["request_start_time"])
+                starts.append(request["request_start_time"] - WALL_MINUS_MONOTONIC_S)
+            if request.get("request_end_time") is not None:
+                ends.append(request["request_end_time"] - WALL_MINUS_MONOTONIC_S)
         for request in successful:
             if request.get("time_to_first_token_ms") is not None:
                 result.ttft_ms.append(request["time_to_first_token_ms"])
             if request.get("request_latency") is not None:
                 result.e2e_ms.append(request["request_latency"] * 1e3)
-        result.send_span_s = _span(starts)
+        result.span(starts, ends)
         return result
 
 

@@ -2,23 +2,34 @@
 
 Set-up once (separate virtualenvs under bench/.venvs/, git-ignored):
     bash bench/setup_peers.sh
-Full benchmark (on a quiet machine; about 15 minutes):
+Full benchmark (on a quiet machine; about 15 minutes at 10 s per run):
     .venv/bin/python bench/peers.py --rates 50,100,200,400,800,1200 --duration-s 20 \
         --tools loadproof,aiperf,guidellm --endpoints reference,guidellm-mock --json-out out/peers.json
 Short smoke run:
     .venv/bin/python bench/peers.py --rates 50,200 --duration-s 4
+The report of a saved run again:
+    .venv/bin/python bench/peers.py --report-only --json-out out/peers.json
+
+Each endpoint is started once, with bench/stall_probe/ logging its full (generation 2) garbage
+collections, and warmed by an unmeasured burst from loadproof's client at the lowest rate
+(--warm-up-s) before the first measured run. Tools run one after the other, interleaved per rate,
+their order rotated by one place per rate (at 6 rates and 3 tools each goes first twice).
 
 Per endpoint, rate and tool it prints: schedule-lag p99 (or the peer's nearest figure, see
-bench/README.md), errors, sends per second achieved, client CPU seconds and peak RSS of the
-tool's whole process tree (startup included), endpoint CPU seconds during the run, and
-TTFT/E2E p50/p95/p99. Then per tool the highest sustained rate (lag p99 <= 5 ms, no client-side
-errors, at least 90 % of the planned requests sent) and, at the highest rate that every tool
-sustains, how far each peer's percentiles are from loadproof's.
+bench/README.md), errors, sends per second achieved, client CPU seconds of the tool's whole
+process tree (start-up included), the start-up part (CPU until its first send) and CPU per request
+from first send to last end, peak RSS, endpoint CPU seconds and full collections during the run,
+and TTFT/E2E p50/p95/p99. Then per tool the highest sustained rate (lag p99 <= 5 ms, no
+client-side errors, at least 90 % of the planned requests sent), CPU per request per rate, at the
+highest rate that every tool sustains how far each peer's percentiles are from loadproof's, and
+one PASS/FAIL line per endpoint: loadproof's highest sustained rate >= 2x the best peer's (the exit
+status is 1 on any FAIL).
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import resource
@@ -29,13 +40,16 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from peer_report import SUSTAINED_LAG_MS, print_summary, print_table  # noqa: E402
 from peer_tools import REPO_ROOT, TOOLS, Load, ToolResult, child_env, endpoint_command  # noqa: E402
 
-SUSTAINED_LAG_MS = 5.0
+WARM_UP_S = 10.0  # at the lowest rate: past the mock's first full collection (~170–340 requests in)
+PROBE_DIR = Path(__file__).resolve().parent / "stall_probe"
 SAMPLE_EVERY_S = 0.2
 TICK_S = os.sysconf("SC_CLK_TCK")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
@@ -72,11 +86,12 @@ def _tree(root: int) -> dict[int, tuple[float, int]]:
     return members
 
 
-def run_measured(command: list[str], env: dict, log_path: Path, timeout_s: float) -> tuple[int, float, int, float]:
-    """Run a client to its end; (exit code, CPU seconds, peak tree RSS bytes, wall seconds)."""
+def run_measured(command: list[str], env: dict, log_path: Path, timeout_s: float) -> Measured:
+    """Run a client to its end, sampling its process tree's CPU (for the start-up/steady split)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     cpu_seen: dict[int, float] = {}
+    samples: list[tuple[float, float]] = [(started, 0.0)]
     peak_rss = 0
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -87,21 +102,45 @@ def run_measured(command: list[str], env: dict, log_path: Path, timeout_s: float
             peak_rss = max(peak_rss, sum(rss for _, rss in members.values()))
             for pid, (cpu, _) in members.items():
                 cpu_seen[pid] = max(cpu_seen.get(pid, 0.0), cpu)
+            samples.append((time.monotonic(), sum(cpu_seen.values())))  # exited members keep their last
             if time.monotonic() - started > timeout_s:
                 os.killpg(process.pid, signal.SIGKILL)
             time.sleep(SAMPLE_EVERY_S)
         code = process.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     reaped = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return code, max(reaped, sum(cpu_seen.values())), peak_rss, time.monotonic() - started
+    total = max(reaped, sum(cpu_seen.values()))
+    samples.append((time.monotonic(), total))
+    return Measured(code, total, peak_rss, time.monotonic() - started, samples)
+
+
+@dataclass
+class Measured:
+    code: int
+    cpu_s: float
+    peak_rss: int
+    wall_s: float
+    cpu_samples: list[tuple[float, float]]  # (time.monotonic(), tree CPU seconds so far)
+
+    def cpu_at(self, t_monotonic_s: float) -> float:
+        """The tree's CPU seconds at an instant, interpolated between the 0.2 s samples."""
+        samples = self.cpu_samples
+        index = bisect.bisect_left(samples, (t_monotonic_s, -1.0))
+        if index == 0:
+            return samples[0][1]
+        if index >= len(samples):
+            return samples[-1][1]
+        (t0, c0), (t1, c1) = samples[index - 1], samples[index]
+        return c0 + (c1 - c0) * (t_monotonic_s - t0) / (t1 - t0) if t1 > t0 else c1
 
 
 # --- the endpoint ------------------------------------------------------------------------------
 
 
 class Endpoint:
-    def __init__(self, kind: str, log_dir: Path):
+    def __init__(self, kind: str, log_dir: Path, env: dict | None = None, probe: Path | None = None):
         self.kind = kind
+        self.probe = probe  # the stall probe's folder, when `env` loads it
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
@@ -110,7 +149,7 @@ class Endpoint:
         self.process = subprocess.Popen(
             endpoint_command(kind, self.port),
             cwd=REPO_ROOT,
-            env=child_env({"HF_HUB_OFFLINE": "1"}),
+            env=child_env({"HF_HUB_OFFLINE": "1", **(env or {})}),
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -161,11 +200,9 @@ def summarise(
     endpoint: str,
     load: Load,
     result: ToolResult | None,
-    code: int,
-    cpu_s: float,
-    rss: int,
-    wall_s: float,
+    run: Measured,
     endpoint_cpu_s: float,
+    endpoint_gc: list[dict],
     error: str = "",
 ) -> dict:
     row = {
@@ -173,11 +210,14 @@ def summarise(
         "tool": tool,
         "rate": load.rate,
         "duration_s": load.duration_s,
-        "exit_code": code,
-        "client_cpu_s": round(cpu_s, 2),
-        "peak_rss_mb": round(rss / 2**20, 1),
-        "wall_s": round(wall_s, 1),
+        "exit_code": run.code,
+        "client_cpu_s": round(run.cpu_s, 2),
+        "peak_rss_mb": round(run.peak_rss / 2**20, 1),
+        "wall_s": round(run.wall_s, 1),
         "endpoint_cpu_s": round(endpoint_cpu_s, 2),
+        # the endpoint's own full collections during this run (count, ms): a pause of the endpoint
+        "endpoint_gen2": len(endpoint_gc),
+        "endpoint_gen2_ms": round(sum(event["ms"] for event in endpoint_gc), 1),
         "failure": error,
     }
     if result is None:
@@ -191,12 +231,21 @@ def summarise(
         note=result.note,
         sends_per_s=round((len(result.lag_ms) - 1) / result.send_span_s, 1) if result.send_span_s else None,
     )
+    if result.first_send_s is not None and result.last_end_s is not None and result.requests:
+        startup = run.cpu_at(result.first_send_s)
+        steady = run.cpu_at(result.last_end_s) - startup
+        row.update(
+            client_cpu_startup_s=round(startup, 2),
+            client_cpu_steady_s=round(steady, 2),
+            cpu_ms_per_request=round(steady * 1e3 / result.requests, 3),
+            cpu_ms_per_request_all=round(run.cpu_s * 1e3 / result.requests, 3),
+        )
     for name, values in (("lag_ms", result.lag_ms), ("ttft_ms", result.ttft_ms), ("e2e_ms", result.e2e_ms)):
         for p in (50, 95, 99):
             value = percentile(values, p)
             row[f"{name}_p{p}"] = round(value, 3) if value is not None else None
     row["sustained"] = (
-        code == 0
+        run.code == 0
         and result.errors == 0
         and row["lag_ms_p99"] is not None
         and row["lag_ms_p99"] <= SUSTAINED_LAG_MS
@@ -205,80 +254,56 @@ def summarise(
     return row
 
 
-def _fmt(value, width: int, digits: int = 2) -> str:
-    """Right-aligned in `width`, always at least one space before it (large values lose decimals)."""
-    if value is None:
-        text = "—"
-    elif isinstance(value, float):
-        text = f"{value:.{digits if abs(value) < 100 else 0}f}"
-    else:
-        text = str(value)
-    return " " + text.rjust(width - 1)
+def stall_probe_env(folder: Path, name: str, watch: bool = True) -> dict:
+    """Environment that loads bench/stall_probe/ into a Python process (see its docstring)."""
+    path = os.pathsep.join(p for p in (str(PROBE_DIR), os.environ.get("PYTHONPATH", "")) if p)
+    env = {"PYTHONPATH": path, "LOADPROOF_STALL_PROBE": str(folder), "LOADPROOF_STALL_PROBE_NAME": name}
+    return {**env, "LOADPROOF_STALL_PROBE_WATCH": "1" if watch else "0"}
 
 
-def print_table(rows: list[dict]) -> None:
-    header = (
-        f"{'endpoint':<14}{'tool':<16}{'rate':>6}{'sent':>6}{'err':>5}{'sent/s':>8}{'lag p99':>9}{'ok':>4}"
-        f"{'cpu s':>7}{'rss MB':>8}{'ep cpu':>7}{'ttft p50':>9}{'p95':>7}{'p99':>7}{'e2e p50':>9}{'p95':>7}{'p99':>7}"
+def probe_events(folder: Path, name: str, pid: int | None = None) -> list[dict]:
+    """The probe's events for one process name (and pid: an endpoint's helper processes are left out)."""
+    events = []
+    for path in folder.glob(f"{name}-{pid or '*'}.jsonl"):
+        events += [json.loads(line) for line in path.open() if '"start"' not in line]
+    return sorted(events, key=lambda event: event["t_ns"])
+
+
+def warm_up(endpoint: Endpoint, rate: float, seconds: float, out: Path) -> None:
+    """An unmeasured burst from loadproof's client, so that no tool meets the endpoint's first-time
+    costs: GuideLLM's mock makes its first full collection (~140 ms of CPU, every request in flight
+    waits) ~170–340 requests after it starts (bench/README.md, "Whose stall")."""
+    out.mkdir(parents=True, exist_ok=True)
+    command, env = TOOLS["loadproof"]().command(Load(rate, seconds, None, endpoint.root_url), out)
+    started = time.monotonic()
+    code = subprocess.run(
+        command, cwd=REPO_ROOT, env=child_env(env), stdout=(out / "client.log").open("wb"), stderr=subprocess.STDOUT
+    ).returncode
+    print(
+        f"  warmed {endpoint.kind}: {seconds:g} s at {rate:g} req/s (exit {code}, {time.monotonic() - started:.1f} s)",
+        flush=True,
     )
-    print(header)
-    print("-" * len(header))
-    for row in rows:
-        print(
-            f"{row['endpoint']:<14}{row['tool']:<16}{_fmt(row['rate'], 6, 0)}{_fmt(row.get('requests'), 6)}"
-            f"{_fmt(row.get('errors'), 5)}{_fmt(row.get('sends_per_s'), 8, 1)}{_fmt(row.get('lag_ms_p99'), 9)}"
-            f"{'yes' if row['sustained'] else 'no':>4}{_fmt(row['client_cpu_s'], 7, 1)}{_fmt(row['peak_rss_mb'], 8, 0)}"
-            f"{_fmt(row['endpoint_cpu_s'], 7, 1)}{_fmt(row.get('ttft_ms_p50'), 9)}{_fmt(row.get('ttft_ms_p95'), 7)}"
-            f"{_fmt(row.get('ttft_ms_p99'), 7)}{_fmt(row.get('e2e_ms_p50'), 9)}{_fmt(row.get('e2e_ms_p95'), 7)}"
-            f"{_fmt(row.get('e2e_ms_p99'), 7)}{('  ' + row['failure']) if row['failure'] else ''}"
-        )
 
 
-def print_summary(rows: list[dict], tools: list[str]) -> None:
-    print("\nschedule lag read as:")
-    for tool in tools:
-        kinds = {row.get("lag_kind") for row in rows if row["tool"] == tool and row.get("lag_kind")}
-        notes = [row["note"] for row in rows if row["tool"] == tool and row.get("note")]
-        print(f"  {tool:<16}{'; '.join(sorted(kinds))}{('  [' + notes[-1] + ']') if notes else ''}")
-    for endpoint in dict.fromkeys(row["endpoint"] for row in rows):
-        mine = [row for row in rows if row["endpoint"] == endpoint]
-        best = {
-            tool: max((row["rate"] for row in mine if row["tool"] == tool and row["sustained"]), default=None)
-            for tool in tools
-        }
-        print(f"\n[{endpoint}] highest sustained rate (lag p99 <= {SUSTAINED_LAG_MS:g} ms, no errors), req/s:")
-        for tool in tools:
-            print(f"  {tool:<16}{_fmt(best[tool], 8, 0)}")
-        lp = best.get("loadproof")
-        for peer, goal in (("aiperf", 2.0), ("guidellm", 3.0)):
-            if peer in best and lp:
-                if best[peer]:
-                    ratio = lp / best[peer]
-                    shown = f"{ratio:.1f}x (goal >= {goal:g}x: {'met' if ratio >= goal else 'NOT met'})"
-                else:
-                    shown = f"{peer} sustained none of the rates tried (goal >= {goal:g}x: met, ratio unbounded)"
-                print(f"  loadproof vs {peer}: {shown}; the highest rate tried bounds loadproof's own figure")
-        common = [
-            rate
-            for rate in dict.fromkeys(row["rate"] for row in mine)
-            if all(any(r["rate"] == rate and r["tool"] == t and r["sustained"] for r in mine) for t in tools)
-        ]
-        if "loadproof" in tools and len(tools) > 1 and common:
-            rate = max(common)
-            at = {row["tool"]: row for row in mine if row["rate"] == rate}
-            print(f"  percentiles at {rate:g} req/s (all sustain), peer vs loadproof:")
-            for tool in tools:
-                if tool == "loadproof":
-                    continue
-                diffs = []
-                for metric in ("ttft_ms", "e2e_ms"):
-                    for p in (50, 95, 99):
-                        mine_v, theirs = at["loadproof"].get(f"{metric}_p{p}"), at[tool].get(f"{metric}_p{p}")
-                        if mine_v and theirs is not None:
-                            diffs.append(
-                                f"{metric[:-3]} p{p} {theirs:.2f} vs {mine_v:.2f} ({(theirs - mine_v) / mine_v:+.0%})"
-                            )
-                print(f"    {tool}: " + "; ".join(diffs))
+def measure(name: str, endpoint: Endpoint, load: Load, out: Path) -> dict:
+    """One tool at one rate against the endpoint: run it, read its export, summarise."""
+    tool = TOOLS[name]()
+    out.mkdir(parents=True, exist_ok=True)
+    command, env = tool.command(load, out)
+    endpoint_before = endpoint.cpu_s()
+    run = run_measured(command, child_env(env), out / "client.log", load.duration_s * 4 + 180)
+    endpoint_cpu = endpoint.cpu_s() - endpoint_before
+    started_ns, ended_ns = int(run.cpu_samples[0][0] * 1e9), int(run.cpu_samples[-1][0] * 1e9)
+    collections = [
+        event
+        for event in (probe_events(endpoint.probe, "endpoint", endpoint.process.pid) if endpoint.probe else [])
+        if event["event"] == "gc" and event.get("generation") == 2 and started_ns <= event["t_ns"] <= ended_ns
+    ]
+    try:
+        result, error = tool.read(load, out), "" if run.code == 0 else f"exit {run.code}, see {out / 'client.log'}"
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        result, error = None, f"no results ({type(exc).__name__}: {exc}); see {out / 'client.log'}"
+    return summarise(name, endpoint.kind, load, result, run, endpoint_cpu, collections, error)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -290,59 +315,63 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--endpoints", default="reference,guidellm-mock", help="reference and/or guidellm-mock")
     parser.add_argument("--concurrency", type=int, default=None, help="cap on in-flight requests, for every tool")
+    parser.add_argument(
+        "--warm-up-s", type=float, default=WARM_UP_S, help="unmeasured burst per endpoint at the lowest rate (0: none)"
+    )
     parser.add_argument("--json-out", type=Path, default=None, help="write every row as JSON here")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep each tool's exports and logs here")
+    parser.add_argument("--report-only", action="store_true", help="print the report of the rows in --json-out")
     args = parser.parse_args(argv)
     rates = [float(rate) for rate in args.rates.split(",")]
     tools = [name.strip() for name in args.tools.split(",")]
     unknown = [name for name in tools if name not in TOOLS]
     if unknown:
         parser.error(f"unknown tool(s) {unknown}: choose from {', '.join(TOOLS)}")
+    if args.report_only:
+        if args.json_out is None:
+            parser.error("--report-only reads the rows of --json-out")
+        rows = json.loads(args.json_out.read_text())
+        print_table(rows)
+        sys.exit(0 if print_summary(rows, list(dict.fromkeys(row["tool"] for row in rows))) else 1)
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="loadproof-peers-"))
     work.mkdir(parents=True, exist_ok=True)
     print(
-        f"exports and logs: {work}  (machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f})",
+        f"exports and logs: {work}  (machine: {os.cpu_count()} cores, load average "
+        f"{' / '.join(f'{load:.2f}' for load in os.getloadavg())})",
         flush=True,
     )
     rows = []
     for endpoint_kind in args.endpoints.split(","):
-        endpoint = Endpoint(endpoint_kind, work)
+        probe = work / f"probe-{endpoint_kind}"
+        probe.mkdir(parents=True, exist_ok=True)
+        endpoint = Endpoint(endpoint_kind, work, env=stall_probe_env(probe, "endpoint", watch=False), probe=probe)
         try:
-            for rate in rates:  # tools interleaved per rate, so drifting machine load hits all alike
-                for name in tools:
-                    tool = TOOLS[name]()
+            if args.warm_up_s > 0:
+                warm_up(endpoint, min(rates), args.warm_up_s, work / endpoint_kind / "warm-up")
+            for index, rate in enumerate(rates):
+                # tools interleaved per rate, so drifting machine load hits all alike, and the order
+                # rotated per rate, so no tool is always the first to meet the endpoint at a new rate
+                shift = index % len(tools)
+                for name in tools[shift:] + tools[:shift]:
                     load = Load(rate, args.duration_s, args.concurrency, endpoint.root_url)
-                    out = work / endpoint_kind / f"{name}-{rate:g}"
-                    out.mkdir(parents=True, exist_ok=True)
-                    command, env = tool.command(load, out)
-                    endpoint_before = endpoint.cpu_s()
-                    code, cpu_s, rss, wall_s = run_measured(
-                        command, child_env(env), out / "client.log", args.duration_s * 4 + 180
-                    )
-                    endpoint_cpu = endpoint.cpu_s() - endpoint_before
-                    try:
-                        result, error = (
-                            tool.read(load, out),
-                            "" if code == 0 else f"exit {code}, see {out / 'client.log'}",
-                        )
-                    except (OSError, ValueError, KeyError, IndexError) as exc:
-                        result, error = None, f"no results ({type(exc).__name__}: {exc}); see {out / 'client.log'}"
-                    rows.append(
-                        summarise(name, endpoint_kind, load, result, code, cpu_s, rss, wall_s, endpoint_cpu, error)
-                    )
+                    rows.append(measure(name, endpoint, load, work / endpoint_kind / f"{name}-{rate:g}"))
+                    row = rows[-1]
+                    if args.json_out:  # as it goes: a long run stopped half-way keeps its rows
+                        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+                        args.json_out.write_text(json.dumps(rows, indent=1))
                     print(
-                        f"  done {endpoint_kind} {name} @ {rate:g} req/s: lag p99 {rows[-1].get('lag_ms_p99')} ms, "
-                        f"errors {rows[-1].get('errors')}, cpu {cpu_s:.1f} s",
+                        f"  done {endpoint_kind} {name} @ {rate:g} req/s: lag p99 {row.get('lag_ms_p99')} ms, "
+                        f"errors {row.get('errors')}, cpu {row['client_cpu_s']:.1f} s "
+                        f"({row.get('cpu_ms_per_request')} ms per request after start-up)",
                         flush=True,
                     )
         finally:
             endpoint.stop()
     print()
     print_table(rows)
-    print_summary(rows, tools)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(rows, indent=1))
+    passed = print_summary(rows, tools)
+    print(f"load average at the end {' / '.join(f'{load:.2f}' for load in os.getloadavg())}")
+    sys.exit(0 if passed else 1)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3.11}
+# the newest on PyPI that install here, checked 2026-11-30 with `pip index versions aiperf|guidellm`
 AIPERF_VERSION=${AIPERF_VERSION:-0.13.0}
 GUIDELLM_VERSION=${GUIDELLM_VERSION:-0.8.1}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render import HTML_NAME, JSON_NAME, MARKDOWN_NAME, interval_level, num
+from pipeline.pack.render import HTML_NAME, JSON_NAME, MARKDOWN_NAME, basis_label, interval_level, num, verdict_label
 from pipeline.spec import SpecError, load_spec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -95,6 +95,7 @@ def verify(
         typer.echo(f"FAIL {problem}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
     sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
+    sweep += f" and {result.arm_rows_recomputed} arm rows" if result.arm_rows_recomputed else ""
     subpacks = result.packs_checked - 1
     packs = f"{result.packs_checked} packs (this folder's and {subpacks} sub-packs)" if subpacks > 0 else "1 pack"
     console.print(
@@ -171,12 +172,15 @@ def serve_reference(
 
 @app.command()
 def anonymize(
-    log: str = typer.Argument(..., help="the production log: a file or a glob (.gz read transparently)"),
+    log: str | None = typer.Argument(None, help="the production log: a file or a glob (.gz read transparently)"),
     log_format: str = typer.Option(..., "--format", help="a log format the ingest reads, e.g. openai_jsonl"),
     out: Path = typer.Option(..., "--out", help="the trace to write (loadproof_trace_jsonl)"),
     block_tokens: int = typer.Option(512, min=1, help="tokens per hash_ids block (the spec's prefix_block_tokens)"),
     column: list[str] = typer.Option([], help="csv/parquet: NAME=COLUMN, repeated (arrival=ts, prompt_tokens=p, ...)"),
     quarantine: Path | None = typer.Option(None, help="keep the rejected lines here (Parquet; holds their text)"),
+    dsn_env: str | None = typer.Option(
+        None, help="instead of LOG: read the table from the PostgreSQL database whose DSN is in this variable"
+    ),
 ) -> None:
     """Write a shareable trace of LOG: arrivals, lengths, sessions, hashed tenants/routes and prefix
     blocks, no text. The salt is $LOADPROOF_ANONYMIZE_SALT or drawn per run, and never written."""
@@ -186,7 +190,7 @@ def anonymize(
     from pipeline.workload.logs.ingest import IngestError
 
     try:
-        source = anonymizer.log_source(log, log_format, column)
+        source = anonymizer.log_source(log, log_format, column, dsn_env)
         result = anonymizer.anonymize(source, Path.cwd(), out, block_tokens, quarantine)
     except (ValidationError, ValueError, IngestError) as exc:  # IngestError names the file
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
@@ -268,6 +272,21 @@ def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float
         f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, "
         f"{elapsed:.0f} s; re-check it with: loadproof verify {out}"
     )
+    _print_privacy(spec, out)
+
+
+def _print_privacy(spec: Path, out: Path) -> None:
+    """Where the customer text is (ARCHITECTURE.md 4.13): never in the pack unless the spec keeps it."""
+    from pipeline.privacy import private_root
+
+    policy = load_spec(spec).spec.privacy.text
+    if policy != "keep":
+        console.print(
+            f"customer text (privacy.text {policy}): none in the pack; the copy the replay sent is in "
+            f"{private_root(out)} (owner-only: delete it once the pack is final)",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def print_check_explanations(evaluations) -> None:
@@ -285,7 +304,8 @@ def print_check_explanations(evaluations) -> None:
 def print_headline(pack: dict, confidence: float) -> None:
     """The claimed figures beside the measured ones; the interval column names the spec's level."""
     table = Table(title=f"Claim vs measured — {pack['spec_name']}")
-    for column in ("candidate", "figure", "claimed", "measured", f"{interval_level(confidence)} CI", "n", "verdict"):
+    columns = ("candidate", "figure", "measured at", "claimed", "measured", f"{interval_level(confidence)} CI", "n")
+    for column in (*columns, "verdict"):
         table.add_column(column, justify="right" if column in {"claimed", "measured", "n"} else "left")
     for figure in pack["figures"]:
         if figure["claimed"] is None:
@@ -293,11 +313,12 @@ def print_headline(pack: dict, confidence: float) -> None:
         table.add_row(
             figure["candidate"],
             f"{figure['metric']} ({figure['unit']})",
+            basis_label(figure),
             num(figure["claimed"]),
             num(figure["measured"]),
             f"{num(figure['ci_low'])} – {num(figure['ci_high'])}",
             str(figure["n"]),
-            figure["verdict"],
+            verdict_label(figure),
         )
     console.print(table)
     for figure in pack["figures"]:

@@ -27,4 +27,5 @@ class EndpointResource(ConfigurableResource):
             model=candidate.model,
             api_key=api_key,
             api_key_env=candidate.api_key_env,
+            gpu_metrics_url=candidate.gpu_metrics_url,
         )

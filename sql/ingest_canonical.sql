@@ -10,7 +10,8 @@
 -- params: $timezone (for timestamps written without one), $origin (TIMESTAMPTZ of offset 0),
 --         $unit_us (microseconds per arrival number), $arrival_field, $prompt_field,
 --         $output_field, $latency_field, $completed_field, $first_token_field (the source's
---         field names, for the reasons)
+--         field names, for the reasons), $echo_values (a reason quotes the bad value's first 40
+--         characters: privacy.text keep; else it names the field only)
 WITH numbers AS (
     SELECT
         *,
@@ -62,23 +63,44 @@ judged AS (
             WHEN problem IS NOT NULL THEN problem
             WHEN arrival_raw IS NULL THEN format('field {}: missing', $arrival_field)
             WHEN arrival_at IS NULL AND arrival_kind = 'number'
-                THEN format('field {}: not a number: {}', $arrival_field, left(arrival_raw, 40))
+                THEN concat(
+                    format('field {}: not a number', $arrival_field),
+                    CASE WHEN $echo_values THEN ': ' || left(arrival_raw, 40) END
+                )
             WHEN arrival_at IS NULL
-                THEN format('field {}: not ISO-8601: {}', $arrival_field, left(arrival_raw, 40))
+                THEN concat(
+                    format('field {}: not ISO-8601', $arrival_field),
+                    CASE WHEN $echo_values THEN ': ' || left(arrival_raw, 40) END
+                )
             WHEN prompt_raw IS NULL THEN format('field {}: missing', $prompt_field)
             WHEN prompt_number IS NULL OR prompt_number < 1 OR prompt_number <> floor(prompt_number)
-                THEN format('field {}: must be an integer ≥ 1, got {}', $prompt_field, left(prompt_raw, 40))
+                THEN concat(
+                    format('field {}: must be an integer ≥ 1', $prompt_field),
+                    CASE WHEN $echo_values THEN ', got ' || left(prompt_raw, 40) END
+                )
             WHEN output_raw IS NULL THEN format('field {}: missing', $output_field)
             WHEN output_number IS NULL OR output_number < 1 OR output_number <> floor(output_number)
-                THEN format('field {}: must be an integer ≥ 1, got {}', $output_field, left(output_raw, 40))
+                THEN concat(
+                    format('field {}: must be an integer ≥ 1', $output_field),
+                    CASE WHEN $echo_values THEN ', got ' || left(output_raw, 40) END
+                )
             WHEN latency_raw IS NOT NULL AND (latency_number IS NULL OR latency_number < 0)
-                THEN format('field {}: must be a number ≥ 0, got {}', $latency_field, left(latency_raw, 40))
+                THEN concat(
+                    format('field {}: must be a number ≥ 0', $latency_field),
+                    CASE WHEN $echo_values THEN ', got ' || left(latency_raw, 40) END
+                )
             WHEN completed_raw IS NOT NULL AND completed_at IS NULL
-                THEN format('field {}: not a time: {}', $completed_field, left(completed_raw, 40))
+                THEN concat(
+                    format('field {}: not a time', $completed_field),
+                    CASE WHEN $echo_values THEN ': ' || left(completed_raw, 40) END
+                )
             WHEN completed_at < arrival_at
                 THEN format('field {}: before {}', $completed_field, $arrival_field)
             WHEN first_token_raw IS NOT NULL AND first_token_at IS NULL
-                THEN format('field {}: not a time: {}', $first_token_field, left(first_token_raw, 40))
+                THEN concat(
+                    format('field {}: not a time', $first_token_field),
+                    CASE WHEN $echo_values THEN ': ' || left(first_token_raw, 40) END
+                )
             WHEN first_token_at < arrival_at
                 THEN format('field {}: before {}', $first_token_field, $arrival_field)
         END AS field_problem

@@ -1,4 +1,5 @@
--- server_metrics_by_candidate: each /metrics sample scraped beside the production replay, with the
+-- server_metrics_by_candidate: each /metrics sample scraped beside the production replay (its
+-- scope columns NULL: not a sweep level's), from the server or its GPU exporter, with the
 -- candidate it was scraped from and its time in seconds since that candidate's first send (the
 -- replay's clock: both are time.perf_counter_ns readings), and the canonical series its family
 -- maps to (running, waiting, kv_cache_use, ttft_histogram; the view server_metric_series maps
@@ -21,6 +22,7 @@ WITH spans AS (
 SELECT
     spans.candidate,
     (server_metrics.t_ns - spans.first_sent_ns) / 1e9 AS second,
+    coalesce(server_metrics.endpoint, 'server') AS endpoint,
     server_metrics.scrape,
     server_metrics.family,
     server_metrics.sample,
@@ -32,3 +34,4 @@ JOIN spans
     ON server_metrics.run_id = spans.run_id
    AND (spans.candidates_in_run = 1 OR server_metrics.t_ns BETWEEN spans.first_sent_ns AND spans.last_end_ns)
 LEFT JOIN server_metric_series ON server_metrics.family = server_metric_series.family
+WHERE server_metrics.load_level IS NULL AND server_metrics.arm IS NULL

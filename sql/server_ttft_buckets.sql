@@ -1,4 +1,5 @@
--- server_ttft_buckets: per candidate, the server's own TTFT histogram over the production replay:
+-- server_ttft_buckets: per candidate, the server's own TTFT histogram (and its E2E one, where it
+-- exports one: `series` says which) over the production replay:
 -- each bucket's cumulative count (upper bound `le` in seconds, +Inf last) at the last scrape less
 -- that at the first, so requests the server served before the replay (probes, earlier runs) do
 -- not count. Summed over label sets (e.g. one per model). The percentile estimate (linear
@@ -7,20 +8,22 @@
 WITH buckets AS (
     SELECT
         candidate,
+        series,
         scrape,
         CAST(json_extract_string(labels_json, '$.le') AS DOUBLE) AS le,
         sum(value) AS cumulative
     FROM server_metrics_by_candidate
-    WHERE series = 'ttft_histogram' AND sample LIKE '%\_bucket' ESCAPE '\'
-    GROUP BY candidate, scrape, le
+    WHERE series IN ('ttft_histogram', 'e2e_histogram') AND sample LIKE '%\_bucket' ESCAPE '\'
+    GROUP BY candidate, series, scrape, le
 ),
 ends AS (
-    SELECT candidate, min(scrape) AS first_scrape, max(scrape) AS last_scrape
+    SELECT candidate, series, min(scrape) AS first_scrape, max(scrape) AS last_scrape
     FROM buckets
-    GROUP BY candidate
+    GROUP BY candidate, series
 )
 SELECT
     buckets.candidate,
+    buckets.series,
     buckets.le,
     sum(buckets.cumulative) FILTER (WHERE buckets.scrape = ends.last_scrape)
     - coalesce(
@@ -30,6 +33,6 @@ SELECT
         0
     ) AS cumulative
 FROM buckets
-JOIN ends USING (candidate)
-GROUP BY buckets.candidate, buckets.le
-ORDER BY buckets.candidate, buckets.le
+JOIN ends USING (candidate, series)
+GROUP BY buckets.candidate, buckets.series, buckets.le
+ORDER BY buckets.candidate, buckets.series, buckets.le

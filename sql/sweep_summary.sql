@@ -2,7 +2,8 @@
 -- The highest SLA-meeting load is the highest level below the first level that misses the SLA
 -- (every lower level met it too: a capacity is claimed only where all lighter loads hold), with
 -- its goodput and its cost per useful decision (cost_per_decision_at_max_sla_load_usd), and the
--- headroom: that level over the production level (the spec's own load).
+-- headroom: that level over the production level (the spec's own load), and the capacity at the
+-- SLA: that level's requests/s and output tokens/s with their intervals.
 -- view: sweep_levels (sql/sweep_levels.sql)
 WITH first_miss AS (
     SELECT
@@ -32,6 +33,11 @@ SELECT
     highest.level.load_level_label AS max_sla_load_level_label,
     highest.level.load_level / nullif(first_miss.production_load_level, 0) AS headroom_factor,
     highest.level.requests_per_s AS requests_per_s_at_max_sla_load,
+    highest.level.requests_per_s_ci_low AS requests_per_s_at_max_sla_load_ci_low,
+    highest.level.requests_per_s_ci_high AS requests_per_s_at_max_sla_load_ci_high,
+    highest.level.output_tokens_per_s AS output_tokens_per_s_at_max_sla_load,
+    highest.level.output_tokens_per_s_ci_low AS output_tokens_per_s_at_max_sla_load_ci_low,
+    highest.level.output_tokens_per_s_ci_high AS output_tokens_per_s_at_max_sla_load_ci_high,
     highest.level.goodput_requests_per_s AS goodput_requests_per_s_at_max_sla_load,
     highest.level.sla_attainment AS sla_attainment_at_max_sla_load,
     highest.level.ttft_ms_p99 AS ttft_ms_p99_at_max_sla_load,

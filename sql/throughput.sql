@@ -143,16 +143,18 @@ SELECT
     output_tokens,
     total_tokens,
     output_tokens_per_s,
-    output_tokens_per_s - half_width_factor * output_tokens_sd AS output_tokens_per_s_ci_low,
+    -- a rate is never below 0: a few batches that disagree widely would put the t-interval's
+    -- low end there (a short closed-loop arm), and the end is clamped as the attainment's is
+    greatest(output_tokens_per_s - half_width_factor * output_tokens_sd, 0.0) AS output_tokens_per_s_ci_low,
     output_tokens_per_s + half_width_factor * output_tokens_sd AS output_tokens_per_s_ci_high,
     total_tokens_per_s,
-    total_tokens_per_s - half_width_factor * total_tokens_sd AS total_tokens_per_s_ci_low,
+    greatest(total_tokens_per_s - half_width_factor * total_tokens_sd, 0.0) AS total_tokens_per_s_ci_low,
     total_tokens_per_s + half_width_factor * total_tokens_sd AS total_tokens_per_s_ci_high,
     requests_per_s,
-    requests_per_s - half_width_factor * requests_sd AS requests_per_s_ci_low,
+    greatest(requests_per_s - half_width_factor * requests_sd, 0.0) AS requests_per_s_ci_low,
     requests_per_s + half_width_factor * requests_sd AS requests_per_s_ci_high,
     goodput_requests_per_s,
-    goodput_requests_per_s - half_width_factor * goodput_sd AS goodput_requests_per_s_ci_low,
+    greatest(goodput_requests_per_s - half_width_factor * goodput_sd, 0.0) AS goodput_requests_per_s_ci_low,
     goodput_requests_per_s + half_width_factor * goodput_sd AS goodput_requests_per_s_ci_high,
     requests_good / nullif(requests_in_window, 0) AS sla_attainment,
     -- the batch-means interval of the attainment; pipeline/analysis/tables.py keeps the wider

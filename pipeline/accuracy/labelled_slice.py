@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.accuracy.scorers import ERROR, make_scorer
+from pipeline.accuracy.scorers import AMBIGUOUS, ERROR, NO_ANSWER, make_scorer
 from pipeline.contracts import ACCURACY_RESULTS_SCHEMA, LABELLED_SLICE_SCHEMA
 from pipeline.spec.accuracy import AccuracySlice
 
@@ -119,3 +119,16 @@ def empty_slice() -> pa.Table:
 
 def empty_results() -> pa.Table:
     return ACCURACY_RESULTS_SCHEMA.empty_table()
+
+
+OTHER_ANSWER = "(other answer)"
+
+
+def predictions_within_labels(config: AccuracySlice, slice_table: pa.Table, results: pa.Table) -> pa.Table:
+    """`results` with every prediction that is not a label (nor a marker: no answer, ambiguous,
+    error) as OTHER_ANSWER: an exact, normalised or regex scorer predicts the reply itself, which
+    privacy.text hash and drop keep out of the pack; the confusion table then counts it once."""
+    known = {*label_set(config, slice_table.column("label").to_pylist()), NO_ANSWER, AMBIGUOUS, ERROR, OTHER_ANSWER}
+    index = results.schema.get_field_index("predicted")
+    predicted = [p if p is None or p in known else OTHER_ANSWER for p in results.column(index).to_pylist()]
+    return results.set_column(index, results.schema.field(index), pa.array(predicted, pa.string()))

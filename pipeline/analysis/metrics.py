@@ -25,6 +25,16 @@ RATE_FIGURES: dict[str, tuple[str, bool]] = {
     "cost_per_decision_at_max_sla_load_usd": ("USD", False),
 }
 
+# Where a claimed figure is judged (its `basis`). Throughput at an offered load can never exceed
+# that load, so a capacity claim is judged at the buyer's capacity at the SLA (the highest load
+# the sweep found still meeting it) and at the vendor's own conditions, never against the
+# throughput the production load happened to offer (that is shown as served demand).
+PRODUCTION_LOAD = "production_load"
+CAPACITY_AT_SLA = "capacity_at_sla"
+VENDOR_CONDITIONS = "vendor_conditions"
+BASES = (PRODUCTION_LOAD, CAPACITY_AT_SLA, VENDOR_CONDITIONS)
+CAPACITY_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
+
 _LATENCY_NAME = re.compile(r"^(?P<metric>" + "|".join(LATENCY_METRICS) + r")_(?P<pct>" + "|".join(PERCENTILES) + r")$")
 
 
@@ -45,6 +55,19 @@ def percentile_of(name: str) -> float | None:
     """The quantile a latency figure names (ttft_ms_p99 → 0.99); None for other figures."""
     match = _LATENCY_NAME.match(name)
     return PERCENTILES[match.group("pct")] if match else None
+
+
+def claim_kind(name: str) -> str:
+    """What a figure is about: capacity (throughput), latency at load (percentiles, SLA
+    attainment, error rate: judged at the production load), quality (accuracy, on the slice) or
+    cost."""
+    if name in CAPACITY_FIGURES:
+        return "capacity"
+    if name == "accuracy":
+        return "quality"
+    if name.startswith("cost_"):
+        return "cost"
+    return "latency at load"
 
 
 def known_names() -> list[str]:

@@ -21,7 +21,8 @@ from pipeline.analysis import tables as analysis_tables
 from pipeline.analysis.intervals import with_wilson
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import QuerySession
-from pipeline.replay.sweep import LoadLevel, load_levels
+from pipeline.replay import capacity_search
+from pipeline.replay.sweep import LoadLevel, level_for_value, production_level
 from pipeline.spec import Spec
 
 SWEEP_QUERIES = ("sweep_levels", "sweep_summary")
@@ -49,18 +50,16 @@ def level_sources(
     raw_timings: Path | pa.Table, sweep_timings: Path | pa.Table | None, spec: Spec
 ) -> list[tuple[LoadLevel, Path | pa.Table]]:
     """(level, its raw timings) for the production level and every level the sweep replayed."""
-    levels = load_levels(spec.workload.replay)
-    production = next(level for level in levels if level.production)
-    sources: list[tuple[LoadLevel, Path | pa.Table]] = [(production, raw_timings)]
+    replay = spec.workload.replay
+    sources: list[tuple[LoadLevel, Path | pa.Table]] = [(production_level(replay), raw_timings)]
     if sweep_timings is None:
         return sources
     table = sweep_timings if isinstance(sweep_timings, pa.Table) else pq.read_table(sweep_timings)
     seen = table.select(["load_level", "load_level_label"]).group_by(["load_level", "load_level_label"]).aggregate([])
     for row in sorted(seen.to_pylist(), key=lambda r: r["load_level"]):
-        level = next(
-            (lv for lv in levels if math.isclose(lv.value, row["load_level"], rel_tol=1e-9)),
-            LoadLevel(row["load_level"], row["load_level_label"], math.nan),
-        )
+        level = level_for_value(replay, row["load_level"])
+        if level.label != row["load_level_label"]:  # a level no longer in the spec: as the timings name it
+            level = LoadLevel(row["load_level"], row["load_level_label"], math.nan)
         sources.append((level, table.filter(pc.equal(table.column("load_level"), row["load_level"]))))
     return sorted(sources, key=lambda pair: pair[0].value)
 
@@ -126,14 +125,23 @@ def sweep_summary(levels: Path | pa.Table, spec: Spec, queries: QueryCatalog = R
         return session.run("sweep_summary")
 
 
-def clearly_misses(candidate: str, level: LoadLevel, timings: Path | pa.Table, spec: Spec) -> bool:
-    """The sweep's early stop: did this candidate's level clearly miss the SLA? (The same
-    definition as sweep_levels.clearly_misses_sla, from the same queries.)"""
+def judge_level(candidate: str, level: LoadLevel, timings: Path | pa.Table, spec: Spec) -> str:
+    """One candidate's level judged as the sweep's early stop and the capacity search need it:
+    capacity_search.CLEARLY_MISSED (sweep_levels.clearly_misses_sla), MET (sweep_levels.meets_sla)
+    or INCONCLUSIVE (neither: the point estimate misses, the interval does not, or no rows) —
+    the very columns the sweep's tables show, from the same queries."""
     if isinstance(timings, pa.Table):
         timings = timings.filter(pc.equal(timings.column("candidate"), candidate))
     else:
         timings = pq.read_table(timings, filters=[("candidate", "==", candidate)])
     if timings.num_rows == 0:
-        return False
-    row = sweep_levels_from([(level, timings)], spec).to_pylist()
-    return bool(row and row[0]["clearly_misses_sla"])
+        return capacity_search.INCONCLUSIVE
+    rows = sweep_levels_from([(level, timings)], spec).to_pylist()
+    if rows and rows[0]["clearly_misses_sla"]:
+        return capacity_search.CLEARLY_MISSED
+    return capacity_search.MET if rows and rows[0]["meets_sla"] else capacity_search.INCONCLUSIVE
+
+
+def clearly_misses(candidate: str, level: LoadLevel, timings: Path | pa.Table, spec: Spec) -> bool:
+    """Did this candidate's level clearly miss the SLA? (sweep_levels.clearly_misses_sla)"""
+    return judge_level(candidate, level, timings, spec) == capacity_search.CLEARLY_MISSED

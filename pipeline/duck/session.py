@@ -31,7 +31,7 @@ class QuerySession:
         memory_limit: str = DEFAULT_MEMORY_LIMIT,
     ) -> None:
         """`optional_columns`: a view named after a pack table (e.g. raw_timings) gets the columns its
-        contract marks optional, as typed NULLs, when its file lacks them (pipeline/contracts.py)."""
+        contract marks optional, as typed NULLs, when its file lacks them (pipeline/contracts/)."""
         self.params = dict(params or {})
         self.queries = queries
         self._closing = ExitStack()

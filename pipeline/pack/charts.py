@@ -88,10 +88,10 @@ def server_view_charts(view: ServerView | None) -> dict[str, str | None]:
     at each send, per candidate (pipeline/pack/server_view.py); none without server metrics."""
     if view is None:
         return {"server_view": None}
-    keys = ("second", "running", "waiting", "kv_cache_use", "sent_s", "ttft_ms")
+    keys = ("second", "running", "waiting", "kv_cache_use", "preemptions", "prefix_cache_hit_rate", "sent_s", "ttft_ms")
     entries: dict[str, dict[str, list]] = defaultdict(lambda: {key: [] for key in keys})
     for row in view.timeline:
-        for key in keys[:4]:
+        for key in keys[:6]:
             entries[row["candidate"]][key].append(row[key])
     for row in view.client_ttft:
         entries[row["candidate"]]["sent_s"].append(row["second"])

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from pipeline.analysis import metrics
 from pipeline.analysis.dependence import WILSON
-from pipeline.analysis.stats import early_stopping_min_queries, one_sided_confidence, verdict, wilson_interval
+from pipeline.analysis.stats import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    early_stopping_min_queries,
+    one_sided_confidence,
+    verdict,
+    wilson_interval,
+)
 from pipeline.analysis.tables import z_value
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
@@ -22,13 +29,32 @@ SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
 COST_METHOD = "Wilson bounds of the useful share"
 
 
-def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n: int, lineage: dict) -> dict:
+SERVED_DEMAND = (
+    "served demand: throughput at the production load is what that load offered, not a capacity, so the claim "
+    "is judged at the capacity at the SLA and at the vendor's conditions, not here"
+)
+
+
+def figure(
+    spec: Spec,
+    candidate: str,
+    metric: str,
+    measured,
+    ci_low,
+    ci_high,
+    n: int,
+    lineage: dict,
+    basis: str = metrics.PRODUCTION_LOAD,
+) -> dict:
+    """One figure at its `basis` (metrics.BASES: what it is measured against), judged against
+    the claim where the claim is about that basis (a capacity claim never at the production load)."""
     unit, larger_is_better = metrics.describe(metric)
     claimed = spec.claim.figures.get(metric)
-    return {
+    item = {
         "candidate": candidate,
         "metric": metric,
         "unit": unit,
+        "basis": basis,
         "claimed": claimed,
         "measured": measured,
         "ci_low": ci_low,
@@ -37,6 +63,16 @@ def figure(spec: Spec, candidate: str, metric: str, measured, ci_low, ci_high, n
         "verdict": verdict(claimed, ci_low, ci_high, larger_is_better),
         "lineage": lineage,
     }
+    if basis == metrics.PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
+        item["verdict"] = None
+        item["not_judged"] = SERVED_DEMAND
+    return item
+
+
+def figure_key(item: dict) -> tuple[str, str, str]:
+    """A figure's identity in a pack: candidate, metric and basis (a pack written before bases
+    has only production-load figures)."""
+    return item["candidate"], item["metric"], item.get("basis", metrics.PRODUCTION_LOAD)
 
 
 def latency_figures(
@@ -101,7 +137,10 @@ def early_stopping_note(q: float, n: int, confidence: float) -> dict:
     return {"confidence": one_sided, "min_samples_to_hold": needed, "long_enough": n >= needed}
 
 
-def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+def throughput_figures(spec: Spec, rows: list[dict], lineage: dict, served_demand: bool = True) -> list[dict]:
+    """Throughput, SLA attainment and error rate at the production load. Throughput there is served
+    demand, never judged against a capacity claim; `served_demand=False` re-computes a pack written
+    before figures had a basis, when it was (pack/verify.py)."""
     out = []
     for row in rows:
         for metric in THROUGHPUT_FIGURES:
@@ -115,6 +154,9 @@ def throughput_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict
                 row["requests_in_window"],
                 lineage,
             )
+            if not served_demand and item.pop("not_judged", None):
+                _, larger_is_better = metrics.describe(metric)
+                item["verdict"] = verdict(item["claimed"], item["ci_low"], item["ci_high"], larger_is_better)
             out.append(with_method(item, row.get("rate_interval_method")))
         item = figure(
             spec,
@@ -195,6 +237,7 @@ def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[d
             row.get(f"{SWEEP_COST_FIGURE}_ci_high"),
             row.get("requests_in_window_at_max_sla_load") or 0,
             lineage,
+            basis=metrics.CAPACITY_AT_SLA,
         )
         if row.get("max_sla_load_level") is not None:
             with_method(item, COST_METHOD)
@@ -206,6 +249,66 @@ def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[d
             item["reason"] = "no load level met the SLA"
         out.append(item)
     return out
+
+
+CAPACITY_FIGURE_COLUMNS = {  # capacity row (pack/capacity.py) -> (value, interval low, interval high) of a figure
+    "output_tokens_per_s": ("output_tokens_per_s", "ci_low", "ci_high"),
+    "requests_per_s": ("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
+}
+
+
+def capacity_figures(spec: Spec, capacity_rows: list[dict], lineage: dict) -> list[dict]:
+    """Throughput at the buyer's capacity at the SLA (the highest load level the capacity search
+    found still meeting it), judged against a capacity claim. When the search never reached a
+    level that clearly missed, the figure is a lower bound: it can show that a claim holds, never
+    that it is not reproduced."""
+    out = []
+    for row in capacity_rows:
+        for metric, (value, low, high) in CAPACITY_FIGURE_COLUMNS.items():
+            item = figure(
+                spec,
+                row["candidate"],
+                metric,
+                row.get(value),
+                row.get(low),
+                row.get(high),
+                row.get("n") or 0,
+                lineage,
+                basis=metrics.CAPACITY_AT_SLA,
+            )
+            if row.get("max_sla_level") is not None:
+                item["load_level"] = row["max_sla_level"]
+                item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"
+            else:
+                item["reason"] = f"no load level met the SLA ({row.get('reason') or 'the capacity search found none'})"
+            if not row.get("bracket_closed"):
+                if row.get("first_missed_level") is None and item["verdict"] == NOT_REPRODUCED:
+                    item["verdict"] = INCONCLUSIVE  # the knee lies above the highest level tried
+                item.setdefault("reason", f"the capacity bracket is not closed: {row.get('reason') or 'unknown'}")
+            out.append(item)
+    return out
+
+
+def vendor_conditions_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+    """Each claimed figure measured at the vendor's own conditions (the claim's benchmark, run
+    against the candidate: pipeline/pack/arms.py), judged against the claim."""
+    return [
+        with_method(
+            figure(
+                spec,
+                row["candidate"],
+                row["metric"],
+                row["measured"],
+                row["ci_low"],
+                row["ci_high"],
+                row["n"],
+                lineage,
+                basis=metrics.VENDOR_CONDITIONS,
+            ),
+            row.get("interval_method"),
+        )
+        for row in rows
+    ]
 
 
 def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:

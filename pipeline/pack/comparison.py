@@ -3,6 +3,9 @@ decision, accuracy per label, latency per prompt-length bucket, errors by type."
 
 from __future__ import annotations
 
+from pipeline.analysis.metrics import BASES
+from pipeline.pack.claims import figure_key
+
 SIDE_BY_SIDE = (
     "ttft_ms_p50", "ttft_ms_p95", "ttft_ms_p99", "tpot_ms_p50", "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99",
     "output_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "sla_attainment", "error_rate",
@@ -20,15 +23,17 @@ def candidates_of(figures: list[dict]) -> list[str]:
 def side_by_side(figures: list[dict]) -> dict:
     """One row per figure, one cell per candidate: measured, interval, verdict when claimed."""
     names = candidates_of(figures)
-    by_key = {(f["candidate"], f["metric"]): f for f in figures}
+    by_key = {figure_key(f): f for f in figures}
     rows = []
-    for metric in SIDE_BY_SIDE:
-        cells = [by_key.get((name, metric)) for name in names]
-        if not any(cell is not None and cell["measured"] is not None for cell in cells):
-            continue
-        unit = next(cell["unit"] for cell in cells if cell is not None)
-        claimed = next((cell["claimed"] for cell in cells if cell is not None), None)
-        rows.append({"metric": metric, "unit": unit, "claimed": claimed, "cells": [_cell(cell) for cell in cells]})
+    for basis in BASES:  # the production load's figures first, then capacity, then the vendor's conditions
+        for metric in SIDE_BY_SIDE:
+            cells = [by_key.get((name, metric, basis)) for name in names]
+            if not any(cell is not None and cell["measured"] is not None for cell in cells):
+                continue
+            unit = next(cell["unit"] for cell in cells if cell is not None)
+            claimed = next((cell["claimed"] for cell in cells if cell is not None), None)
+            row = {"metric": metric, "unit": unit, "claimed": claimed, "cells": [_cell(cell) for cell in cells]}
+            rows.append(row | {"basis": basis})
     return {"candidates": names, "rows": rows}
 
 

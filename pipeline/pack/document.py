@@ -17,10 +17,15 @@ from typing import Any
 
 from pydantic import MISSING, Field
 
+from pipeline.pack.arms import VendorConditionsRow, WaterfallRow
+from pipeline.pack.capacity import CapacityRow
 from pipeline.pack.endpoint_parts import (
     ClientValidity,
+    ColdCacheNote,
     EndpointFingerprint,
+    GpuEnergy,
     PrefixCacheHits,
+    ServerLoadLevel,
     ServerTtft,
     TokenAgreement,
 )
@@ -31,6 +36,7 @@ from pipeline.pack.parts import (
     Condition,
     DivergenceAxis,
     ErrorRow,
+    ExecutiveSummary,
     Figure,
     FileRef,
     LatencyBucket,
@@ -131,8 +137,14 @@ class EvidencePackDraft(Part):
     generated_at: str | MISSING = MISSING
     claim: Claim | MISSING = MISSING
     figures: list[Figure]
+    # the claim at the vendor's own conditions, and the headline walked to the buyer's load (pack/arms.py)
+    vendor_conditions: list[VendorConditionsRow] | MISSING = MISSING
+    headline_waterfall: list[WaterfallRow] | MISSING = MISSING
     conditions: list[Condition] | MISSING = MISSING
     proxy_verdict: ProxyVerdict | None | MISSING = MISSING  # None: the claim divergence did not run
+    # the rule on condition divergence, kept as "what to expect" once the proxy verdict is measured
+    expected_proxy_verdict: ProxyVerdict | None | MISSING = MISSING
+    executive_summary: list[ExecutiveSummary] | MISSING = MISSING
     claim_divergence: list[DivergenceAxis] | MISSING = MISSING
     profile: dict[str, Any] | MISSING = MISSING  # prompt_profile.json, as the workload stage wrote it
     replay: ReplaySummary | MISSING = MISSING
@@ -145,11 +157,15 @@ class EvidencePackDraft(Part):
     errors_by_type: list[ErrorRow] | MISSING = MISSING
     concurrency: list[ConcurrencyRow] | MISSING = MISSING
     sweep: SweepSection | None | MISSING = MISSING  # None: no load sweep ran
+    capacity: list[CapacityRow] | None | MISSING = MISSING  # the capacity at the SLA; None: no sweep
     versions: dict[str, str | None] | MISSING = MISSING
     endpoint_fingerprints: list[EndpointFingerprint] | MISSING = MISSING
     token_agreement: list[TokenAgreement] | MISSING = MISSING
     prefix_cache: list[PrefixCacheHits] | MISSING = MISSING  # the server's cache hits vs the ceiling
+    cold_cache: ColdCacheNote | None | MISSING = MISSING  # None: the log has no prefix blocks
     server_ttft: list[ServerTtft] | MISSING = MISSING  # the server's TTFT histogram vs the client's
+    server_levels: list[ServerLoadLevel] | MISSING = MISSING  # its queue and KV use per load level
+    gpu_energy: list[GpuEnergy] | MISSING = MISSING  # GPU utilisation, power, J per output token
     partition: Partition | MISSING = MISSING
     partitions: list[PartitionRun] | MISSING = MISSING
     history: History | MISSING = MISSING

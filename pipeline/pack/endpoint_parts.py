@@ -100,6 +100,21 @@ class PrefixCacheHits(Part):
     prefix_reuse_share: Number | None  # the profile's prefix_block_reuse_share (the ceiling)
 
 
+class ColdCacheNote(Part):
+    """Whether the replayed window, seen alone, reuses fewer prefix blocks than the whole log
+    (pipeline/pack/server_view.py `cold_cache_note`): then a cold cache undercounts the hits
+    production gets; `warm_prefixes` says whether the replay first sent the earlier requests whose
+    prefixes the window reuses (pipeline/plan/warm_prefixes.py), and how many."""
+
+    window_span_s: Number | None
+    log_span_s: Number | None
+    window_reuse_share: Number
+    log_reuse_share: Number
+    cold_cache_undercounts: bool
+    warm_prefixes: bool
+    warm_up_requests: Count
+
+
 class ServerTtft(Part):
     """One candidate's TTFT as its server's own histogram has it (percentiles estimated linearly
     within a bucket) beside the client's over the same production replay (pipeline/pack/
@@ -114,3 +129,45 @@ class ServerTtft(Part):
     server_ttft_ms_p95: Number | None
     client_ttft_ms_p95: Number | None
     large_gap: bool
+    # the server's E2E histogram (where it exports one) beside the client's E2E: None without one
+    server_e2e_ms_p50: Number | None = None
+    client_e2e_ms_p50: Number | None = None
+    server_e2e_ms_p95: Number | None = None
+    client_e2e_ms_p95: Number | None = None
+
+
+class GpuEnergy(Part):
+    """One candidate's GPU telemetry over the production replay's steady window (its DCGM
+    exporter, `gpu_metrics_url`; pipeline/pack/gpu_view.py): utilisation, mean power, and the
+    joules per output token (mean power ÷ the window's output tokens per second)."""
+
+    candidate: str
+    scrapes: Count
+    gpus: Count
+    seconds: Number  # between the window's first and last GPU scrape
+    gpu_util_pct_mean: Number | None
+    energy_j: Number | None  # the energy counter's increase over those seconds; None without one
+    mean_power_w: Number | None
+    power_source: Literal["energy counter", "power gauge"] | None
+    output_tokens_per_s: Number | None
+    joules_per_output_token: Number | None
+
+
+class ServerLoadLevel(Part):
+    """The server's queue and KV-cache use over one load level's replay of one candidate (the
+    production replay's, then each sweep level's; pipeline/pack/server_view.py `server_levels`):
+    mean and maximum over the /metrics scrapes sent between the level's first send and last end."""
+
+    candidate: str
+    load_level: Number | None  # None: the production replay without a sweep
+    load_level_label: str
+    production: bool
+    scrapes: Count
+    running_mean: Number | None
+    running_max: Number | None
+    waiting_mean: Number | None
+    waiting_max: Number | None
+    kv_cache_use_mean: Number | None
+    kv_cache_use_max: Number | None
+    preemptions: Number | None  # the server's pre-emption counter's increase over the level
+    prefix_cache_hit_rate: Number | None  # the server's own: hit over queried prompt tokens

@@ -76,6 +76,8 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> None:
     ]
     if sweeps:
         sweep = {**sweeps[0], "candidates": {name: entry for s in sweeps for name, entry in s["candidates"].items()}}
+        if any("search" in s for s in sweeps):  # a capacity search: how each candidate's ended
+            sweep["search"] = {name: entry for s in sweeps for name, entry in s.get("search", {}).items()}
         write_text(json.dumps(sweep, indent=2), shared.path(SWEEP_REPLAY))
     else:
         shared.path(SWEEP_REPLAY).unlink(missing_ok=True)

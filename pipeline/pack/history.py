@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pipeline.pack.claims import figure_key
 from pipeline.pack.render import JSON_NAME
 
 
@@ -27,10 +28,10 @@ def compare(current: dict, previous: dict | None, previous_version_key: str | No
     and whether the endpoint fingerprint changed."""
     if previous is None:
         return {"previous_model_version": None, "previous_run_id": None, "rows": [], "fingerprint_changed": None}
-    before = {(f["candidate"], f["metric"]): f for f in previous.get("figures", [])}
+    before = {figure_key(f): f for f in previous.get("figures", [])}
     rows = []
     for figure in current["figures"]:
-        old = before.get((figure["candidate"], figure["metric"]))
+        old = before.get(figure_key(figure))
         if old is None:
             continue
         rows.append(

@@ -25,6 +25,8 @@ from pipeline.contracts import (
     ACCURACY_BY_LABEL,
     ACCURACY_RESULTS,
     ACCURACY_SUMMARY,
+    ARM_FIGURES,
+    ARM_TIMINGS,
     CLAIM_DIVERGENCE,
     CLIENT_CALIBRATION,
     COST_PER_DECISION,
@@ -42,8 +44,10 @@ from pipeline.contracts import (
     THROUGHPUT,
 )
 from pipeline.duck.session import run_query
+from pipeline.pack.gpu_view import read_gpu_energy
 from pipeline.pack.layout import PackLayout
-from pipeline.pack.server_view import read_server_view, ttft_comparison
+from pipeline.pack.server_view import read_server_view, server_levels, ttft_comparison
+from pipeline.plan.warm_prefixes import planned_warm_up
 from pipeline.spec import LoadedSpec
 
 
@@ -82,6 +86,11 @@ class PackInputs:
     token_agreement: list[dict]
     prefix_cache_hits: list[dict] = field(default_factory=list)
     server_ttft: list[dict] = field(default_factory=list)  # none without server metrics
+    server_levels: list[dict] = field(default_factory=list)  # per load level; none without server metrics
+    gpu_energy: list[dict] = field(default_factory=list)  # none without a GPU exporter
+    warm_up_requests: int = 0  # the earlier requests sent first (workload.replay.warm_prefixes)
+    arm_figure_rows: list[dict] = field(default_factory=list)  # none without workload.replay.arms
+    arm_timings_rows: int = 0
 
 
 def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
@@ -108,6 +117,16 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         # a repeated replay: the first run's, like the analysis tables
         prefix_cache_hits=prefix_cache_hits(first_run(layout.path(RAW_TIMINGS)), loaded.spec).to_pylist(),
         server_ttft=_server_ttft(layout),
+        server_levels=server_levels(layout),
+        warm_up_requests=len(planned_warm_up(layout)),
+        gpu_energy=read_gpu_energy(
+            layout,
+            loaded.spec.workload.replay.warmup_s,
+            loaded.spec.workload.replay.cooldown_s,
+            _rows(layout.path(THROUGHPUT)),
+        ),
+        arm_figure_rows=_rows_if_written(layout.path(ARM_FIGURES)),
+        arm_timings_rows=_row_count_if_written(layout.path(ARM_TIMINGS)) or 0,
     )
 
 

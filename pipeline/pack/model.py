@@ -11,13 +11,16 @@ import pyarrow as pa
 
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
-from pipeline.pack import claims, comparison, endpoint_parts, parts
+from pipeline.pack import arms as pack_arms
+from pipeline.pack import claims, comparison, endpoint_parts, parts, summary
 from pipeline.pack import sweep as pack_sweep
+from pipeline.pack.capacity import CapacityRow, capacity_section
 from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.inputs import PackInputs
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 from pipeline.pack.repeats import with_repeats
+from pipeline.pack.server_view import cold_cache_note
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
@@ -108,8 +111,13 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
     input files hashed), the comparison sections, the conditions and the sweep. Each part is
     validated here, so a malformed one fails before anything is written."""
     loaded, spec = inputs.loaded, inputs.loaded.spec
-    figures, input_refs, sweep_lineage = _figures(inputs)
+    figures, input_refs, sweep_lineage, capacity = _figures(inputs)
+    arm_sections = _arm_sections(inputs, figures, sweep_lineage)
+    figures += claims.vendor_conditions_figures(spec, _vendor_rows(inputs), arm_sections["arm_lineage"] or {})
+    waterfall = [row.model_dump(mode="json") for row in arm_sections["headline_waterfall"]]
     divergence = inputs.claim_divergence
+    expected = divergence["proxy_verdict"] and {**divergence["proxy_verdict"], "basis": summary.RULE}
+    measured = summary.measured_proxy_verdict(figures, waterfall, spec.workload.proxy_tolerance.capacity_ratio)
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in inputs.throughput_rows), default=None)
     peak_concurrency = max((row.get("peak_concurrency") or 0 for row in inputs.throughput_rows), default=None)
     return EvidencePackDraft(
@@ -119,8 +127,12 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         claim=parts.Claim(source=spec.claim.source, figures=dict(spec.claim.figures)),
         figures=_parts(parts.Figure, figures),
+        vendor_conditions=arm_sections["vendor_conditions"],
+        headline_waterfall=arm_sections["headline_waterfall"],
         conditions=conditions(loaded, inputs.profile, peak_concurrency or inputs.replay_summary.get("peak_in_flight")),
-        proxy_verdict=_part(parts.ProxyVerdict, divergence["proxy_verdict"]),
+        proxy_verdict=_part(parts.ProxyVerdict, measured or expected),
+        expected_proxy_verdict=_part(parts.ProxyVerdict, expected if measured else None),
+        executive_summary=_parts(parts.ExecutiveSummary, summary.executive_summary(figures, waterfall)),
         claim_divergence=_parts(parts.DivergenceAxis, divergence["axes"]),
         profile=inputs.profile,
         replay=parts.ReplaySummary.model_validate(inputs.replay_summary),
@@ -147,6 +159,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
                 spec, inputs.sweep.level_rows, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage
             ),
         ),
+        capacity=_optional_parts(CapacityRow, capacity),
         versions={name: _version(name) for name in PACKAGES},
         endpoint_fingerprints=_parts(endpoint_parts.EndpointFingerprint, inputs.endpoint_fingerprints),
         token_agreement=_parts(endpoint_parts.TokenAgreement, inputs.token_agreement),
@@ -155,12 +168,18 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
             for row in inputs.prefix_cache_hits
         ],
         server_ttft=_parts(endpoint_parts.ServerTtft, inputs.server_ttft),
+        cold_cache=_part(
+            endpoint_parts.ColdCacheNote,
+            cold_cache_note(inputs.profile, spec.workload.replay.warm_prefixes, inputs.warm_up_requests),
+        ),
+        server_levels=_parts(endpoint_parts.ServerLoadLevel, inputs.server_levels),
+        gpu_energy=_parts(endpoint_parts.GpuEnergy, inputs.gpu_energy),
     )
 
 
-def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
-    """Every figure with its lineage, the input files the pack names, and the sweep's lineage
-    (None when no sweep ran)."""
+def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, list[dict] | None]:
+    """Every figure with its lineage, the input files the pack names, the sweep's lineage and the
+    `capacity` rows the capacity figures were read from (both None when no sweep ran)."""
     layout, spec = inputs.layout, inputs.loaded.spec
     raw_ref = file_ref(layout.path(RAW_TIMINGS), layout.root, inputs.raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
@@ -188,18 +207,39 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None]:
         results_ref = file_ref(layout.path(ACCURACY_RESULTS), layout.root, inputs.accuracy_results_rows)
         figures += claims.accuracy_figures(spec, inputs.accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
         input_refs.append(results_ref)
-    sweep_lineage = None
+    sweep_lineage, capacity = None, None
     if sweep_ran(spec):
         sweep_lineage, sweep_inputs = pack_sweep.sweep_lineage(
             layout, inputs.raw_timings_rows, inputs.sweep.timings_rows
         )
         input_refs.append(sweep_inputs[-1])
+        capacity = capacity_section(spec, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage)
+        figures += claims.capacity_figures(spec, capacity or [], sweep_lineage)
     figures += claims.sweep_figures(
         spec, inputs.sweep.summary_rows, sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
     )
     accuracy = pa.Table.from_pylist(inputs.accuracy_rows) if inputs.accuracy_rows else None
     figures = with_repeats(figures, spec, layout.path(RAW_TIMINGS), accuracy)  # unchanged for a replay done once
-    return figures, input_refs, sweep_lineage
+    return figures, input_refs, sweep_lineage, capacity
+
+
+def _arm_sections(inputs: PackInputs, figures: list[dict], sweep_lineage: dict | None) -> dict:
+    """`vendor_conditions` and `headline_waterfall` (pack/arms.py); empty without arms."""
+    spec, rows = inputs.loaded.spec, inputs.arm_figure_rows
+    lineage = pack_arms.arm_lineage(inputs.layout, inputs.arm_timings_rows) if rows else None
+    return {
+        "arm_lineage": lineage,
+        "vendor_conditions": pack_arms.vendor_conditions_section(spec, rows, lineage) if lineage else [],
+        "headline_waterfall": pack_arms.headline_waterfall(
+            spec, rows, figures, inputs.sweep.level_rows, inputs.sweep.summary_rows, lineage, sweep_lineage
+        ),
+    }
+
+
+def _vendor_rows(inputs: PackInputs) -> list[dict]:
+    """The vendor-conditions arm's claimed figures: each becomes a figure with basis vendor_conditions."""
+    claimed = inputs.loaded.spec.claim.figures
+    return [r for r in inputs.arm_figure_rows if r["arm"] == pack_arms.VENDOR_CONDITIONS and r["metric"] in claimed]
 
 
 def _parts(part: type[P], values: list[dict]) -> list[P]:
@@ -209,6 +249,10 @@ def _parts(part: type[P], values: list[dict]) -> list[P]:
 
 def _part(part: type[P], value: dict | None) -> P | None:
     return None if value is None else part.model_validate(value)
+
+
+def _optional_parts(part: type[P], values: list[dict] | None) -> list[P] | None:
+    return None if values is None else _parts(part, values)
 
 
 def _itl_histogram_ref(inputs: PackInputs) -> list[dict]:

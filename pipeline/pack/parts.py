@@ -23,6 +23,7 @@ Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 # relative to the pack folder, never leaving it
 RelativePath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\./).+")]
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")]
+Basis = Literal["production_load", "capacity_at_sla", "vendor_conditions"]  # pipeline/analysis/metrics.py
 Verdict = Literal["holds", "not reproduced", "inconclusive"] | None  # None: the figure was not claimed
 
 
@@ -110,6 +111,10 @@ class Figure(Part):
     delta: Number | None | MISSING = MISSING  # accuracy: measured − claimed
     load_level: Number | MISSING = MISSING  # the sweep's cost figure: the level it was read at
     load_level_label: str | MISSING = MISSING
+    # what the figure is measured against: production_load, capacity_at_sla or vendor_conditions
+    # (pipeline/analysis/metrics.py BASES); absent in packs written before bases
+    basis: Basis | MISSING = MISSING
+    not_judged: str | MISSING = MISSING  # why a claimed figure gets no verdict here (served demand)
     reason: str | MISSING = MISSING  # why a claimed figure has no value
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
@@ -128,9 +133,27 @@ class Condition(Part):
     production: str | Number | None
 
 
-class ProxyVerdict(Part):
+class CandidateProxyVerdict(Part):
+    candidate: str
     verdict: str
     reasons: list[str]
+
+
+class ProxyVerdict(Part):
+    """Is the published figure a good-enough proxy? Measured (pipeline/pack/summary.py) where the
+    vendor's conditions were run, else the rule on condition divergence."""
+
+    verdict: str
+    reasons: list[str]
+    basis: str | MISSING = MISSING  # "measured" or "rule on condition divergence"; absent before issue 15
+    candidates: list[CandidateProxyVerdict] | MISSING = MISSING  # measured: each candidate's own
+
+
+class ExecutiveSummary(Part):
+    """Five lines a committee reads first, per candidate (pipeline/pack/summary.py)."""
+
+    candidate: str
+    lines: list[str] = Field(min_length=5, max_length=5)
 
 
 class DivergenceAxis(Part):
@@ -165,6 +188,7 @@ class SideBySideCell(Part):
 class SideBySideRow(Part):
     metric: MetricName
     unit: str
+    basis: Basis | MISSING = MISSING  # absent in packs written before bases (all at the production load)
     claimed: Number | None
     cells: list[SideBySideCell]  # one per candidate, in `side_by_side.candidates` order
 

@@ -85,6 +85,28 @@ def markdown_safe(value: object) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
 
 
+BASIS_LABELS = {
+    "production_load": "production load",
+    "capacity_at_sla": "capacity at the SLA",
+    "vendor_conditions": "vendor's conditions",
+}
+
+
+def basis_label(item) -> str:
+    """What a figure is measured against, in words (a pack before bases: the production load);
+    accuracy is measured on the buyer's labelled slice."""
+    if item.get("metric") == "accuracy":
+        return "the labelled slice"
+    return BASIS_LABELS[item.get("basis") or "production_load"]
+
+
+def verdict_label(item) -> str:
+    """The verdict, or why a claimed figure gets none here (served demand)."""
+    if item.get("verdict"):
+        return item["verdict"]
+    return "served demand (not judged)" if item.get("not_judged") else "—"
+
+
 def interval_level(confidence: float) -> str:
     """The interval level a header names, from the spec's `analysis.confidence`: 0.9 → "90 %"."""
     return f"{round(confidence * 100, 3):g} %"
@@ -101,6 +123,8 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["delta"] = delta
     env.filters["interval"] = interval
     env.filters["columns"] = columns
+    env.filters["basis"] = basis_label
+    env.filters["verdict"] = verdict_label
     return env
 
 

@@ -56,13 +56,13 @@ def with_repeats(
     repeats = run_numbers(raw_timings)
     if len(repeats) < 2:
         return figures
-    per_run: dict[tuple[str, str], list[dict]] = {}
+    per_run: dict[tuple[str, str, str], list[dict]] = {}
     for repeat in repeats:
         for item in run_figures(spec, run_timings(raw_timings, repeat), accuracy_summary, queries):
-            per_run.setdefault((item["candidate"], item["metric"]), []).append({"repeat": repeat, **item})
+            per_run.setdefault(claims.figure_key(item), []).append({"repeat": repeat, **item})
     return [
         combined(figure, per_run[key], spec.analysis.confidence)
-        if (key := (figure["candidate"], figure["metric"])) in per_run and len(per_run[key]) == len(repeats)
+        if (key := claims.figure_key(figure)) in per_run and len(per_run[key]) == len(repeats)
         else figure
         for figure in figures
     ]
@@ -105,7 +105,7 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
         "ci_low": low,
         "ci_high": high,
         "n": sum(run["n"] for run in runs),
-        "verdict": verdict(figure["claimed"], low, high, larger_is_better),
+        "verdict": None if figure.get("not_judged") else verdict(figure["claimed"], low, high, larger_is_better),
         "interval_method": f"over {len(runs)} runs: {rule.split(';')[0]}"
         + (f"; each run's own: {' / '.join(own)}" if own else ""),
         "repeats": {

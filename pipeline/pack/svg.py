@@ -7,6 +7,7 @@ plot. Text is drawn as paths, so no string from a spec or a log can inject marku
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Mapping, Sequence
 
 import matplotlib
@@ -173,13 +174,20 @@ def server_view(candidates: dict[str, dict[str, list]]) -> str | None:
         ttft.sharex(queue)
         queue.step(entry["second"], entry["running"], where="post", linewidth=1.2, color="C0", label="running")
         queue.step(entry["second"], entry["waiting"], where="post", linewidth=1.2, color="C3", label="waiting")
+        if any(value for value in entry.get("preemptions", []) if value is not None):
+            queue.step(
+                entry["second"], entry["preemptions"], where="post", linewidth=0.8, color="C4", label="pre-empted"
+            )
         queue.set_ylim(bottom=0)
         queue.set_ylabel("requests at the server")
         queue.set_title(name, fontsize=8)
         kv = queue.twinx()
         kv.plot(entry["second"], entry["kv_cache_use"], linewidth=1.0, linestyle="--", color="C2", label="KV-cache use")
+        if any(value is not None for value in entry.get("prefix_cache_hit_rate", [])):
+            hits = [float("nan") if value is None else value for value in entry["prefix_cache_hit_rate"]]
+            kv.plot(entry["second"], hits, linewidth=0.8, linestyle=":", color="C5", label="prefix-cache hit rate")
         kv.set_ylim(0, 1.02)
-        kv.set_ylabel("KV-cache use (share)")
+        kv.set_ylabel("share (KV-cache use, prefix-cache hits)")
         kv.grid(False)
         lines = queue.get_legend_handles_labels()[0] + kv.get_legend_handles_labels()[0]
         queue.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left")
@@ -190,4 +198,40 @@ def server_view(candidates: dict[str, dict[str, list]]) -> str | None:
         ttft.set_xlabel("seconds since the first send")
         ttft.set_ylabel("TTFT (ms)")
         ttft.legend(fontsize=7, loc="upper left")
+    return _svg(figure)
+
+
+def waterfall(panels: list[dict], columns: int) -> str | None:
+    """The headline waterfall: one panel per candidate × figure (`title`, `claimed`, `unit`,
+    `steps`: [(short label, value, low, high)]), the claimed value first (grey) and each step as a
+    floating bar from the previous step's value to its own (green: towards the better side, red:
+    away from it; `larger_is_better`), with its interval as an error bar."""
+    panels = [panel for panel in panels if any(step[1] is not None for step in panel["steps"])]
+    if not panels:
+        return None
+    rows = math.ceil(len(panels) / columns)
+    figure, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.6 * rows), squeeze=False)
+    for axes in grid.flat[len(panels) :]:
+        axes.set_visible(False)
+    for axes, panel in zip(grid.flat, panels):
+        labels, previous = ["claimed"], panel["claimed"]
+        if previous is not None:
+            axes.bar(0, previous, color="lightgrey", width=0.6)
+        for x, (label, value, low, high) in enumerate(panel["steps"], start=1):
+            labels.append(label)
+            if value is None:
+                continue
+            base = previous if previous is not None else 0.0
+            better = (value >= base) == panel["larger_is_better"]
+            axes.bar(x, value - base, bottom=base, color="tab:green" if better else "tab:red", width=0.6, alpha=0.8)
+            if low is not None or high is not None:
+                below, above = value - (value if low is None else low), (value if high is None else high) - value
+                axes.errorbar(
+                    [x], [value], yerr=[[max(below, 0)], [max(above, 0)]], fmt="none", color="black", capsize=3
+                )
+            previous = value
+        axes.set_xticks(range(len(labels)), labels, rotation=35, ha="right", fontsize=7)
+        axes.set_title(panel["title"], fontsize=8)
+        axes.set_ylabel(panel["unit"], fontsize=7)
+        axes.set_ylim(bottom=0)
     return _svg(figure)

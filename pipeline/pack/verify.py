@@ -16,6 +16,8 @@ What is checked, in the folder given and in every sub-pack it lists (candidates/
    `data/itl_histogram.parquet` that the latency figures were read from;
 5. a load sweep: every level's figures and the summary are re-computed from the raw timings
    and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section;
+   so must every `capacity` row (re-derived from the re-computed summary; why a search that did
+   not close its bracket stopped is read from `data/sweep_replay.json`, the search's record);
 6. the signature (`pack/signing.py`): with a public key, the folder given must carry a signature
    of its root by that key; without one, a signature present in any pack must still name that
    pack's root (a stale signature is a problem, not a silent pass).
@@ -40,14 +42,17 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.capacity import capacity_rows
 from pipeline.analysis.repeats import first_run
-from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_TIMINGS
+from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_REPLAY, SWEEP_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.pack import claims
+from pipeline.pack.arm_verify import recompute_arms
 from pipeline.pack.hashing import sha256_file
 from pipeline.pack.layout import PackLayout
 from pipeline.pack.repeats import with_repeats
 from pipeline.pack.signing import signature_problem, stale_signature
+from pipeline.pack.summary import MEASURED, executive_summary, measured_proxy_verdict
 from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
 from pipeline.quality import rules
 from pipeline.spec import load_spec
@@ -65,6 +70,7 @@ class Verification:
     files_checked: int = 0
     figures_recomputed: int = 0
     sweep_rows_recomputed: int = 0
+    arm_rows_recomputed: int = 0  # vendor_conditions rows and headline_waterfall steps
     signature_checked: bool = False  # the root's signature held for the public key given
     problems: list[str] = field(default_factory=list)
 
@@ -181,10 +187,15 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     # no histogram: re-built
     tables = analysis_tables.analyse_all(first_run(data.path(RAW_TIMINGS)), spec, accuracy, queries=queries)
     sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
+    capacity = _recompute_capacity(pack.get("capacity"), sweep_summary, data, spec, result)
+    compared, problems = recompute_arms(pack, data, spec, queries)  # the vendor_conditions rows among them
+    result.arm_rows_recomputed += compared
+    result.problems += problems
     stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
         result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
     no_lineage: dict = {}
+    with_bases = any("basis" in figure for figure in pack["figures"])  # before bases, throughput was judged
     recomputed = (
         claims.latency_figures(
             spec,
@@ -192,18 +203,20 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
             no_lineage,
             claims.schedule_lags(tables["throughput"].to_pylist()),
         )
-        + claims.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage)
+        + claims.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage, served_demand=with_bases)
         + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
         + (claims.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
         + claims.sweep_figures(spec, sweep_summary, no_lineage)
+        + claims.capacity_figures(spec, capacity, no_lineage)
+        + claims.vendor_conditions_figures(spec, pack.get("vendor_conditions") or [], no_lineage)
     )
     recomputed = with_repeats(recomputed, spec, data.path(RAW_TIMINGS), accuracy, queries)  # each run's, combined
-    fresh = {(f["candidate"], f["metric"]): f for f in recomputed}
+    fresh = {claims.figure_key(f): f for f in recomputed}
     for figure in pack["figures"]:
-        key = (figure["candidate"], figure["metric"])
+        key = claims.figure_key(figure)
         again = fresh.get(key)
         if again is None:
-            result.problems.append(f"{key[0]}/{key[1]}: not re-computable from the raw timings")
+            result.problems.append(f"{key[0]}/{key[1]} ({key[2]}): not re-computable from the raw timings")
             continue
         result.figures_recomputed += 1
         for name in COMPARED:
@@ -212,6 +225,21 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
                     f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}"
                 )
         _compare_runs(key, figure.get("repeats"), again.get("repeats"), result)
+    _rederive_summary(pack, spec, result)
+
+
+def _rederive_summary(pack: dict, spec, result: Verification) -> None:
+    """The measured proxy verdict and the executive summary follow from the figures checked
+    above and the headline waterfall: derived again, they must be what the pack says (the top
+    pack's document is hashed by nothing above it, so an edited verdict is caught only here)."""
+    waterfall = pack.get("headline_waterfall") or []
+    proxy = pack.get("proxy_verdict") or {}
+    if proxy.get("basis") == MEASURED:
+        again = measured_proxy_verdict(pack["figures"], waterfall, spec.workload.proxy_tolerance.capacity_ratio)
+        if again != proxy:
+            result.problems.append("proxy_verdict: differs from the verdict derived from the figures again")
+    if "executive_summary" in pack and pack["executive_summary"] != executive_summary(pack["figures"], waterfall):
+        result.problems.append("executive_summary: differs from the summary derived from the figures again")
 
 
 def _recompute_sweep(
@@ -245,7 +273,32 @@ def _recompute_sweep(
     return summary
 
 
-def _compare_runs(key: tuple[str, str], packed: dict | None, fresh: dict | None, result: Verification) -> None:
+def _recompute_capacity(packed: list[dict] | None, summary: list[dict], data: PackLayout, spec, result) -> list[dict]:
+    """Every `capacity` row against the one re-derived from the re-computed sweep summary (a pack
+    written before the capacity section has none to check); returns the re-derived rows (for the
+    figures at the capacity at the SLA)."""
+    if not packed:
+        return []
+    record = data.path(SWEEP_REPLAY)
+    searches = json.loads(record.read_text()).get("search") if record.is_file() else None
+    again = {row["candidate"]: row for row in capacity_rows(spec, summary, searches)}
+    for missing in sorted(set(again) - {row["candidate"] for row in packed}):
+        result.problems.append(f"capacity {missing}: re-computed but not in the pack")
+    for row in packed:
+        fresh = again.get(row["candidate"])
+        if fresh is None:
+            result.problems.append(f"capacity {row['candidate']}: not re-computable from the sweep timings")
+            continue
+        result.sweep_rows_recomputed += 1
+        for column, value in fresh.items():
+            if not _same(row.get(column), value):
+                result.problems.append(
+                    f"capacity {row['candidate']}: {column} in the pack {row.get(column)!r}, re-computed {value!r}"
+                )
+    return list(again.values())
+
+
+def _compare_runs(key: tuple[str, str, str], packed: dict | None, fresh: dict | None, result: Verification) -> None:
     """A repeated replay's figure: each run's own figure, and the spread, must re-compute too."""
     if packed is None and fresh is None:
         return

@@ -2,6 +2,7 @@
 
 `replay_plan` turns the sample into planned requests (offsets, prompts, max_tokens); `arrivals`
 the arrival processes; `sessions` multi-turn conversations; `synthetic_prompts` prompts of a
-logged length when the log has no text; `accuracy` places labelled items in the plan
+logged length when the log has no text, fitted under the tokenizer `prompt_tokenizer` makes of
+the spec; `accuracy` places labelled items in the plan
 (accuracy mixed into the load).
 """

@@ -2,7 +2,8 @@
 
 Requests whose log has text are replayed with it; length-only traces get a synthetic prompt
 fitted to the logged length under a named tokenizer (pipeline/plan/synthetic_prompts.py). The plan
-records the requested (logged) and achieved (client-counted) prompt length of every request,
+records the requested (logged) and achieved (counted under the named tokenizer) prompt length of
+every request,
 and the logged output length as max_tokens (and as min_tokens, for servers that honour it with
 ignore_eos, so the output length is the logged one too).
 """
@@ -18,15 +19,22 @@ import pyarrow as pa
 from pipeline.contracts import REPLAY_PLAN_SCHEMA
 from pipeline.plan import arrivals
 from pipeline.plan import sessions as session_plan
+from pipeline.plan.prompt_tokenizer import plan_tokenizer as plan_tokenizer  # the replay_plan asset's way in
+from pipeline.plan.prompt_tokenizer import tokenizer_record
 from pipeline.plan.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
+from pipeline.privacy import require_text
 from pipeline.replay.records import PlannedRequest
 from pipeline.spec.workload import Prompts
+from pipeline.tokens.tokenizers import APPROX, SPEC_FIELD
 
-TOKENIZERS = {"loadproof-approx": ApproxTokenizer}
+WITHIN_SHARE = 0.01  # the fit summary counts the requests within ±1 % of the logged length
 
 
 def tokenizer_for(prompts: Prompts) -> Tokenizer:
-    return TOKENIZERS[prompts.tokenizer]()
+    """The tokenizer that needs neither the spec's folder nor a server: loadproof-approx. It counts
+    labelled items (their text is given, not fitted: the count only bounds the context) and the
+    plans of specs that name no other; a real one comes from `prompt_tokenizer.plan_tokenizer`."""
+    return ApproxTokenizer()
 
 
 def synthetic_messages(prompt_tokens: int, seed: str) -> list[dict]:
@@ -51,13 +59,21 @@ def planned_offsets(sample: pa.Table, replay, leads: list[bool] | None = None) -
     return [None] * sample.num_rows
 
 
-def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.Table:
+def build_plan(
+    sample: pa.Table, replay, prompts: Prompts | None = None, tokenizer: Tokenizer | None = None
+) -> pa.Table:
     """One planned request per sampled request, in the log's order, with its planned offset
     (see `planned_offsets`) and its prompt: the logged one, or a synthetic one fitted to the
-    logged length; a later session turn carries only its own messages and follows its previous
-    turn (pipeline/plan/sessions.py)."""
+    logged length under `tokenizer` (the one `prompt_tokenizer.plan_tokenizer` made of the spec's
+    `prompts`; loadproof-approx needs none); a later session turn carries only its own messages
+    and follows its previous turn (pipeline/plan/sessions.py). The `tokenizer` column holds the
+    setting the replay loads to count replies that come without usage."""
     prompts = prompts or Prompts()
-    tokenizer = tokenizer_for(prompts)
+    if tokenizer is None:
+        if prompts.tokenizer != APPROX:
+            raise ValueError(f"{SPEC_FIELD}: {prompts.tokenizer}: pass the tokenizer plan_tokenizer made of it")
+        tokenizer = tokenizer_for(prompts)
+    tokenizer_setting = getattr(tokenizer, "setting", tokenizer.name)
     has_prefixes = "prefix_hashes" in sample.schema.names
     links = session_plan.link_turns(sample, getattr(replay, "sessions", "auto") == "auto")
     think_scale = replay.time_scale if replay.mode == "trace" else 1.0
@@ -103,7 +119,7 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
                 "max_tokens": record["output_tokens"],
                 "min_tokens": record["output_tokens"] if prompts.min_tokens else None,
                 "prompt_source": source,
-                "tokenizer": tokenizer.name,
+                "tokenizer": tokenizer_setting,
                 "prompt_tokens_logged": record["prompt_tokens"],
                 "prompt_tokens_client": achieved,
                 "prompt_tokens_error": achieved - record["prompt_tokens"],
@@ -119,14 +135,22 @@ def build_plan(sample: pa.Table, replay, prompts: Prompts | None = None) -> pa.T
     return pa.Table.from_pylist(rows, schema=REPLAY_PLAN_SCHEMA)
 
 
-def prompt_fit_summary(plan: pa.Table) -> dict:
-    """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata)."""
-    summary: dict[str, dict[str, int]] = {}
-    for row in plan.select(["prompt_source", "prompt_tokens_error"]).to_pylist():
-        entry = summary.setdefault(row["prompt_source"], {"requests": 0, "exact": 0, "max_abs_error": 0})
+def prompt_fit_summary(plan: pa.Table, tokenizer: Tokenizer | None = None) -> dict:
+    """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata): how many
+    exactly, how many within ±1 % of the logged length, the largest miss; with the tokenizer they
+    were fitted under (name, setting, template overhead, the tokenize endpoint that answered)."""
+    summary: dict[str, dict] = {}
+    for row in plan.select(["prompt_source", "prompt_tokens_error", "prompt_tokens_logged"]).to_pylist():
+        entry = summary.setdefault(
+            row["prompt_source"], {"requests": 0, "exact": 0, "within_1pct": 0, "max_abs_error": 0}
+        )
+        error = abs(row["prompt_tokens_error"])
         entry["requests"] += 1
-        entry["exact"] += row["prompt_tokens_error"] == 0
-        entry["max_abs_error"] = max(entry["max_abs_error"], abs(row["prompt_tokens_error"]))
+        entry["exact"] += error == 0
+        entry["within_1pct"] += error <= WITHIN_SHARE * row["prompt_tokens_logged"]
+        entry["max_abs_error"] = max(entry["max_abs_error"], error)
+    if tokenizer is not None:
+        summary["tokenizer"] = tokenizer_record(tokenizer)
     return summary
 
 
@@ -135,7 +159,7 @@ def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
         PlannedRequest(
             request_id=row["request_id"],
             scheduled_offset_s=row["scheduled_offset_s"],
-            messages=json.loads(row["messages_json"]),
+            messages=require_text(json.loads(row["messages_json"]), f"replay plan, request {row['request_id']}"),
             max_tokens=row["max_tokens"],
             prompt_tokens_client=row["prompt_tokens_client"],
             min_tokens=row.get("min_tokens"),
@@ -144,6 +168,7 @@ def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
             follows_request_id=row.get("follows_request_id"),
             think_time_s=row.get("think_time_s"),
             labelled_item_id=row.get("labelled_item_id"),
+            tokenizer=row.get("tokenizer"),
         )
         for row in plan.to_pylist()
     ]

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-ASSISTANT_MARKER_TOKENS = 1  # pipeline/tokens.py: one token per message's role marker
+ASSISTANT_MARKER_TOKENS = 1  # pipeline/tokens (loadproof-approx): one token per message's role marker
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,31 @@
 """Prompts for logs that carry lengths but no text (Azure, Mooncake, BurstGPT traces).
 
-A synthetic prompt is fitted to the logged prompt length under a named tokenizer. The one this
-project ships is `loadproof-approx` (pipeline/tokens.py: words and punctuation marks, plus one
-token per message's role marker) — the tokenizer the reference endpoint reports usage with, so
-its usage figures check the fit exactly. It needs no files, hence works offline.
+A synthetic prompt is fitted to the logged prompt length under the tokenizer the spec names
+(`workload.prompts.tokenizer`; pipeline/tokens/tokenizers.py): `loadproof-approx` by default — the
+reference endpoint's own count, so its usage checks the fit exactly — or the model's own (a local
+tokenizer.json, a GGUF's vocabulary, the server's tokenize endpoint), so a real model sees the
+logged length too.
 
-The seam for a real model's tokenizer: any object with `name` and `count_messages(messages)`
-(e.g. one loading a local tokenizer.json, or one calling the server's /tokenize endpoint as
-vLLM's benchmark does) can be passed to `fit_messages`; the fit searches the number of words
-until the count equals the target, and the plan records achieved beside requested.
+"Requested length" is the logged prompt length, which in a production log is the server's
+`usage.prompt_tokens`: the chat template's tokens included. A real tokenizer's chat count is its
+content count plus the template's overhead (measured once per server, or given in the spec), so
+the fit chooses the content's length such that content + template = the logged length. The fit
+searches the number of words (a secant step from a one-token-per-word guess, then bisection)
+until the count equals the target, tops up a short fit with punctuation marks, and the plan
+records achieved beside requested.
 
 Mooncake `hash_ids`: each id becomes the same block of `block_tokens` words wherever it occurs,
 so requests that shared a prefix in production share it in the replay (the prefix cache sees the
-same reuse).
+same reuse; under a real tokenizer a block is the same text, if not exactly `block_tokens` long).
 """
 
 from __future__ import annotations
 
 import random
-from typing import Protocol
 
-from pipeline.tokens import count_message_tokens
+from pipeline.tokens.tokenizers import ApproxTokenizer, Tokenizer
+
+__all__ = ["ApproxTokenizer", "Tokenizer", "fit_messages", "prompt_tokens_stream", "render", "word_stream"]
 
 WORDS = [
     "account",
@@ -74,21 +79,6 @@ WORDS = [
 PUNCTUATION = (".", ",", "?", ";", ":")
 
 
-class Tokenizer(Protocol):
-    name: str
-
-    def count_messages(self, messages: list[dict]) -> int: ...
-
-
-class ApproxTokenizer:
-    """pipeline/tokens.py: what the reference endpoint counts usage with."""
-
-    name = "loadproof-approx"
-
-    def count_messages(self, messages: list[dict]) -> int:
-        return count_message_tokens(messages)
-
-
 def word_stream(seed: str, length: int) -> list[str]:
     """`length` tokens of pseudo-text: words, with a punctuation mark every few words."""
     rng = random.Random(seed)
@@ -126,6 +116,9 @@ def prompt_tokens_stream(target: int, seed: str, prefix_hashes: list[int] | None
     return tokens
 
 
+SECANT_STEPS = 3
+
+
 def fit_messages(
     target_tokens: int,
     seed: str,
@@ -136,19 +129,38 @@ def fit_messages(
     """A one-message chat whose count under `tokenizer` is `target_tokens` where it can be;
     returns the messages and the count achieved (the nearest from below otherwise)."""
     stream = prompt_tokens_stream(2 * target_tokens + 8, seed, prefix_hashes, block_tokens)
+    counts: dict[int, int] = {}
 
     def count(n: int) -> int:
-        return tokenizer.count_messages([{"role": "user", "content": render(stream[:n])}])
+        if n not in counts:
+            counts[n] = tokenizer.count_messages([{"role": "user", "content": render(stream[:n])}])
+        return counts[n]
 
-    guess = max(0, min(len(stream), target_tokens - count(0)))
+    base = count(0)
+    guess = max(0, min(len(stream), target_tokens - base))
+    for _ in range(SECANT_STEPS):  # words per token is near-constant: a secant step lands close
+        achieved = count(guess)
+        if achieved in (target_tokens, base):
+            break
+        guess = max(0, min(len(stream), round(guess * (target_tokens - base) / (achieved - base))))
     if count(guess) != target_tokens:
-        low, high = 0, len(stream)  # largest n whose count does not pass the target
-        while low < high:
+        fits = [n for n, c in counts.items() if c <= target_tokens]
+        over = [n for n, c in counts.items() if c > target_tokens]
+        low, high = max(fits, default=0), min(over, default=len(stream) + 1) - 1
+        while low < high:  # the largest n whose count does not pass the target
             middle = (low + high + 1) // 2
             if count(middle) <= target_tokens:
                 low = middle
             else:
                 high = middle - 1
         guess = low
-    messages = [{"role": "user", "content": render(stream[:guess])}]
-    return messages, tokenizer.count_messages(messages)
+    text = render(stream[:guess])
+    messages = [{"role": "user", "content": text}]
+    achieved = count(guess)
+    for mark in PUNCTUATION if achieved < target_tokens else ():  # a word too long for the gap: top up
+        topped = [{"role": "user", "content": f"{text}{mark}" if text else mark}]
+        if achieved < (topped_count := tokenizer.count_messages(topped)) <= target_tokens:
+            messages, achieved, text = topped, topped_count, topped[0]["content"]
+        if achieved == target_tokens:
+            break
+    return messages, achieved

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from pipeline.pack.hashing import sha256_file
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
 from pipeline.quality.outcome import Outcome
-from pipeline.replay.sweep import level_plan, load_levels
+from pipeline.replay.sweep import level_for_value, level_plan
 
 
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
@@ -84,10 +84,11 @@ def sweep_timings_complete(timings: pa.Table, plan: list, replay) -> Outcome:
     if replay.sweep is None:
         return Outcome(timings.num_rows == 0, {"rows": timings.num_rows})
     problems, levels = [], 0
-    for level in load_levels(replay):
-        mine = timings.filter(pc.equal(timings.column("load_level"), level.value))
-        if level.production or mine.num_rows == 0:
-            continue  # raw_timings holds the production level; a skipped level has no rows
+    for value in sorted(set(timings.column("load_level").to_pylist())):  # the levels replayed (or searched)
+        level = level_for_value(replay, value)
+        mine = timings.filter(pc.equal(timings.column("load_level"), value))
+        if level.production:
+            continue  # raw_timings holds the production level
         levels += 1
         params = {
             "planned": [item.request_id for item in level_plan(plan, level, replay)],
@@ -98,6 +99,36 @@ def sweep_timings_complete(timings: pa.Table, plan: list, replay) -> Outcome:
         if not outcome.passed:
             problems.append(f"{level.label}: {outcome.metadata}")
     return Outcome(not problems, {"levels": levels, "problems": "; ".join(problems) or "none"})
+
+
+def capacity_search_ended(summary: dict | None, replay) -> Outcome:
+    """A capacity search: per candidate, the bracket closed or the reason it did not is recorded,
+    within its level bound (sweep_replay.json `search`); no search: nothing to check."""
+    if replay.sweep is None or replay.sweep.search is None:
+        return Outcome(True, {"search": "none"})
+    if summary is None:
+        return Outcome(False, {"problems": "no sweep record (sweep_replay.json)"})
+    problems, closed = [], 0
+    for candidate, entries in summary.get("candidates", {}).items():
+        record = summary.get("search", {}).get(candidate)
+        if record is None:
+            problems.append(f"{candidate}: no search record")
+            continue
+        closed += bool(record.get("bracket_closed"))
+        if not record.get("bracket_closed") and not str(record.get("reason") or "").strip():
+            problems.append(f"{candidate}: bracket not closed and no reason recorded")
+        replayed = sum(entry.get("status") == "replayed" for entry in entries)
+        if record.get("levels_run") != replayed or replayed > replay.sweep.search.max_levels:
+            problems.append(f"{candidate}: {replayed} levels replayed, {record.get('levels_run')} recorded")
+    reasons = {c: r.get("reason") for c, r in summary.get("search", {}).items()}
+    return Outcome(
+        not problems,
+        {
+            "closed": closed,
+            "reasons": "; ".join(f"{c}: {r}" for c, r in reasons.items()),
+            "problems": "; ".join(problems) or "none",
+        },
+    )
 
 
 def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: bool) -> Outcome:

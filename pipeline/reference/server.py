@@ -16,6 +16,7 @@ at once without the engine (the zero-delay echo used for client calibration).
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -160,6 +161,11 @@ def build_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if state.engine is not None:
             state.engine.start()
+        # what start-up built (the imports, the profile, the engine) out of the collector's sight:
+        # its first full collections otherwise stall every request in flight for 100+ ms under
+        # load (bench/README.md, "Whose stall"), as the replay client already does (engine.py)
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

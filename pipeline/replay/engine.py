@@ -22,6 +22,7 @@ from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
+from pipeline.replay.reply_reading import count_reply, reply_counters
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
@@ -43,6 +44,7 @@ class Target:
     api_key: str | None = field(default=None, repr=False)  # never logged
     api_key_env: str | None = None  # the variable it came from: named when the key is refused
     extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
+    gpu_metrics_url: str | None = None  # its GPU exporter's Prometheus endpoint (server_metrics.py), if any
 
     @property
     def chat_url(self) -> str:
@@ -151,6 +153,7 @@ async def _replay(
     timeout = httpx.Timeout(settings.request_timeout_s, connect=connect_timeout_s)
     cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
     progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
+    counters = reply_counters(plan)  # loaded before the first send: a GGUF vocabulary takes a second
     # the client, its send, and how it fills its pool
     transport: tuple[AbstractAsyncContextManager[Any], Callable[..., Awaitable[RequestOutcome]], Callable]
     if settings.transport == "aiohttp":
@@ -196,6 +199,7 @@ async def _replay(
                 stats.in_flight -= 1
                 if cap is not None:
                     cap.release()
+            count_reply(outcome, counters.get(item.tokenizer))
             record = build_record(
                 run_id=run_id,
                 candidate=target.candidate,

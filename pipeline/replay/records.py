@@ -1,7 +1,7 @@
 """One raw-timing record per replayed request: lifecycle timestamps kept, figures derived from them;
 and the two things a record is built from, the planned request and the outcome of its exchange.
 
-The record's columns are `RAW_TIMING_RECORD_SCHEMA` in pipeline/contracts.py (ARCHITECTURE.md,
+The record's columns are `RAW_TIMING_RECORD_SCHEMA` in pipeline/contracts/ (ARCHITECTURE.md,
 "Raw timings and sweep timings"): fixed names must not be renamed; add columns freely, there and here.
 """
 
@@ -30,6 +30,9 @@ class PlannedRequest:
     think_time_s: float | None = None
     history_turns: int | None = None  # set when sent: earlier exchanges carried
     labelled_item_id: str | None = None  # accuracy mixed into the load: sent at temperature 0, reply kept
+    # the setting of the tokenizer the plan was fitted under (the plan's `tokenizer` column): a
+    # reply without usage is counted with it where it is a real one loaded here (hf, gguf)
+    tokenizer: str | None = None
 
 
 @dataclass
@@ -54,6 +57,8 @@ class RequestOutcome:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     output_tokens_client: int | None = None
+    # the real tokenizer `output_tokens_client` was counted with (its name); None: loadproof-approx
+    output_tokens_counter: str | None = None
     cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens, where reported
     usage_issue: str | None = None
     finish_reason: str | None = None
@@ -95,6 +100,22 @@ def tpot_ms(e2e: float, ttft: float, output_tokens: int | None) -> float | None:
     return (e2e - ttft) / (output_tokens - 1)
 
 
+# how `output_tokens` was counted, and how far the count may sit from the server's own: a count
+# of record from the server (`usage`), or a client-side stand-in where usage is missing — a real
+# tokenizer over the reply text (`tokenizer:<name>`), else the content chunks (`chunks`, at least
+# one token each: never more than the server generated). Older files read as NULL.
+USAGE, CHUNKS = "usage", "chunks"
+
+
+def output_count(outcome: RequestOutcome) -> tuple[int | None, str]:
+    """The reply's output tokens and their source (above)."""
+    if outcome.output_tokens is not None:
+        return outcome.output_tokens, USAGE
+    if outcome.output_tokens_counter is not None:
+        return outcome.output_tokens_client, f"tokenizer:{outcome.output_tokens_counter}"
+    return len(outcome.chunk_times_ns), CHUNKS
+
+
 def build_record(
     *,
     run_id: str,
@@ -111,7 +132,7 @@ def build_record(
     chunks = outcome.chunk_times_ns
     ok = outcome.error_type is None
     first = chunks[0] if chunks else None
-    output_tokens = outcome.output_tokens if outcome.output_tokens is not None else outcome.output_tokens_client
+    output_tokens, output_tokens_source = output_count(outcome)
     ttft = ttft_ms(outcome.t_sent_ns, first) if ok and first is not None else None
     e2e = e2e_ms(outcome.t_sent_ns, outcome.t_end_ns) if ok else None
     return {
@@ -133,6 +154,7 @@ def build_record(
         "output_tokens": output_tokens,
         "prompt_tokens_client": prompt_tokens_client,
         "output_tokens_client": outcome.output_tokens_client,
+        "output_tokens_source": output_tokens_source,
         "cached_tokens": outcome.cached_tokens,
         "max_tokens": max_tokens,
         "status": "ok" if ok else "error",

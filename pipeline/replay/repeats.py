@@ -71,7 +71,7 @@ def replay_runs(
                 "journal": str(journal.path),
                 "stats": asdict(stats),
                 "pid": os.getpid(),
-                "clock": barrier.clock if barrier else "monotonic",
+                **(barrier.report() if barrier else {"clock": "monotonic"}),
             }
         )
     return reports

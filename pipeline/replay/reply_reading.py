@@ -14,7 +14,9 @@ headers), `stream_incomplete` (ended cleanly but without `[DONE]`), `malformed_s
 Usage problems do not fail a request — its tokens arrived and its timings are valid — so they
 are flagged in `usage_issue` instead (status stays `ok`):
 - `usage_missing`: no usage object although `stream_options.include_usage` was asked (llama.cpp's
-  server, for one, never sends it in streams); output tokens then fall back to the client count.
+  server, for one, never sends it in streams); output tokens then come from the plan's tokenizer
+  where it is a real one, else from the content-chunk count (records.output_count, recorded in
+  `output_tokens_source`).
 - `usage_mismatch`: the reported `completion_tokens` cannot be right, whatever the tokenizer:
   fewer than the content chunks received, or different from `max_tokens` when the stream
   finished for `length`. The server's figure is kept in `output_tokens` (server-reported where
@@ -28,6 +30,7 @@ import time
 
 from pipeline.replay.records import RequestOutcome
 from pipeline.tokens import count_tokens
+from pipeline.tokens.tokenizers import Tokenizer, reply_counter
 
 ERROR_BODY_CHARS = 300
 DONE = "[DONE]"
@@ -146,6 +149,23 @@ def finish(outcome: RequestOutcome, body: dict, text_parts: list[str]) -> Reques
         usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
         outcome.usage_issue = usage_issue(outcome, body.get("max_tokens"), usage_asked)
     return outcome
+
+
+def reply_counters(plan) -> dict[str | None, Tokenizer]:
+    """The real tokenizer of each setting the plan names (its `tokenizer` column), loaded once per
+    process; loadproof-approx and a server's endpoint have none (the replay makes no HTTP call
+    to count), so their replies without usage fall back to the content chunks."""
+    settings = {item.tokenizer for item in plan}
+    return {setting: counter for setting in settings if (counter := reply_counter(setting)) is not None}
+
+
+def count_reply(outcome: RequestOutcome, counter: Tokenizer | None) -> None:
+    """Where usage is missing, the reply text's count under a real tokenizer as the client's count
+    (`output_tokens` takes it: records.output_count). Only there: a GGUF vocabulary takes ~1 ms
+    per 300 tokens, in the replay's event loop, which a server that reports usage need not pay."""
+    if counter is not None and outcome.output_tokens is None and outcome.reply_text is not None:
+        outcome.output_tokens_client = counter.count_text(outcome.reply_text)
+        outcome.output_tokens_counter = counter.name
 
 
 def usage_issue(outcome: RequestOutcome, max_tokens: int | None, usage_asked: bool) -> str | None:

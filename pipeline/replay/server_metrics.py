@@ -12,6 +12,16 @@ every sample as parsed by `prometheus_client`'s text parser: the instant the scr
 the replay's monotonic clock (`time.perf_counter_ns`, the clock of raw_timings' `t_*_ns`), the
 family, the sample's own name (`_bucket`, `_total`, ...), its labels as JSON and its value.
 Mapping families of each server to canonical series is the analysis' business, not this one's.
+
+One file holds the samples of every replay of a candidate, each row saying which endpoint it came
+from (`server`: the candidate's /metrics; `gpu`: its DCGM exporter, `gpu_metrics_url`) and which
+replay it was scraped beside (the scope columns, `SCOPE_COLUMNS`: all NULL for the production
+replay, `load_level` for a sweep level, `arm` for an arm: the claim's own benchmark or a ladder
+step). Each writer replaces only its own scope's rows, so the production replay, the sweep and
+the arms (three assets) never drop each other's samples. Another kind of replay joins the same
+way: a column in the contract's SERVER_METRICS_SCHEMA (and its `optional`) and in `SCOPE_COLUMNS`
+below, each of its replays inside `ScrapesBeside(..., scope_column=NAME).around(value)`, and one
+`write` after the last.
 """
 
 from __future__ import annotations
@@ -20,17 +30,20 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
 import httpx
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from prometheus_client.parser import text_string_to_metric_families
 
-from pipeline.contracts import RUN_ID, SERVER_METRICS, SERVER_METRICS_SCHEMA
-from pipeline.pack.layout import PackLayout, write_parquet
+from pipeline.contracts import RUN_ID, SERVER_METRICS, SERVER_METRICS_SCHEMA, PackFile
+from pipeline.pack.layout import write_parquet
 
 
 class ReplayBounds(Protocol):
@@ -43,7 +56,27 @@ class ReplayBounds(Protocol):
     def max_duration_s(self) -> float: ...
 
 
+class PackFolder(Protocol):
+    """Where the samples are written (pipeline/pack/layout.py `PackLayout`)."""
+
+    def path(self, file: PackFile) -> Path: ...
+
+
+class ScrapeTarget(Protocol):
+    """What the scrape reads of a replay's target (pipeline/replay/engine.py `Target`)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def gpu_metrics_url(self) -> str | None: ...
+
+
 MAX_SCRAPES = 100_000  # a bound whatever the interval: 1 s for ~28 h
+# the columns saying which replay a sample was scraped beside (all NULL: the production replay)
+SCOPE_COLUMNS: tuple[str, ...] = ("load_level", "arm")
+# what one scrape yields: the contract's columns before the endpoint and the scope
+SAMPLE_SCHEMA = pa.schema([f for f in SERVER_METRICS_SCHEMA if f.name not in ("endpoint", *SCOPE_COLUMNS)])
 
 
 def metrics_url(base_url: str) -> str:
@@ -65,7 +98,7 @@ class ServerMetricsScraper:
     warnings: list[str] = field(default_factory=list)
     scrapes: int = 0
     failed_scrapes: int = 0
-    _rows: dict[str, list] = field(default_factory=lambda: {name: [] for name in SERVER_METRICS_SCHEMA.names})
+    _rows: dict[str, list] = field(default_factory=lambda: {name: [] for name in SAMPLE_SCHEMA.names})
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -86,7 +119,7 @@ class ServerMetricsScraper:
         with httpx.Client(timeout=self.timeout_s, trust_env=False) as client:
             while self.scrapes < self.max_scrapes and time.perf_counter_ns() < deadline:
                 started = time.perf_counter_ns()
-                if not self._scrape(client, started):
+                if not self.scrape(client, started):
                     return
                 # the next scrape on the interval's grid from this one (never a burst to catch up)
                 wait_s = self.interval_s - (time.perf_counter_ns() - started) / 1e9
@@ -95,8 +128,9 @@ class ServerMetricsScraper:
             if self.scrapes >= self.max_scrapes:
                 self.warnings.append(f"server metrics: stopped at the bound of {self.max_scrapes} scrapes")
 
-    def _scrape(self, client: httpx.Client, t_ns: int) -> bool:
-        """One scrape; False when scraping should stop (the very first one failed)."""
+    def scrape(self, client: httpx.Client, t_ns: int) -> bool:
+        """One scrape sent at `t_ns` (the background thread's, or a test's at chosen instants); False
+        when scraping should stop (the very first one failed)."""
         try:
             response = client.get(self.url)
             response.raise_for_status()
@@ -122,29 +156,119 @@ class ServerMetricsScraper:
 
     def table(self) -> pa.Table:
         """Every sample kept, one row each (call after `__exit__`)."""
-        return pa.table(self._rows, schema=SERVER_METRICS_SCHEMA)
+        return pa.table(self._rows, schema=SAMPLE_SCHEMA)
+
+
+def stamped(samples: pa.Table, endpoint: str, run_id: str, scope: dict[str, object]) -> pa.Table:
+    """One scraper's samples as the file has them: with its endpoint, its scope and the run id."""
+    rows = samples.num_rows
+    columns = {name: samples.column(name) for name in SAMPLE_SCHEMA.names}
+    columns["endpoint"] = pa.array([endpoint] * rows, pa.string())
+    for name in SCOPE_COLUMNS:
+        columns[name] = pa.array([scope.get(name)] * rows, SERVER_METRICS_SCHEMA.field(name).type)
+    columns[RUN_ID.name] = pa.array([run_id] * rows, RUN_ID.type)
+    return pa.table(columns, schema=SERVER_METRICS.file_schema)
+
+
+def _conformed(table: pa.Table) -> pa.Table:
+    """A file written before the endpoint and scope columns: those columns as NULL (its rows
+    were all scraped from the server beside the production replay)."""
+    schema = SERVER_METRICS.file_schema
+    assert schema is not None
+    return pa.table(
+        {
+            f.name: table.column(f.name) if f.name in table.schema.names else pa.nulls(table.num_rows, f.type)
+            for f in schema
+        },
+        schema=schema,
+    )
+
+
+def write_scope(layout: PackFolder, samples: list[pa.Table], scope_column: str | None) -> pa.Table:
+    """Replace one scope's rows of data/server_metrics.parquet with `samples` (stamped), keeping
+    every other scope's: `scope_column` None is the production replay's scope (every scope
+    column NULL), else the rows where that column is set (e.g. every sweep level's)."""
+    path = layout.path(SERVER_METRICS)
+    kept = []
+    if path.is_file():
+        old = _conformed(pq.read_table(path))
+        if scope_column is None:
+            mine = pc.is_null(old.column(SCOPE_COLUMNS[0]))
+            for name in SCOPE_COLUMNS[1:]:
+                mine = pc.and_(mine, pc.is_null(old.column(name)))
+        else:
+            mine = pc.is_valid(old.column(scope_column))
+        kept.append(old.filter(pc.invert(mine)))
+    table = pa.concat_tables([*kept, *samples]) if kept or samples else _conformed(SAMPLE_SCHEMA.empty_table())
+    write_parquet(table, path)
+    return table
+
+
+@dataclass
+class ScrapesBeside:
+    """The scrapes beside one kind of replay of one candidate (its production replay, its sweep
+    levels, ...): `around(value)` scrapes its /metrics (and its GPU exporter, where given) while
+    one replay of that scope runs; `write` replaces that scope's rows in the file. A first scrape
+    that fails turns that endpoint off for the later replays too, with one warning."""
+
+    target: ScrapeTarget
+    replay: ReplayBounds
+    run_id: str
+    scope_column: str | None = None  # None: the production replay
+    samples: list[pa.Table] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    _off: set[str] = field(default_factory=set)
+
+    def endpoints(self) -> list[tuple[str, str]]:
+        urls = [("server", metrics_url(self.target.base_url))]
+        if self.target.gpu_metrics_url:
+            urls.append(("gpu", self.target.gpu_metrics_url))
+        return [(name, url) for name, url in urls if name not in self._off]
+
+    @contextmanager
+    def around(self, value: object = None) -> Iterator[None]:
+        interval_s = self.replay.server_metrics_interval_s
+        if interval_s is None:
+            yield
+            return
+        scrapers = {
+            name: ServerMetricsScraper(url, interval_s, self.replay.max_duration_s + 60)
+            for name, url in self.endpoints()
+        }
+        with scrapers.get("server", nullcontext()), scrapers.get("gpu", nullcontext()):
+            yield
+        scope = {} if self.scope_column is None else {self.scope_column: value}
+        for name, scraper in scrapers.items():
+            self.samples.append(stamped(scraper.table(), name, self.run_id, scope))
+            self.warnings.extend(scraper.warnings)
+            if scraper.scrapes == 0:
+                self._off.add(name)
+
+    def write(self, layout: PackFolder, warn: Callable[[str], None]) -> pa.Table:
+        table = write_scope(layout, self.samples, self.scope_column)
+        for warning in self.warnings:
+            warn(warning)
+        return table
 
 
 @contextmanager
 def server_metrics_beside(
-    base_url: str, replay: ReplayBounds, shard_index: int, layout: PackLayout, run_id: str, warn: Callable[[str], None]
+    target: ScrapeTarget,
+    replay: ReplayBounds,
+    shard_index: int,
+    layout: PackFolder,
+    run_id: str,
+    warn: Callable[[str], None],
 ) -> Iterator[None]:
-    """Scrape the candidate's /metrics while the body runs (the replay of one shard), then write
-    data/server_metrics.parquet. One scraper per candidate: shard 0's (the other shards do
-    nothing); with `workload.replay.server_metrics_interval_s: null`, shard 0 writes no rows, so
-    a re-run never leaves an earlier run's samples behind."""
+    """Scrape the candidate's /metrics (and its GPU exporter) while the body runs (the production
+    replay of one shard), then write its rows of data/server_metrics.parquet. One scraper per
+    candidate: shard 0's (the other shards do nothing); with `workload.replay.
+    server_metrics_interval_s: null`, shard 0 writes no rows of its own, so a re-run never
+    leaves an earlier run's production samples behind."""
     if shard_index != 0:
         yield
         return
-    interval_s = replay.server_metrics_interval_s
-    scraper = ServerMetricsScraper(metrics_url(base_url), interval_s or 1.0, replay.max_duration_s + 60)
-    if interval_s is None:
+    scrapes = ScrapesBeside(target, replay, run_id)
+    with scrapes.around():
         yield
-    else:
-        with scraper:
-            yield
-    table = scraper.table()
-    table = table.append_column(RUN_ID, pa.array([run_id] * table.num_rows, RUN_ID.type))
-    write_parquet(table, layout.path(SERVER_METRICS))
-    for warning in scraper.warnings:
-        warn(warning)
+    scrapes.write(layout, warn)

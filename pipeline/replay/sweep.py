@@ -8,6 +8,10 @@ mixes two levels. Every loop is bounded: at most MAX_LEVELS levels, each by its 
 (`requests_per_level`, the plan's length), its schedule (`duration_s_per_level`) and the
 replay's `max_duration_s`. With `stop_after_miss`, a candidate's higher levels are skipped once
 a level clearly misses the SLA (the caller's `judge` decides from the level's raw timings).
+
+With `sweep.search` the levels are not listed: the capacity search (pipeline/replay/capacity_search.py)
+chooses each next level from the judgements so far, and every level it picks is replayed here the
+same way; the summary says, per candidate, whether its bracket closed and, if not, why.
 """
 
 from __future__ import annotations
@@ -15,13 +19,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from pipeline.contracts import LOAD_LEVEL_COLUMNS, SWEEP_TIMINGS_SCHEMA
 from pipeline.plan import arrivals
+from pipeline.replay import capacity_search
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
@@ -37,6 +44,10 @@ class LoadLevel:
     production: bool = False  # the spec's own load: replayed by raw_timings, not by the sweep
 
 
+# the replay setting each mode's sweep turns (what a capacity row calls its `knob`)
+KNOB_SETTING = {"trace": "time_scale", "rate": "rate_per_s", "concurrency": "concurrency"}
+
+
 def _level(mode: str, knob: float, production: bool = False) -> LoadLevel:
     if mode == "trace":
         value = 1.0 / knob
@@ -46,6 +57,20 @@ def _level(mode: str, knob: float, production: bool = False) -> LoadLevel:
     return LoadLevel(float(knob), f"{int(knob)} in flight", float(knob), production)
 
 
+def level_at(mode: str, value: float) -> LoadLevel:
+    """The level of a load-level value (what the search chooses, what `load_level` holds): trace's
+    knob is 1 / value (the time scale), the other modes' the value itself."""
+    if mode == "trace":
+        return LoadLevel(float(value), f"{value:.3g}×", 1.0 / value)
+    return _level(mode, value)
+
+
+def level_for_value(replay, value: float) -> LoadLevel:
+    """The listed (or production) level with this value, else the level a search chose there."""
+    listed = next((level for level in load_levels(replay) if math.isclose(level.value, value, rel_tol=1e-9)), None)
+    return listed or level_at(replay.mode, value)
+
+
 def production_level(replay) -> LoadLevel:
     """The spec's own load: time_scale, rate_per_s or concurrency of `workload.replay`."""
     knob = {"trace": replay.time_scale, "rate": replay.rate_per_s, "concurrency": replay.concurrency}[replay.mode]
@@ -53,11 +78,12 @@ def production_level(replay) -> LoadLevel:
 
 
 def load_levels(replay) -> list[LoadLevel]:
-    """The production level and every sweep level, ascending by load; a sweep level equal to the
-    production load is the production level (replayed once)."""
+    """The production level and every listed sweep level, ascending by load; a sweep level equal
+    to the production load is the production level (replayed once). A search lists none: its
+    levels are chosen as it runs."""
     own = production_level(replay)
     levels = [own]
-    if replay.sweep is not None:
+    if replay.sweep is not None and replay.sweep.search is None:
         for knob in getattr(replay.sweep, replay.sweep.knob):
             if not math.isclose(knob, own.knob, rel_tol=1e-9):
                 levels.append(_level(replay.mode, knob))
@@ -74,6 +100,11 @@ def level_plan(plan: list[PlannedRequest], level: LoadLevel, replay) -> list[Pla
         ratio = level.knob / replay.time_scale
         offsets: list[float | None] = [
             None if item.scheduled_offset_s is None else item.scheduled_offset_s * ratio for item in prefix
+        ]
+        # a session's think times are time-scaled like the offsets (pipeline/plan/sessions.py)
+        prefix = [
+            item if item.think_time_s is None else dataclasses.replace(item, think_time_s=item.think_time_s * ratio)
+            for item in prefix
         ]
     elif replay.mode == "rate":
         offsets = list(
@@ -103,8 +134,61 @@ def with_load_level(timings: pa.Table, level: LoadLevel) -> pa.Table:
     return timings.append_column("load_level_label", pa.array([level.label] * rows, pa.string()))
 
 
-# judge(candidate, level, the level's raw timings; None for the production level) -> clearly missed
-Judge = Callable[[str, LoadLevel, pa.Table | None], bool]
+# judge(candidate, level, the level's raw timings; None for the production level) -> the level's
+# judgement: capacity_search.MET, CLEARLY_MISSED or INCONCLUSIVE
+Judge = Callable[[str, LoadLevel, pa.Table | None], str]
+# around_level(candidate, level): a context held while that level is replayed (the server-metrics scrape)
+AroundLevel = Callable[[str, LoadLevel], AbstractContextManager]
+
+
+@dataclass
+class _Runner:
+    """Replays one level after the other for one candidate, collecting the tables and entries."""
+
+    plan: list[PlannedRequest]
+    replay: Any  # the spec's Replay (replay imports no spec)
+    target: Target
+    settings: ReplaySettings
+    run_id: str
+    journal_path: Callable[[str, int], Path]
+    log: Callable[[str], None]
+    around_level: AroundLevel
+    tables: list[pa.Table] = dataclasses.field(default_factory=list)
+    entries: list[dict] = dataclasses.field(default_factory=list)
+
+    def run(self, level: LoadLevel, judge: Judge | None, **extra) -> str | None:
+        """Replay `level` (the production level: reuse raw_timings) and judge it (None: no judge)."""
+        entry = {"load_level": level.value, "load_level_label": level.label, "production": level.production, **extra}
+        self.entries.append(entry)
+        table = None
+        if level.production:
+            entry["status"] = "reused"  # raw_timings holds it
+        else:
+            replay = self.replay
+            requests = level_plan(self.plan, level, replay)
+            self.log(f"sweep {self.target.candidate} at {level.label}: {len(requests)} requests")
+            with (
+                self.around_level(self.target.candidate, level),
+                Journal(self.journal_path(self.target.candidate, len(self.entries) - 1)) as journal,
+            ):
+                stats = run_replay(
+                    requests, self.target, level_settings(self.settings, level, replay.mode), self.run_id, journal
+                )
+            table = with_load_level(journal_to_table(journal.path), level)
+            self.tables.append(table)
+            entry.update(status="replayed", **dataclasses.asdict(stats))
+        if judge is None:
+            return None
+        outcome = judge(self.target.candidate, level, table)
+        entry.update(outcome=outcome, clearly_missed_sla=outcome == capacity_search.CLEARLY_MISSED)
+        return outcome
+
+
+def search_bounds(sweep) -> capacity_search.SearchBounds:
+    found = sweep.search
+    return capacity_search.SearchBounds(
+        found.growth, found.precision, found.max_levels, found.start, found.max_search_s
+    )
 
 
 def run_sweep(
@@ -116,39 +200,59 @@ def run_sweep(
     journal_path: Callable[[str, int], Path],
     judge: Judge | None = None,
     log: Callable[[str], None] = lambda message: None,
+    around_level: AroundLevel = lambda candidate, level: nullcontext(),
 ) -> tuple[pa.Table, dict]:
-    """Replay every sweep level against the candidate `target`, levels ascending. Returns the
-    sweep's raw timings and a summary of what ran, was reused or skipped."""
-    levels = load_levels(replay)
-    stop_judge = judge if replay.sweep is not None and replay.sweep.stop_after_miss else None
-    tables, entries, missed = [], [], None
-    for index, level in enumerate(levels):
-        entry = {"load_level": level.value, "load_level_label": level.label, "production": level.production}
-        entries.append(entry)
-        if missed is not None:
-            entry.update(status="skipped", reason=f"level {missed} clearly missed the SLA")
-            continue
-        table = None
-        if level.production:
-            entry["status"] = "reused"  # raw_timings holds it
-        else:
-            requests = level_plan(plan, level, replay)
-            log(f"sweep {target.candidate} at {level.label}: {len(requests)} requests")
-            with Journal(journal_path(target.candidate, index)) as journal:
-                stats = run_replay(requests, target, level_settings(settings, level, replay.mode), run_id, journal)
-            table = with_load_level(journal_to_table(journal.path), level)
-            tables.append(table)
-            entry.update(status="replayed", **dataclasses.asdict(stats))
-        if stop_judge is not None:
-            entry["clearly_missed_sla"] = stop_judge(target.candidate, level, table)
-            if entry["clearly_missed_sla"]:
+    """Replay every sweep level against the candidate `target`: the listed levels ascending, or
+    those the capacity search chooses (it needs the `judge`). Returns the sweep's raw timings and
+    a summary of what ran, was reused or skipped (and, for a search, how it ended)."""
+    runner = _Runner(plan, replay, target, settings, run_id, journal_path, log, around_level)
+    # One candidate per partition; the `candidates` (and `search`) maps stay because pack/gather.py
+    # merges the partitions' sweep summaries into one for the side-by-side pack.
+    summary: dict = {"mode": replay.mode, "unit": LOAD_UNITS[replay.mode], "candidates": {target.candidate: None}}
+    if replay.sweep is not None and replay.sweep.search is not None:
+        if judge is None:
+            raise ValueError("a capacity search needs a judge of each level")
+        levels = {level.value: level for level in load_levels(replay)}
+
+        def measure(value: float, phase: str) -> str:
+            level = levels.get(value) or level_at(replay.mode, value)
+            return runner.run(level, judge, phase=phase) or capacity_search.INCONCLUSIVE
+
+        result = capacity_search.search(
+            production_level(replay).value,
+            search_bounds(replay.sweep),
+            measure,
+            integer=replay.mode == "concurrency",
+        )
+        log(f"sweep {target.candidate}: {result.reason}")
+        summary["search"] = {
+            target.candidate: {
+                "bracket_closed": result.bracket_closed,
+                "reason": result.reason,
+                "levels_run": result.levels_run,
+            }
+        }
+    else:
+        stop_judge = judge if replay.sweep is not None and replay.sweep.stop_after_miss else None
+        missed = None
+        for level in load_levels(replay):
+            if missed is not None:
+                runner.entries.append(
+                    {
+                        "load_level": level.value,
+                        "load_level_label": level.label,
+                        "production": level.production,
+                        "status": "skipped",
+                        "reason": f"level {missed} clearly missed the SLA",
+                    }
+                )
+                continue
+            if runner.run(level, stop_judge) == capacity_search.CLEARLY_MISSED:
                 missed = level.label
-    # One candidate per partition; the `candidates` map stays because pack/gather.py merges the
-    # partitions' sweep summaries into one for the side-by-side pack.
-    summary = {"mode": replay.mode, "unit": LOAD_UNITS[replay.mode], "candidates": {target.candidate: entries}}
+    summary["candidates"][target.candidate] = runner.entries
     timings = (
-        pa.concat_tables([t.cast(SWEEP_TIMINGS_SCHEMA) for t in tables])
-        if tables
+        pa.concat_tables([t.cast(SWEEP_TIMINGS_SCHEMA) for t in runner.tables])
+        if runner.tables
         else SWEEP_TIMINGS_SCHEMA.empty_table()
     )
     return timings, summary

@@ -13,6 +13,7 @@ from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.base import Strict
 from pipeline.spec.candidates import Candidate
 from pipeline.spec.claim import Claim
+from pipeline.spec.privacy import Privacy
 from pipeline.spec.workload import Workload
 
 
@@ -77,6 +78,7 @@ class Spec(Strict):
     sla: Sla = Sla()
     accuracy: AccuracySlice | None = None
     analysis: Analysis = Analysis()
+    privacy: Privacy = Privacy()
 
     @field_validator("candidates")
     @classmethod

@@ -34,3 +34,10 @@ class Candidate(Strict):
     max_context_tokens: int | None = Field(
         default=None, ge=1, description="the model's context window: prompt + max_tokens must fit"
     )
+    gpu_metrics_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://",
+        description="the Prometheus endpoint of the candidate's GPU telemetry (NVIDIA DCGM exporter, e.g. "
+        "http://host:9400/metrics), scraped beside the load like /metrics: the pack adds GPU utilisation and "
+        "energy per output token",
+    )

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, model_validator
 
+from pipeline.spec.arms import Arms
 from pipeline.spec.base import Strict
 from pipeline.spec.sweep import Sweep, check_sweep_mode
 
@@ -152,13 +153,30 @@ class ProxyTolerance(Strict):
     length_ratio: float = Field(default=1.5, gt=1, description="claimed vs production p50 length, either way")
     tail_ratio: float = Field(default=4.0, gt=1, description="production p99 length over the claimed length")
     concurrency_ratio: float = Field(default=2.0, gt=1, description="claimed vs production concurrency, either way")
+    capacity_ratio: float = Field(
+        default=1.25,
+        gt=1,
+        description="measured proxy verdict: the capacity at the SLA may be at most this factor below a claimed "
+        "capacity figure (point estimate) for the claim to stay a good-enough proxy",
+    )
 
 
 class Prompts(Strict):
     """Synthetic prompts for logs that carry lengths but no text (azure, mooncake, burstgpt)."""
 
-    tokenizer: Literal["loadproof-approx"] = Field(
-        default="loadproof-approx", description="pipeline/tokens.py: words and punctuation marks"
+    tokenizer: str = Field(
+        default="loadproof-approx",
+        pattern=r"^(loadproof-approx|hf:.+|gguf:.+|server(:[A-Za-z0-9_.-]+)?)$",
+        description="what prompts are fitted and replies without usage counted under: loadproof-approx (words and "
+        "punctuation marks, the reference endpoint's count), hf:PATH (a local tokenizer.json or its folder), "
+        "gguf:PATH (a GGUF's vocabulary; the `model` extra), server or server:CANDIDATE (the candidate's own "
+        "tokenize endpoint; default the first candidate); a relative PATH is against the spec's folder",
+    )
+    template_tokens: int | None = Field(
+        default=None,
+        description="a real tokenizer's chat-template overhead around one user message (BOS, turn markers), "
+        "added to the fitted content's count; default: measured once, by one non-streamed request to the "
+        "tokenizer's server (server) or the first candidate (hf, gguf), as usage.prompt_tokens minus the text's count",
     )
     prefix_block_tokens: int = Field(default=512, ge=1, description="tokens per hash_ids block (Mooncake: 512)")
     min_tokens: bool = Field(
@@ -203,18 +221,44 @@ class Replay(Strict):
         default=1,
         ge=1,
         le=64,
-        description=(
-            "worker processes the plan is split across (Dagster's multiprocess executor), one common start time"
-        ),
+        description="worker processes the plan is split across (on `executor`), one common start time",
     )
     shard_ready_timeout_s: float = Field(
         default=120.0, gt=0, description="how long a shard waits for the others to be ready"
+    )
+    executor: Literal["multiprocess", "dask"] = Field(
+        default="multiprocess",
+        description=(
+            "where the shards (the partition's steps) run: Dagster's multiprocess executor on this host (file "
+            "barrier), or a Dask cluster (dagster-dask; barrier and clock offsets through the scheduler)"
+        ),
+    )
+    dask_scheduler: str | None = Field(
+        default=None,
+        description="dask: the scheduler address (tcp://host:8786); none: a local cluster of `shards` worker processes",
     )
     server_metrics_interval_s: float | None = Field(
         default=1.0,
         gt=0,
         description="scrape the candidate's Prometheus /metrics this often during the replay (optional: a warning "
         "when it has none); null: never",
+    )
+    warm_prefixes: bool = Field(
+        default=False,
+        description="first send, outside the measured window (before the replay's start, not in raw_timings), the "
+        "log's earlier requests whose prefix blocks the window reuses, so the candidate's prefix cache is as warm as "
+        "production's when the window began (pipeline/plan/warm_prefixes.py); one reply token each",
+    )
+    warm_prefixes_max_requests: int = Field(
+        default=256, ge=1, le=10_000, description="warm_prefixes: at most this many (the latest before the window)"
+    )
+    warm_prefixes_lookback_s: float = Field(
+        default=3600.0, gt=0, description="warm_prefixes: only requests sent at most this long before the window"
+    )
+    warm_prefixes_max_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="warm_prefixes: the warm-up's time bound (with shards, keep it under shard_ready_timeout_s)",
     )
     sessions: Literal["auto", "off"] = Field(
         default="auto",
@@ -223,6 +267,10 @@ class Replay(Strict):
     )
     sweep: Sweep | None = Field(
         default=None, description="load levels replayed after the spec's own (pipeline/spec/sweep.py)"
+    )
+    arms: Arms | None = Field(
+        default=None,
+        description="the claim's own benchmark at claim.conditions and the attribution ladder (pipeline/spec/arms.py)",
     )
     repeats: int = Field(
         default=1,

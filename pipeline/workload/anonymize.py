@@ -99,16 +99,19 @@ class Hasher:
         return []
 
 
-def log_source(path: str, log_format: str, columns: list[str]) -> LogSource:
-    """The LogSource the CLI describes: `columns` as NAME=COLUMN pairs (csv/parquet mappings;
-    NAME a ColumnMapping field, e.g. arrival=ts, arrival_unit=ms). Raises ValueError when invalid."""
+def log_source(path: str | None, log_format: str, columns: list[str], dsn_env: str | None = None) -> LogSource:
+    """The LogSource the CLI describes: a path, or `dsn_env` (a database table, as the spec's
+    workload.log.dsn_env); `columns` as NAME=COLUMN pairs (csv/parquet mappings; NAME a
+    ColumnMapping field, e.g. arrival=ts, arrival_unit=ms). Raises ValueError when invalid."""
     mapping: dict[str, str] = {}
     for pair in columns:
         name, sep, column = pair.partition("=")
         if not sep or not name.strip() or not column.strip():
             raise ValueError(f"--column wants NAME=COLUMN, got {pair!r}")
         mapping[name.strip()] = column.strip()
-    return LogSource.model_validate({"path": path, "format": log_format, "columns": mapping or None})
+    return LogSource.model_validate(
+        {"path": path, "format": log_format, "columns": mapping or None, "dsn_env": dsn_env}
+    )
 
 
 def salt_for_run() -> tuple[str, bool]:

@@ -6,11 +6,12 @@ instead of running the graph itself. Tests that keep a run of their own need a d
 or run, and say why where they do it:
 - test_accuracy_mixed: `accuracy.mode: mixed` (the labelled items ride in the load replay);
 - test_plan_and_divergence: a length-only Azure CSV trace (synthetic prompts);
-- test_shards: `replay.shards: 2` on Dagster's multiprocess executor;
+- test_shards: `replay.shards: 2` on Dagster's multiprocess executor, and on a Dask cluster;
 - test_repeats: `replay.repeats: 3` (the production replay three times in a row);
 - test_reliability_kills: a run killed mid-replay, then re-run into the same folder;
 - test_definitions: a blocking check that fails on the first asset (the run stops there);
-- test_partitions: continues from a copy of this pack with a second model version.
+- test_partitions: continues from a copy of this pack with a second model version;
+- test_privacy_canary: a log and a slice with canaries planted, run under the default and `keep`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pipeline.cli import app
 from pipeline.contracts import REPLAY_PLAN_SCHEMA
 from pipeline.plan.accuracy import labelled_offsets, labelled_positions, mix_into_plan
 from pipeline.plan.replay_plan import planned_requests
+from pipeline.privacy import private_root
 from pipeline.quality import expectations
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
@@ -156,7 +157,11 @@ def test_a_mixed_spec_scores_every_item_from_the_load_replay(tmp_path: Path, wri
     starts = {r["t_scheduled_ns"] - round(planned[r["request_id"]] * 1e9) for r in timings}
     assert max(starts) - min(starts) <= 1  # ns rounding of the float offset
     assert {r["request_id"] for r in timings} == set(planned)
-    assert all((r["reply_text"] is not None) == (r["labelled_item_id"] is not None) for r in timings)
+    assert all(r["reply_text"] is None for r in timings)  # withheld from the pack (privacy.text: hash)
+    # the replies were kept (labelled requests only) in the private folder beside the pack, and scored there
+    [private_timings] = private_root(out).glob("candidates/*/*/data/raw_timings.parquet")
+    kept = pq.read_table(private_timings).to_pylist()
+    assert all((r["reply_text"] is not None) == (r["labelled_item_id"] is not None) for r in kept)
 
     # the load figures count production requests only
     ttft = next(

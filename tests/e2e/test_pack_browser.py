@@ -16,6 +16,9 @@ pytestmark = [
 ]
 
 SECTIONS = [
+    "executive-summary",  # five lines per candidate, read first
+    "headline-waterfall",  # the arms (workload.replay.arms): the headline walked to the buyer's load
+    "vendor-conditions",
     "summary",
     "comparison",
     "accuracy",
@@ -38,7 +41,7 @@ def candidate_pack(folder: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("which", "sections"),
-    [("top", SECTIONS), ("candidate", ["summary", "history", *SECTIONS[1:]])],
+    [("top", SECTIONS), ("candidate", [*SECTIONS[:4], "history", *SECTIONS[4:]])],
 )
 def test_the_pack_renders_cleanly_in_chromium(demo_pack: DemoPack, which, sections, tmp_path):
     page = demo_pack.folder / "evidence_pack.html" if which == "top" else candidate_pack(demo_pack.folder)

@@ -55,7 +55,11 @@ def test_pack_meets_its_json_schema(pack):
 
 def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
     for candidate in CANDIDATES:
-        claimed = {f["metric"]: f for f in pack["figures"] if f["candidate"] == candidate and f["claimed"] is not None}
+        claimed = {
+            f["metric"]: f
+            for f in pack["figures"]
+            if f["candidate"] == candidate and f["claimed"] is not None and f["basis"] == "production_load"
+        }
         assert set(claimed) == {
             "output_tokens_per_s",
             "ttft_ms_p95",
@@ -66,6 +70,14 @@ def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
             "accuracy",
         }, candidate
         assert claimed["accuracy"]["n"] == SLICE_ITEMS  # every item of the bundled slice was scored
+        served = claimed.pop("output_tokens_per_s")  # a capacity claim is never judged against served demand
+        assert served["verdict"] is None and served["not_judged"].startswith("served demand")
+        at_capacity = [
+            f
+            for f in pack["figures"]
+            if f["candidate"] == candidate and f["basis"] == "capacity_at_sla" and f["metric"] == "output_tokens_per_s"
+        ]
+        assert len(at_capacity) == 1 and at_capacity[0]["verdict"] in {"holds", "not reproduced", "inconclusive"}
         assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
     assert sorted(row["candidate"] for row in pack["ranking"]) == sorted({f["candidate"] for f in pack["figures"]})
     assert [row["scored"] for row in pack["accuracy"]["summary"]] == [SLICE_ITEMS] * len(CANDIDATES)
@@ -175,10 +187,11 @@ def test_verify_rehashes_and_recomputes_every_figure(pack_dir, tmp_path):
 
 
 def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_dir, tmp_path):
-    sweep = pack["sweep"]  # the demo spec sweeps its own traffic at 2× and 4× after the 1× replay
-    assert sweep["mode"] == "trace" and sweep["production_load_level"] == 1.0
+    sweep = pack["sweep"]  # the demo spec searches the capacity of its own traffic after the 1× replay
+    assert sweep["mode"] == "trace" and sweep["production_load_level"] == 1.0 and sweep["knob"] == "search"
     levels = pq.read_table(pack_dir / "data" / "sweep_timings.parquet", columns=["load_level", "load_level_label"])
-    assert set(levels.column("load_level_label").to_pylist()) <= {"2×", "4×"}
+    searched = {e["load_level_label"] for entries in sweep["replay"]["candidates"].values() for e in entries}
+    assert set(levels.column("load_level_label").to_pylist()) <= searched - {"1×"}
     assert [summary["candidate"] for summary in sweep["summary"]] == list(CANDIDATES)
     for summary in sweep["summary"]:
         candidate = summary["candidate"]
@@ -204,6 +217,29 @@ def test_the_sweep_section_has_every_level_and_verify_recomputes_it(pack, pack_d
     (edited / "evidence_pack.json").write_text(json.dumps(document))
     result = CliRunner().invoke(app, ["verify", str(edited)])
     assert result.exit_code == 1 and "goodput_requests_per_s in the pack 1000000.0" in result.output
+
+
+def test_each_candidate_has_a_capacity_at_the_sla_and_verify_recomputes_it(pack, pack_dir, tmp_path):
+    by_candidate = {row["candidate"]: row for row in pack["capacity"]}
+    assert list(by_candidate) == list(CANDIDATES)
+    summaries = {row["candidate"]: row for row in pack["sweep"]["summary"]}
+    for candidate, row in by_candidate.items():
+        assert row["knob"] == "time_scale"
+        assert row["bracket_closed"] or row["reason"], candidate  # closed, or why not
+        assert row["max_sla_level"] == summaries[candidate]["max_sla_load_level"]
+        assert row["first_missed_level"] == summaries[candidate]["first_missing_load_level"]
+        if row["max_sla_level"] is not None:
+            assert row["ci_low"] <= row["output_tokens_per_s"] <= row["ci_high"]
+            assert row["n"] > 0
+        assert row["lineage"]["sql"] == "sql/sweep_summary.sql"
+
+    edited = tmp_path / "edited-capacity"
+    shutil.copytree(pack_dir, edited)
+    document = json.loads((edited / "evidence_pack.json").read_text())
+    document["capacity"][0]["output_tokens_per_s"] = 4200.0  # the vendor's figure, written in
+    (edited / "evidence_pack.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(app, ["verify", str(edited)])
+    assert result.exit_code == 1 and "output_tokens_per_s in the pack 4200.0" in result.output
 
 
 def test_verify_rebuilds_the_itl_histogram_from_the_gap_lists(pack_dir, tmp_path):

@@ -47,7 +47,7 @@ def test_plan_records_requested_and_achieved_lengths_and_server_usage_agrees(tmp
     assert [r["prompt_tokens_client"] for r in rows] == [5, 300, 1200]
     assert all(r["prompt_tokens_error"] == 0 and r["tokenizer"] == "loadproof-approx" for r in rows)
     assert [r["min_tokens"] for r in rows] == [3, 4, 5]
-    assert prompt_fit_summary(plan) == {"synthetic": {"requests": 3, "exact": 3, "max_abs_error": 0}}
+    assert prompt_fit_summary(plan) == {"synthetic": {"requests": 3, "exact": 3, "within_1pct": 3, "max_abs_error": 0}}
     with Journal(tmp_path / "journal.jsonl") as journal:
         run_replay(
             planned_requests(plan),

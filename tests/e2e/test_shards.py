@@ -1,10 +1,14 @@
-"""One plan across worker processes (Dagster's multiprocess executor) with one common start time."""
+"""One plan across worker processes (Dagster's multiprocess executor, or Dask workers) with one common start time."""
 
 import json
 import multiprocessing
+import os
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from dagster import AssetKey
 
 from assets.runner import (
@@ -13,6 +17,7 @@ from assets.runner import (
     instance_for,
 )
 from assets.support.partitions import register
+from pipeline import REPO_ROOT
 from pipeline.definitions import build_definitions
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.records import PlannedRequest
@@ -117,3 +122,97 @@ def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, wr
     ]
     sent = {shard: sorted(r["t_sent_ns"] for r in timings if r["shard"] == shard) for shard in (0, 1)}
     assert sent[1][0] < sent[0][-1] and sent[0][0] < sent[1][-1]
+
+
+# --- the same partition on a Dask cluster (`workload.replay.executor: dask`) ------------------------
+
+
+@pytest.fixture
+def dask_cluster():
+    """A scheduler in this process and two `dask worker` processes of their own, with their own
+    names, started the way a production cluster's are (one thread each: Dagster is not
+    thread-safe); the test's repository on their import path and the candidate's key in their
+    environment (the steps that call the endpoint run there)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+            "LOADPROOF_DEMO_API_KEY": "k",
+        }
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address]
+                + ["--name", name, "--nthreads", "1", "--nworkers", "1", "--no-nanny", "--no-dashboard"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for name in DASK_WORKERS
+        ]
+        try:
+            with distributed.Client(cluster.scheduler_address) as client:
+                client.wait_for_workers(len(DASK_WORKERS), timeout=180)
+                yield cluster, client
+        finally:
+            for worker in workers:
+                worker.terminate()
+                worker.wait(timeout=60)
+
+
+DASK_WORKERS = ("loadproof-worker-a", "loadproof-worker-b")
+
+
+@pytest.mark.slow
+def test_two_shards_on_two_dask_workers_meet_on_the_scheduler(
+    tmp_path, write_spec, zero_server, monkeypatch, dask_cluster
+):
+    cluster, client = dask_cluster
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    out = tmp_path / "pack"
+    data = yaml.safe_load(small_spec(write_spec, zero_server.base_url).read_text())
+    data["workload"]["replay"].update(shards=2, executor="dask", dask_scheduler=cluster.scheduler_address)
+    spec = write_spec(data)
+    job = build_definitions(spec, out).resolve_job_def("revalidation")
+    with instance_for(out) as instance:
+        shared, _ = asset_keys_by_partitioning()
+        assert job.execute_in_process(instance=instance, asset_selection=shared).success
+        key = register(instance, "fastserve-8b", "v-dask")
+        result = execute_partition_multiprocess((str(spec), str(out), "{}"), instance, key, [AssetKey("raw_timings")])
+        assert result.success
+        submitted = [e.message for e in instance.all_logs(result.run_id) if "to the Dask cluster" in (e.message or "")]
+
+    assert any("replay_shard[shard_0]" in m for m in submitted) and any("replay_shard[shard_1]" in m for m in submitted)
+    folder = out / "candidates" / "fastserve-8b" / "v-dask" / "data"
+    timings = pq.read_table(folder / "raw_timings.parquet").to_pylist()
+    plan = pq.read_table(out / "data" / "replay_plan.parquet").to_pylist()
+    summary = json.loads((folder / "replay_summary.json").read_text())
+    assert sorted(r["request_id"] for r in timings) == sorted(p["request_id"] for p in plan)  # every request once
+    shards = {s["shard"]: s for s in summary["shards"]}
+    # each shard on a worker of its own (the names the workers were started with), another process
+    assert sorted(s["worker"] for s in shards.values()) == sorted(DASK_WORKERS)
+    assert len({s["pid"] for s in shards.values()} | {os.getpid()}) == 3
+    # each recorded its clock against the scheduler: the offset and the round trip of its kept sample
+    assert all(s["clock"] == "coordinator" and s["clock_rtt_ns"] > 0 for s in shards.values())
+    for row in timings:
+        assert (row["worker"], row["clock_offset_ns"]) == (
+            shards[row["shard"]]["worker"],
+            shards[row["shard"]]["clock_offset_ns"],
+        )
+    # the barrier went through the scheduler: each shard's ready document is there, by worker
+    barrier = out / "candidates" / "fastserve-8b" / "v-dask" / "journal" / f"{result.run_id}-start-barrier"
+    ready = [distributed_variable(client, f"{barrier}/ready/{index}") for index in (0, 1)]
+    assert [document["worker"] for document in ready] == [shards[0]["worker"], shards[1]["worker"]]
+    assert not barrier.exists()  # and not through a file
+    # on the scheduler's timeline both shards put offset 0 at one instant (each converted its own clock)
+    starts = {
+        r["t_scheduled_ns"] - int(r["scheduled_offset_s"] * 1e9) for r in timings if r["t_scheduled_ns"] is not None
+    }
+    assert len(starts) == 1
+
+
+def distributed_variable(client, name: str):
+    from distributed import Variable
+
+    return Variable(name, client=client).get(timeout=10)

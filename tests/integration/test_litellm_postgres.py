@@ -99,3 +99,42 @@ def test_missing_variable_or_server_is_named_without_the_dsn(tmp_path: Path, mon
     with pytest.raises(DatabaseError) as caught:
         ingest(source, tmp_path, tmp_path / "r.parquet", tmp_path / "q.parquet")
     assert "LOADPROOF_TEST_NO_SUCH_DSN" in str(caught.value) and PASSWORD not in str(caught.value)
+
+
+def test_the_table_ingests_without_its_text_under_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dsn: str):
+    from pipeline.spec.workload import LogSource
+    from pipeline.workload.logs.ingest import TextPrivacy, ingest
+
+    monkeypatch.setenv("LITELLM_DATABASE_URL", dsn)
+    rows, quarantine, text = tmp_path / "rows.parquet", tmp_path / "quarantine.parquet", tmp_path / "text.parquet"
+    source = LogSource(format="litellm_spend_logs", dsn_env="LITELLM_DATABASE_URL")
+    ingest(source, tmp_path, rows, quarantine, "r1", privacy=TextPrivacy("hash", "salt", text))
+    first = next(row for row in pq.read_table(rows).to_pylist() if row["request_id"] == "chatcmpl-01")
+    assert first["tenant"].startswith("t-") and first["session_id"].startswith("s-")
+    assert json.loads(first["messages_json"])[1] == {"role": "user", "chars": 2}
+    reasons = {row["source_line"]: row["reason"] for row in pq.read_table(quarantine).to_pylist()}
+    assert reasons[3] == "request_id chatcmpl-04: field completion_tokens: must be an integer ≥ 1"  # no value
+
+
+def test_anonymize_reads_the_table_through_dsn_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dsn: str):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    monkeypatch.setenv("LITELLM_DATABASE_URL", dsn)
+    trace = tmp_path / "trace.jsonl"
+    arguments = [
+        "anonymize",
+        "--format",
+        "litellm_spend_logs",
+        "--dsn-env",
+        "LITELLM_DATABASE_URL",
+        "--out",
+        str(trace),
+    ]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 0, result.output
+    assert "3 lines kept, 2 rejected" in result.output and PASSWORD not in result.output
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert len(lines) == 3 and any(line.get("tenant", "").startswith("t-") for line in lines)
+    assert "team-search" not in trace.read_text() and PASSWORD not in trace.read_text()

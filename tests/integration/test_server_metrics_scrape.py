@@ -11,12 +11,24 @@ from pathlib import Path
 import httpx
 import pyarrow.parquet as pq
 
-from pipeline.contracts import SERVER_METRICS, SERVER_METRICS_SCHEMA
+from pipeline.contracts import SERVER_METRICS
 from pipeline.pack.layout import PackLayout
 from pipeline.reference import ReferenceServer
-from pipeline.replay.server_metrics import ServerMetricsScraper, metrics_url, server_metrics_beside
+from pipeline.replay.engine import Target
+from pipeline.replay.server_metrics import (
+    SAMPLE_SCHEMA,
+    ScrapesBeside,
+    ServerMetricsScraper,
+    metrics_url,
+    server_metrics_beside,
+)
+from tests.support.prometheus_fixtures import fixture, serving
 
 MODEL = "reference-model"
+
+
+def pytest_fail_on_warning(message: str) -> None:
+    raise AssertionError(message)
 
 
 def test_metrics_url_is_at_the_server_root() -> None:
@@ -36,7 +48,7 @@ def test_scraper_keeps_every_sample_beside_the_load() -> None:
                 sent += 1
         ended = time.perf_counter_ns()
     table = scraper.table()
-    assert table.schema == SERVER_METRICS_SCHEMA and not scraper.warnings
+    assert table.schema == SAMPLE_SCHEMA and not scraper.warnings
     rows = table.to_pylist()
     assert {r["scrape"] for r in rows} == set(range(scraper.scrapes))
     times = [r["t_ns"] for r in rows]
@@ -68,15 +80,34 @@ def test_shard_zero_writes_the_samples_with_the_run_id_and_other_shards_nothing(
     with ReferenceServer("zero") as server:
         layout = PackLayout(tmp_path / "on")
         # the first scrape is sent as the scraper starts, however soon the body ends
-        with server_metrics_beside(server.base_url, _Replay(0.01), 0, layout, "run-1", warnings.append):
+        with server_metrics_beside(
+            Target("c", server.base_url, MODEL), _Replay(0.01), 0, layout, "run-1", warnings.append
+        ):
             pass
         other = PackLayout(tmp_path / "shard1")
-        with server_metrics_beside(server.base_url, _Replay(0.01), 1, other, "run-1", warnings.append):
+        with server_metrics_beside(
+            Target("c", server.base_url, MODEL), _Replay(0.01), 1, other, "run-1", warnings.append
+        ):
             pass
     table = pq.read_table(layout.path(SERVER_METRICS))
     assert table.num_rows > 0 and set(table.column("run_id").to_pylist()) == {"run-1"} and not warnings
     assert not other.path(SERVER_METRICS).exists()
     off = PackLayout(tmp_path / "off")
-    with server_metrics_beside("http://127.0.0.1:9/v1", _Replay(None), 0, off, "run-2", warnings.append):
+    with server_metrics_beside(
+        Target("c", "http://127.0.0.1:9/v1", MODEL), _Replay(None), 0, off, "run-2", warnings.append
+    ):
         pass
     assert pq.read_table(off.path(SERVER_METRICS)).num_rows == 0 and not warnings
+
+
+def test_a_sweep_level_scrapes_the_server_and_its_gpu_exporter_into_its_own_scope(tmp_path: Path) -> None:
+    layout = PackLayout(tmp_path)
+    with ReferenceServer("zero") as server, serving([fixture("dcgm")]) as gpu_url:
+        target = Target("c", server.base_url, MODEL, gpu_metrics_url=gpu_url)
+        scrapes = ScrapesBeside(target, _Replay(0.01), "run-1", "load_level")
+        with scrapes.around(2.0):  # the first scrape of each endpoint is sent as the level starts
+            pass
+        scrapes.write(layout, pytest_fail_on_warning)
+    rows = pq.read_table(layout.path(SERVER_METRICS)).to_pylist()
+    assert {(r["endpoint"], r["load_level"]) for r in rows} == {("server", 2.0), ("gpu", 2.0)}
+    assert {r["family"] for r in rows if r["endpoint"] == "gpu"} >= {"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL"}

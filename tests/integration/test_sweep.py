@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from pipeline.analysis import sweep as sweep_analysis
+from pipeline.quality import rules
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
@@ -28,13 +29,11 @@ def replay_with(write_spec, replay: dict) -> Path:
     return write_spec(data)
 
 
-def test_the_demo_sweeps_its_own_traffic_at_growth_factors():
+def test_the_demo_searches_the_capacity_of_its_own_traffic():
     replay = Spec.model_validate(demo_spec_dict()).workload.replay
-    assert [(level.label, level.production) for level in load_levels(replay)] == [
-        ("1×", True),
-        ("2×", False),
-        ("4×", False),
-    ]
+    assert replay.sweep.search is not None and replay.sweep.knob == "search"
+    # a search lists no level: it chooses each as it runs, from the production level up
+    assert [(level.label, level.production) for level in load_levels(replay)] == [("1×", True)]
 
 
 @pytest.mark.parametrize(
@@ -42,8 +41,20 @@ def test_the_demo_sweeps_its_own_traffic_at_growth_factors():
     [
         (
             {"mode": "trace", "sweep": {"time_scales": [0.5], "rates_per_s": [5]}},
-            r"workload\.replay\.sweep: .*exactly one of time_scales, rates_per_s, concurrencies "
+            r"workload\.replay\.sweep: .*exactly one of time_scales, rates_per_s, concurrencies, search "
             r"\(got time_scales, rates_per_s\)",
+        ),
+        (
+            {"mode": "trace", "sweep": {"time_scales": [0.5], "search": {}}},
+            r"workload\.replay\.sweep: .*exactly one of .* \(got time_scales, search\)",
+        ),
+        (
+            {"mode": "concurrency", "concurrency": 4, "sweep": {"search": {}, "duration_s_per_level": 30}},
+            r"workload\.replay\.sweep: .*closed loop \(mode concurrency\) has none: use requests_per_level",
+        ),
+        (
+            {"mode": "trace", "sweep": {"search": {"growth": 1.0}}},
+            r"workload\.replay\.sweep\.search\.growth: Input should be greater than 1",
         ),
         (
             {"mode": "trace", "sweep": {"requests_per_level": 10}},
@@ -210,7 +221,7 @@ def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(t
     production = with_load_level(journal_to_table(journal.path), production_level(replay))
 
     def judge(candidate, level, table):
-        return sweep_analysis.clearly_misses(candidate, level, production if table is None else table, spec)
+        return sweep_analysis.judge_level(candidate, level, production if table is None else table, spec)
 
     timings, summary = run_sweep(
         requests, replay, target, settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
@@ -231,3 +242,39 @@ def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(t
     (row,) = sweep_analysis.sweep_summary(sweep_analysis.sweep_levels(production, timings, spec), spec).to_pylist()
     assert row["first_missing_load_level"] <= 16.0
     assert row["max_sla_load_level"] is None or row["max_sla_load_level"] < row["first_missing_load_level"]
+
+
+def test_a_capacity_search_replays_the_levels_it_chooses_and_records_how_it_ended(tmp_path: Path, serial_server):
+    spec = sweep_spec()
+    data = spec.model_dump(mode="json", exclude_unset=True)
+    data["workload"]["replay"]["sweep"] = {"search": {"growth": 2.0, "max_levels": 4}, "requests_per_level": 12}
+    spec = Spec.model_validate(data)
+    replay = spec.workload.replay
+    target = Target("serial", serial_server.base_url, "reference-model")
+    requests = plan(12, None, tokens=10)
+    settings = ReplaySettings(mode="concurrency", concurrency=1)
+    with Journal(tmp_path / "production.jsonl") as journal:
+        run_replay(requests, target, settings, "run-c", journal)
+    production = with_load_level(journal_to_table(journal.path), production_level(replay))
+
+    def judge(candidate, level, table):
+        return sweep_analysis.judge_level(candidate, level, production if table is None else table, spec)
+
+    timings, summary = run_sweep(
+        requests, replay, target, settings, "run-c", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
+    )
+    entries, record = summary["candidates"]["serial"], summary["search"]["serial"]
+    assert entries[0]["production"] and entries[0]["phase"] == "production" and entries[0]["status"] == "reused"
+    replayed = [e for e in entries if e["status"] == "replayed"]
+    assert record["levels_run"] == len(replayed) <= 4
+    assert [e["load_level"] for e in replayed if e["phase"] == "growth"][:2] == [2.0, 4.0]  # production 1 × 2, × 2
+    assert all(e["load_level"] == int(e["load_level"]) for e in entries)  # in flight: integers
+    assert record["bracket_closed"] or record["reason"]
+    assert rules.capacity_search_ended(summary, replay).passed
+    # every level the search chose is in the timings, 12 rows each, labelled
+    for entry in replayed:
+        rows = timings.filter(pc.equal(timings.column("load_level"), entry["load_level"]))
+        assert rows.num_rows == 12 and set(rows.column("load_level_label").to_pylist()) == {entry["load_level_label"]}
+    assert rules.sweep_timings_complete(timings, requests, replay).passed
+    levels = sweep_analysis.sweep_levels(production, timings, spec).to_pylist()
+    assert sorted(row["load_level"] for row in levels) == sorted(e["load_level"] for e in entries)

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, gemma_gguf, llama_available
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
@@ -48,9 +48,10 @@ def test_streams_replay_with_client_counted_tokens(tmp_path: Path, llama: LlamaS
     assert stats.errors == 0, [r["error_message"] for r in rows]
     for row in rows:
         assert row["status"] == "ok" and row["ttft_ms"] > 0 and row["e2e_ms"] >= row["ttft_ms"]
-        # llama.cpp sends no usage in streams: flagged, and the client's count stands in
+        # llama.cpp sends no usage in streams: flagged, and (the plan naming no real tokenizer) the
+        # content chunks stand in, a token each from llama.cpp
         assert row["usage_issue"] == "usage_missing" and row["usage_reported"] is False
-        assert 0 < row["output_tokens"] == row["output_tokens_client"]
+        assert 0 < row["output_tokens"] == row["content_chunks"] and row["output_tokens_source"] == "chunks"
         assert row["content_chunks"] >= 1
 
 
@@ -62,7 +63,8 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     data["candidates"] = data["candidates"][:1]  # one real model
     data["candidates"][0].update(base_url=llama.base_url, model=MODEL_ALIAS)
     data["workload"]["sample"].update(max_requests=20)
-    data["workload"]["prompts"] = {"min_tokens": False}  # llama.cpp has no min_tokens/ignore_eos
+    # llama.cpp has no min_tokens/ignore_eos; the model's own tokenizer counts what the server does not
+    data["workload"]["prompts"] = {"min_tokens": False, "tokenizer": f"gguf:{gemma_gguf()}"}
     data["accuracy"].update(max_items=50, concurrency=1, request_timeout_s=120)
     # one request at a time is all llama.cpp serves: replay closed-loop at concurrency 1
     data["workload"]["replay"] = {
@@ -81,6 +83,9 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     assert all(r["status"] == "ok" and r["usage_issue"] == "usage_missing" for r in raw), [
         (r["error_type"], r["error_message"]) for r in raw if r["status"] != "ok"
     ]
+    # no usage in streams: each reply counted with the GGUF's tokenizer, and the blocking output ≤
+    # max_tokens check (which the approximate count once failed: 50 tokens counted as 52) passed
+    assert {r["output_tokens_source"] for r in raw} == {"tokenizer:gguf:gemma-3-270m-q4_k_m.gguf"}
     pack = json.loads((out / "evidence_pack.json").read_text())
     measured = {f["metric"]: f for f in pack["figures"]}
     assert measured["ttft_ms_p50"]["n"] == 20 and measured["ttft_ms_p50"]["measured"] > 0

@@ -47,6 +47,8 @@ ASSETS = [
     "sweep_timings",
     "sweep_levels",
     "sweep_summary",
+    "arm_timings",
+    "arm_figures",
     "evidence_pack",
     "candidate_comparison",
 ]

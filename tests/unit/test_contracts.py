@@ -65,6 +65,8 @@ PER_PARTITION = {
     "data/server_metrics.parquet",
     "data/itl_histogram.parquet",
     "data/sweep_timings.parquet",
+    "data/arm_timings.parquet",
+    "data/arm_figures.parquet",
     "data/accuracy_results.parquet",
     "data/accuracy_summary.parquet",
     "data/accuracy_by_label.parquet",
@@ -99,10 +101,10 @@ def test_an_undeclared_name_fails_at_import():
         PackLayout(Path("/pack")).table("raw_timings")  # files are reached only through the registry
 
 
-def test_contracts_imports_no_other_pipeline_module():
+def test_contracts_imports_no_other_pipeline_module():  # its own schemas module only
     code = "import sys, pipeline.contracts; print(sorted(m for m in sys.modules if m.startswith('pipeline')))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT)
-    assert loaded.stdout.strip() == "['pipeline', 'pipeline.contracts']"
+    assert loaded.stdout.strip() == "['pipeline', 'pipeline.contracts', 'pipeline.contracts.schemas']"
 
 
 def test_a_partition_copies_exactly_the_shared_inputs(tmp_path: Path):
@@ -130,6 +132,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "e2e_from_schedule_ms": "DOUBLE",
         "repeat": "BIGINT",
         "cached_tokens": "BIGINT",
+        "output_tokens_source": "VARCHAR",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -143,6 +146,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("e2e_from_schedule_ms", pa.float64()),
             ("repeat", pa.int64()),
             ("cached_tokens", pa.int64()),
+            ("output_tokens_source", pa.string()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added

@@ -70,6 +70,7 @@ def timings(**columns) -> pd.DataFrame:
         "tpot_ms": [1e-6, None],
         "max_tokens": [8, 8],
         "output_tokens": [8, None],
+        "usage_reported": [True, False],
         "schedule_lag_ms": [0.2, 0.3],
     }
     base.update(columns)

@@ -134,7 +134,7 @@ def test_comparison_and_accuracy_sections_are_escaped_and_meet_the_schema():
 def test_markdown_cells_cannot_break_the_table():
     markdown = render_markdown(pack(), confidence=0.95)
     row = next(line for line in markdown.splitlines() if "ttft_ms_p95" in line)
-    assert "\\|pipe" in row and row.count(" | ") == 7  # 8 cells, no extra separator
+    assert "\\|pipe" in row and row.count(" | ") == 8  # 9 cells, no extra separator
     assert "<script" not in markdown
 
 
@@ -229,7 +229,25 @@ def every_interval_table() -> dict:
         "summary": [summary],
         "replay": None,
     }
-    return {**comparison_keys(), "errors_by_type": [error], "sweep": sweep}
+    capacity = {
+        "candidate": "a",
+        "knob": "time_scale",
+        "max_sla_level": 2.0,
+        "max_sla_level_label": "2×",
+        "first_missed_level": 2.38,
+        "first_missed_level_label": "2.38×",
+        "bracket_closed": True,
+        "reason": "bracketed: met at 2×, first missed at 2.38× (ratio 1.19 ≤ 1.2)",
+        "requests_per_s": 4.0,
+        "requests_per_s_ci_low": 3.6,
+        "requests_per_s_ci_high": 4.4,
+        "output_tokens_per_s": 300.0,
+        "ci_low": 270.0,
+        "ci_high": 330.0,
+        "n": 100,
+        "levels_run": 5,
+    }
+    return {**comparison_keys(), "errors_by_type": [error], "sweep": sweep, "capacity": [capacity]}
 
 
 def interval_headers(html: str, markdown: str) -> tuple[list[str], list[str]]:
@@ -246,9 +264,10 @@ def test_every_interval_header_names_the_spec_level(confidence, level):
     full = pack(**every_interval_table())
     html, markdown = render_html(full, {}, confidence=confidence), render_markdown(full, confidence=confidence)
     html_cells, markdown_cells = interval_headers(html, markdown)
-    # HTML: headline, ranking, accuracy and its delta, latency, rates, errors, sweep summary, sweep levels;
-    # Markdown: headline, ranking, accuracy and its delta, errors, sweep summary, every measured figure
-    assert len(html_cells) == 9 and len(markdown_cells) == 7
+    # HTML: headline, ranking, accuracy and its delta, latency, rates, errors, sweep summary, capacity (2),
+    # sweep levels; Markdown: headline, ranking, accuracy and its delta, errors, sweep summary, capacity (2),
+    # every measured figure
+    assert len(html_cells) == 11 and len(markdown_cells) == 9
     assert all(level in cell for cell in html_cells + markdown_cells if cell != "delta CI")
     assert f"the whole {level} interval" in html and f"every interval is {level}" in markdown
     for other in {"90 %", "95 %", "97.5 %"} - {level}:

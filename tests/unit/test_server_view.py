@@ -83,3 +83,19 @@ def test_scrapes_go_to_their_candidate_with_canonical_series_and_the_histogram_i
     assert (a["server_requests"], a["client_requests"], a["client_ttft_ms_p50"]) == (5, 2, 10.0)
     assert math.isclose(a["server_ttft_ms_p50"], 20 * 2.5 / 4)
     assert b["large_gap"]  # the client's 5 ms, where the server saw most of its requests past 20 ms
+
+
+def test_the_cold_cache_note_compares_the_window_alone_with_the_whole_log():
+    from pipeline.pack.server_view import cold_cache_note
+
+    profile = {
+        "span_s": 60.0,
+        "prefix_block_reuse_share": 0.091,
+        "log": {"span_s": 3600.0, "prefix_block_reuse_share": 0.366},
+    }
+    note = cold_cache_note(profile, warm_prefixes=False, warm_up_requests=12)
+    assert note is not None and note["cold_cache_undercounts"] and note["warm_up_requests"] == 0
+    assert cold_cache_note(profile, True, 12)["warm_up_requests"] == 12
+    whole = {**profile, "span_s": 3600.0, "prefix_block_reuse_share": 0.366}
+    assert not cold_cache_note(whole, False, 0)["cold_cache_undercounts"]  # the whole log replayed
+    assert cold_cache_note({"log": {}}, False, 0) is None  # no prefix blocks

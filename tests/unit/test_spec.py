@@ -54,7 +54,7 @@ def test_price_needs_exactly_one_pricing(write_spec):
 def test_concurrency_mode_needs_concurrency(write_spec):
     data = demo_spec_dict()
     data["workload"]["replay"]["mode"] = "concurrency"
-    data["workload"]["replay"].pop("sweep", None)  # the demo's sweep turns trace's knob (time_scales)
+    data["workload"]["replay"].pop("sweep", None)  # the demo's sweep is bounded by schedule time
     with pytest.raises(SpecError, match=r"workload\.replay: .*mode concurrency needs concurrency"):
         load_spec(write_spec(data))
 

@@ -114,6 +114,10 @@ def test_the_early_stop_judges_a_level_from_its_own_rows(tmp_path: Path):
     assert not sweep_analysis.clearly_misses("c", levels[2.0], good, spec)
     assert sweep_analysis.clearly_misses("c", levels[4.0], bad, spec)
     assert not sweep_analysis.clearly_misses("another", levels[4.0], bad, spec)  # no rows: no verdict
+    # the capacity search's three judgements, from the same columns
+    assert sweep_analysis.judge_level("c", levels[2.0], good, spec) == "met"
+    assert sweep_analysis.judge_level("c", levels[4.0], bad, spec) == "clearly_missed"
+    assert sweep_analysis.judge_level("another", levels[4.0], bad, spec) == "inconclusive"
 
 
 def test_the_checks_catch_an_inconsistent_summary_and_duplicated_levels():

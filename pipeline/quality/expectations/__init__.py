@@ -17,6 +17,7 @@ from pipeline.quality.expectations.pack import claims_frame, claims_suite
 from pipeline.quality.expectations.replay import (
     endpoint_health_suite,
     raw_timings_complete_suite,
+    raw_timings_frame,
     raw_timings_suite,
     replay_plan_frame,
     replay_plan_suite,
@@ -61,6 +62,7 @@ __all__ = [
     "production_sample_suite",
     "proportion_suite",
     "raw_timings_complete_suite",
+    "raw_timings_frame",
     "raw_timings_suite",
     "replay_plan_frame",
     "replay_plan_suite",

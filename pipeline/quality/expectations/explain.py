@@ -13,7 +13,9 @@ EXAMPLE_ROWS = 5
 # the columns that identify a row, in the order they are shown
 ID_COLUMNS = ("candidate", "request_id", "item_id")
 # values never shown in an example: prompt and reply text, keys
-WITHHELD_COLUMNS = frozenset({"text", "reply", "messages_json", "messages", "prompt", "api_key", "authorization"})
+WITHHELD_COLUMNS = frozenset(
+    {"text", "reply", "reply_text", "raw", "messages_json", "messages", "prompt", "api_key", "authorization"}
+)
 WITHHELD = "(withheld)"
 STRING_SHOWN = 60
 

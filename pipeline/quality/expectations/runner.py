@@ -21,8 +21,22 @@ UNEXPECTED_SHOWN = 5
 KWARG_ITEMS_SHOWN = 10  # a long value set (every item id of a slice) is summarised, not copied
 
 
+def with_frame(prepare):
+    """Marks a suite whose expectations read columns derived from the table (`prepare`: the frame
+    with them added): `validate` prepares the frame first, whichever check or test calls it."""
+
+    def mark(suite):
+        suite.prepare_frame = prepare
+        return suite
+
+    return mark
+
+
 def validate(suite, frame: pd.DataFrame, params: dict | None = None, name: str = "suite") -> Outcome:
     """Run one suite on a pandas frame; metadata holds the statistics and each failed expectation."""
+    prepare = getattr(suite, "prepare_frame", None)
+    if prepare is not None:
+        frame = prepare(frame)
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig

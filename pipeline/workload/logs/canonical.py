@@ -1,7 +1,7 @@
 """The canonical request log and the quarantine table, in memory (ARCHITECTURE.md, "Data contracts").
 
 sql/ingest_accepted.sql and sql/ingest_quarantine.sql write their columns (plus run_id), declared
-in pipeline/contracts.py (`PRODUCTION_LOGS`, `QUARANTINE`); `ingest_log` is the in-memory
+in pipeline/contracts/ (`PRODUCTION_LOGS`, `QUARANTINE`); `ingest_log` is the in-memory
 convenience for small logs and tests.
 """
 

@@ -6,6 +6,11 @@ line, accepted or quarantined, keeps its file and 1-based line number; a format'
 maps the lines to named fields and sql/ingest_canonical.sql types and validates them. Bad lines
 never stop the run: they are rows of the quarantine. A database source (litellm_spend_logs with
 `dsn_env`, pipeline/workload/logs/database.py) becomes numbered lines of JSON the same way.
+
+Privacy (`TextPrivacy`, the spec's `privacy`): under hash and drop the identifiers are salted or
+dropped in SQL, the canonical log with its text is written to the private folder
+(pipeline/privacy.py) and the pack's copy keeps the messages' structure only; the quarantine
+keeps file, line and the reason's field name, never the line's text.
 """
 
 from __future__ import annotations
@@ -42,6 +47,16 @@ MAPPED_FIELDS = (
     "completed_at",
     "first_token_at",
 )
+
+
+@dataclass(frozen=True)
+class TextPrivacy:
+    """What ingest keeps of the log's text: `policy` keep | hash | drop; `salt` for hash (never
+    written); `text_path`: where the canonical log with its text goes (hash, drop)."""
+
+    policy: str = "keep"
+    salt: str = ""
+    text_path: Path | None = None
 
 
 class IngestError(ValueError):
@@ -84,9 +99,14 @@ def ingest(
     quarantine_path: Path,
     run_id: str = "",
     memory_limit: str = duck.DEFAULT_MEMORY_LIMIT,
+    privacy: TextPrivacy | None = None,
 ) -> IngestStats:
-    """Ingest every file of `source` into canonical Parquet (arrival order) and a quarantine."""
+    """Ingest every file of `source` into canonical Parquet (arrival order) and a quarantine
+    (`privacy`: what of the text is kept; default everything, as a keep spec does)."""
     started = time.perf_counter()
+    privacy = privacy or TextPrivacy()
+    keep = privacy.policy == "keep"
+    assert keep or privacy.text_path is not None, "hash and drop write the text to the private folder"
     fmt = log_format(source.format)
     with duck.connection(memory_limit) as con:
         if source.dsn_env is not None:
@@ -124,10 +144,20 @@ def ingest(
             "latency_field": latency_field,
             "completed_field": completed_field,
             "first_token_field": first_token_field,
+            "echo_values": keep,
         }
         duck.run(con, "ingest_canonical", params).to_table("canonical")
-        _write(duck.run(con, "ingest_accepted", {"run_id": run_id}), rows_path)
-        _write(duck.run(con, "ingest_quarantine", {"run_id": run_id}), quarantine_path)
+        accepted = duck.run(
+            con, "ingest_accepted", {"run_id": run_id, "text_policy": privacy.policy, "salt": privacy.salt}
+        )
+        if keep:
+            _write(accepted, rows_path)
+        else:
+            assert privacy.text_path is not None
+            _write(accepted, privacy.text_path)
+            con.read_parquet(str(privacy.text_path)).create_view("accepted_rows")
+            _write(duck.run(con, "ingest_withheld"), rows_path)
+        _write(duck.run(con, "ingest_quarantine", {"run_id": run_id, "echo_values": keep}), quarantine_path)
         accepted, rejected = duck.run(con, "ingest_counts").fetchall()[0]
     return IngestStats(files=files, accepted=accepted, rejected=rejected, seconds=time.perf_counter() - started)
 

@@ -2,6 +2,8 @@
 
 Real endpoints report their own token counts; the client count exists to detect disagreement,
 so it only needs to be cheap and stable: words and single punctuation marks are one token each.
+A model's own tokenizer, where the spec names one, is in `tokenizers.py` (a local tokenizer.json
+or GGUF) and `server_tokenize.py` (the server's endpoint); importing this package loads neither.
 """
 
 import re

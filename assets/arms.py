@@ -1,0 +1,157 @@
+"""The arms group, per candidate × model version: the vendor's own benchmark at `claim.conditions`
+and the attribution ladder's steps (pipeline/plan/arms.py), sent after every other replay into
+`arm_timings`; then `arm_figures`, each arm analysed by the headline's queries over its own steady
+window. Both are empty without `workload.replay.arms` (or without the claim's lengths and
+concurrency), so the graph is the same for every spec."""
+
+import json
+
+import pyarrow.parquet as pq
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+
+from assets.replay import replay_plan
+from assets.support.checks import check_result
+from assets.support.metadata import table_metadata, write_table
+from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
+from assets.support.privacy import journal_layout, planned_requests_with_text, write_raw_timings
+from assets.sweep import sweep_timings
+from pipeline.analysis import arms as arm_analysis
+from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
+from pipeline.contracts import ARM_FIGURES, ARM_TIMINGS, REPLAY_PLAN
+from pipeline.plan import arms as arm_plans
+from pipeline.plan.replay_plan import tokenizer_for
+from pipeline.quality import arms as arm_rules
+from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
+from pipeline.replay.engine import ReplaySettings
+from pipeline.replay.server_metrics import ScrapesBeside
+from resources import EndpointResource, PackStorage, SpecResource
+
+GROUP = "arms"
+
+
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[replay_plan, sweep_timings],  # after every other replay: no two ever overlap
+    description=(
+        "The claim's own benchmark at claim.conditions, then the attribution ladder's steps (the buyer's prompt "
+        "lengths, output lengths, requests, arrivals), each a bounded replay; every row carries `arm`."
+    ),
+)
+def arm_timings(
+    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+) -> MaterializeResult:
+    loaded, layout = spec.load(), partition_layout(storage, context)
+    workload, conditions = loaded.spec.workload, loaded.spec.claim.conditions
+    arms = workload.replay.arms
+    summaries: list[dict] = []
+    if arms is None or not arm_plans.runnable(conditions):
+        timings = ARM_TIMINGS_SCHEMA.empty_table()
+    else:
+        plan = planned_requests_with_text(storage, loaded.spec)  # the text: the private copy (privacy.text)
+        journals = journal_layout(storage, loaded.spec, layout)  # private with mixed accuracy's replies
+        tokenizer, min_tokens = tokenizer_for(workload.prompts), workload.prompts.min_tokens
+        vendor = arm_plans.vendor_conditions_arm(conditions, arms, tokenizer, min_tokens)
+        ladder = arm_plans.ladder_arms(plan, conditions, arms, tokenizer, min_tokens)
+        candidate = partition_candidate(context, loaded.spec)
+
+        def arrival_step(ran: dict) -> list:
+            structure = next((arm for arm in ladder if arm.arm == arm_plans.REQUEST_STRUCTURE), None)
+            if structure is None:
+                return []
+            figures = arm_analysis.arm_figures(ran[arm_plans.REQUEST_STRUCTURE], loaded.spec)
+            rate = arm_analysis.measured(figures, candidate.name, arm_plans.REQUEST_STRUCTURE, "requests_per_s")
+            arm = arm_plans.arrival_process_arm(plan, structure, rate)
+            return [arm] if arm is not None else []
+
+        scrapes = ScrapesBeside(endpoint.target(candidate), workload.replay, context.run_id, "arm")
+        timings, summaries = run_arms(
+            [arm for arm in [vendor, *ladder] if arm is not None],
+            endpoint.target(candidate),
+            ReplaySettings.from_spec(workload.replay, progress=True),
+            arms.max_duration_s,
+            context.run_id,
+            lambda arm: journals.journal(context.run_id, f"{candidate.name}.{arm}"),
+            follow_up=arrival_step if arms.ladder else None,
+            log=context.log.info,
+            around_arm=scrapes.around,  # the server's own view of each arm, in data/server_metrics.parquet
+        )
+        scrapes.write(layout, context.log.warning)
+    path = write_raw_timings(storage, loaded.spec, layout, ARM_TIMINGS, timings)
+    meta = table_metadata(timings, path, context.run_id)
+    meta["arms"] = MetadataValue.json(json.loads(json.dumps(summaries, default=str)))
+    return MaterializeResult(metadata=meta)
+
+
+def _arm_rows(storage: PackStorage, context) -> list[dict]:
+    columns = ["candidate", "arm", "request_id", "t_sent_ns", "t_end_ns"]
+    return pq.read_table(partition_layout(storage, context).path(ARM_TIMINGS), columns=columns).to_pylist()
+
+
+@asset_check(
+    asset=arm_timings,
+    blocking=True,
+    description="Each arm sent what it planned: one row per planned request (ids <arm>-<n>), each once.",
+)
+def arm_timings_one_row_per_planned_request(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
+    loaded, layout = spec.load().spec, partition_layout(storage, context)
+    plan = pq.read_table(layout.path(REPLAY_PLAN), columns=["labelled_item_id"])
+    production = sum(1 for value in plan.column("labelled_item_id").to_pylist() if value is None)
+    planned = arm_rules.planned_arm_requests(loaded, production)
+    return check_result(
+        arm_rules.arm_timings_complete(_arm_rows(storage, context), planned, partition_candidate(context, loaded).name)
+    )
+
+
+@asset_check(
+    asset=arm_timings,
+    blocking=True,
+    description="Each arm bounded: first send to last end within workload.replay.arms.max_duration_s + one timeout.",
+)
+def arm_timings_bounded(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
+    replay = spec.load().spec.workload.replay
+    limit = replay.arms.max_duration_s if replay.arms is not None else 0.0
+    return check_result(arm_rules.arm_timings_bounded(_arm_rows(storage, context), limit, replay.request_timeout_s))
+
+
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[arm_timings],
+    description=(
+        "Per arm: every claimed throughput and latency figure (and output tokens/s, requests/s) over the arm's "
+        "steady window, with its interval: the headline's queries over that arm's rows only."
+    ),
+)
+def arm_figures(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    loaded, layout = spec.load(), partition_layout(storage, context)
+    timings = pq.read_table(layout.path(ARM_TIMINGS))
+    table = arm_analysis.arm_figures(timings, loaded.spec) if timings.num_rows else ARM_FIGURES_SCHEMA.empty_table()
+    return MaterializeResult(metadata=write_table(context, layout, ARM_FIGURES, table))
+
+
+@asset_check(
+    asset=arm_figures,
+    description="Every arm that ran has its figures: one row per arm × figure, intervals around the value.",
+)
+def arm_figures_complete(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
+    layout = partition_layout(storage, context)
+    ran = set(pq.read_table(layout.path(ARM_TIMINGS), columns=["arm"]).column("arm").to_pylist())
+    outcome = arm_rules.arm_figures_complete(
+        pq.read_table(layout.path(ARM_FIGURES)).to_pylist(), ran, arm_analysis.arm_metrics(spec.load().spec)
+    )
+    return check_result(outcome)

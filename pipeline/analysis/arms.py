@@ -1,0 +1,156 @@
+"""The arms' figures: each arm analysed on its own by the headline's own queries
+(`pipeline.analysis.tables.analyse_all` over that arm's rows only), over its steady window.
+
+A closed loop's steady window (sql/arm_window.sql): from the first reply (without the simultaneous
+first wave), as long as Little's law at the claimed concurrency says the window's requests occupied
+the loop (without the drain); given to the analysis as the
+`warmup_s` and `cooldown_s` sql/steady_requests.sql takes, so every figure, its interval and n come
+from the same queries and the same window rule as the headline's, and `loadproof verify`
+re-computes them from `arm_timings` alone. Which figures: every claimed throughput and latency
+figure and the error rate (accuracy and cost are not an arm's business), and always output tokens/s
+and requests/s (the ladder's capacity axis and the arrival-process step's rate).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.analysis import metrics
+from pipeline.analysis.dependence import WILSON
+from pipeline.analysis.stats import wilson_interval
+from pipeline.analysis.tables import analyse_all, z_value
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.duck.session import run_query
+from pipeline.plan.arms import ARRIVAL_PROCESS, LADDER
+from pipeline.spec import Spec
+
+ARM_QUERIES = ("arm_window",)
+# arm_figures' columns (pipeline/contracts/ ARM_FIGURES), then run_id: one row per candidate × arm
+# × figure, with the arm's steady window
+ARM_FIGURES_SCHEMA = pa.schema(
+    [
+        ("candidate", pa.string()),
+        ("arm", pa.string()),
+        ("axis", pa.string()),
+        ("label", pa.string()),
+        ("concurrency", pa.int64()),
+        ("warmup_s", pa.float64()),
+        ("cooldown_s", pa.float64()),
+        ("metric", pa.string()),
+        ("unit", pa.string()),
+        ("measured", pa.float64()),
+        ("ci_low", pa.float64()),
+        ("ci_high", pa.float64()),
+        ("n", pa.int64()),
+        ("interval_method", pa.string()),
+    ]
+)
+ALWAYS = ("output_tokens_per_s", "requests_per_s")
+THROUGHPUT = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s")
+NOT_AN_ARMS_BUSINESS = ("accuracy", "sla_attainment", "goodput_requests_per_s")
+
+
+def arm_metrics(spec: Spec) -> list[str]:
+    """The figures every arm reports: the claimed throughput, latency and error-rate figures, and
+    output tokens/s and requests/s, in that order (claimed first, as the claim lists them)."""
+    claimed = [
+        name
+        for name in spec.claim.figures
+        if name not in NOT_AN_ARMS_BUSINESS and not name.startswith("cost_") and metrics.describe(name)
+    ]
+    return claimed + [name for name in ALWAYS if name not in claimed]
+
+
+def window_spec(spec: Spec, warmup_s: float, cooldown_s: float) -> Spec:
+    """The spec an arm is analysed with: its own steady window."""
+    replay = spec.workload.replay.model_copy(update={"warmup_s": warmup_s, "cooldown_s": cooldown_s})
+    return spec.model_copy(update={"workload": spec.workload.model_copy(update={"replay": replay})})
+
+
+def arm_window(
+    timings: pa.Table, concurrency: int, closed_loop: bool = True, queries: QueryCatalog = REPO_QUERIES
+) -> tuple[float, float] | None:
+    """(warmup_s, cooldown_s) of one candidate's arm rows; None when there is no steady window."""
+    params = {"concurrency": concurrency, "closed_loop": closed_loop}
+    rows = run_query("arm_window", {"raw_timings": timings}, params, queries=queries).to_pylist()
+    if not rows or rows[0]["warmup_s"] is None:
+        return None
+    return rows[0]["warmup_s"], rows[0]["cooldown_s"]
+
+
+def _figure_values(tables: dict[str, pa.Table], metric: str, spec: Spec) -> tuple:
+    """(measured, ci_low, ci_high, n, interval method) of one figure from an arm's tables."""
+    (row,) = tables["throughput"].to_pylist() or [None]
+    if row is None:
+        return None, None, None, 0, None
+    if metric in THROUGHPUT:
+        method = row.get("rate_interval_method")
+        return row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"], row["requests_in_window"], method
+    if metric == "error_rate":
+        low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
+        return row["error_rate"], low, high, row["requests_planned"], WILSON
+    for latency in tables["latency_percentiles"].to_pylist():
+        name = metrics.latency_figure_name(latency["metric"], latency["percentile"])
+        if name == metric and (latency.get("scope") or "all") == "all":
+            method = latency.get("interval_method")
+            return latency["value"], latency["ci_low"], latency["ci_high"], latency["n"], method
+    return None, None, None, 0, None
+
+
+def one_arm_figures(
+    timings: pa.Table, arm: str, candidate: str, spec: Spec, queries: QueryCatalog = REPO_QUERIES
+) -> list[dict]:
+    """One candidate's arm: a row per figure (no values, n 0, when the arm had no steady window)."""
+    concurrency = int(spec.claim.conditions.concurrency or 1)
+    window = arm_window(timings, concurrency, arm != ARRIVAL_PROCESS, queries)
+    tables = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else None
+    axis, label = LADDER.get(arm, (arm, arm))
+    rows = []
+    for metric in arm_metrics(spec):
+        measured, low, high, n, method = _figure_values(tables, metric, spec) if tables else (None,) * 3 + (0, None)
+        rows.append(
+            {
+                "candidate": candidate,
+                "arm": arm,
+                "axis": axis,
+                "label": label,
+                "concurrency": concurrency,
+                "warmup_s": window[0] if window else None,
+                "cooldown_s": window[1] if window else None,
+                "metric": metric,
+                "unit": metrics.describe(metric)[0],
+                "measured": measured,
+                "ci_low": low,
+                "ci_high": high,
+                "n": n,
+                "interval_method": method,
+            }
+        )
+    return rows
+
+
+def arm_figures(arm_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
+    """Every candidate × arm × figure of `arm_timings`, arms in ladder order."""
+    table = arm_timings if isinstance(arm_timings, pa.Table) else pq.read_table(arm_timings)
+    order = list(LADDER)
+    arms = sorted(set(table.column("arm").to_pylist()), key=lambda a: (order.index(a) if a in order else 99, a))
+    rows: list[dict] = []
+    for arm in arms:
+        arm_rows = table.filter(pc.equal(table.column("arm"), arm))
+        for candidate in sorted(set(arm_rows.column("candidate").to_pylist())):
+            one = arm_rows.filter(pc.equal(arm_rows.column("candidate"), candidate))
+            rows += one_arm_figures(one, arm, candidate, spec, queries)
+    return pa.Table.from_pylist(rows, schema=ARM_FIGURES_SCHEMA)
+
+
+def measured(figures: pa.Table | list[dict], candidate: str, arm: str, metric: str) -> float | None:
+    """One figure's measured value (e.g. (d)'s requests/s, the arrival-process step's rate)."""
+    rows = figures.to_pylist() if isinstance(figures, pa.Table) else figures
+    for row in rows:
+        if (row["candidate"], row["arm"], row["metric"]) == (candidate, arm, metric):
+            return row["measured"]
+    return None

@@ -1,0 +1,156 @@
+"""What a committee reads first: the measured proxy verdict and the five-line executive summary.
+
+The proxy verdict is *measured* (issue 15, item 6) once the claim's own benchmark has run: a
+candidate's published figures are a good-enough proxy when every claim reproduces at the
+vendor's conditions and the buyer's capacity at the SLA is within `proxy_tolerance.capacity_ratio`
+of each claimed capacity figure; otherwise they must be re-measured, and the reasons are ordered
+by the moves the attribution ladder measured (the axis that moved the headline most first).
+Without a vendor-conditions arm (the claim names no conditions), the rule on condition divergence
+(`pipeline/workload/divergence.py`) stays the verdict; with one, it stays as "what to expect".
+
+Both read only the pack's own figures (each with its basis) and the headline waterfall, so they
+re-derive from what `loadproof verify` re-computes.
+"""
+
+from __future__ import annotations
+
+from pipeline.analysis import metrics
+from pipeline.analysis.stats import HOLDS
+from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
+
+MEASURED, RULE = "measured", "rule on condition divergence"
+SERVED_DEMAND_AXIS = "production load"  # the waterfall's last step (pipeline/pack/arms.py PRODUCTION_LOAD)
+
+
+def _at(figures: list[dict], candidate: str, basis: str) -> list[dict]:
+    return [f for f in figures if f["candidate"] == candidate and f.get("basis", metrics.PRODUCTION_LOAD) == basis]
+
+
+def _n(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.4g}"
+
+
+def candidates_in(figures: list[dict]) -> list[str]:
+    return list(dict.fromkeys(f["candidate"] for f in figures))
+
+
+def moves(waterfall: list[dict], candidate: str) -> list[dict]:
+    """The ladder's axes of one candidate as moves (a step's change from the one before it),
+    largest relative move first; a capacity figure's ladder is preferred, as the headline. The
+    walk starts at the vendor's conditions measured here (claimed → measured there is the
+    endpoint, not an axis of the load: the proxy verdict's facts say it), and served demand at
+    the production load is where it ends, not an axis."""
+    ladders = [entry for entry in waterfall if entry["candidate"] == candidate]
+    ladders.sort(key=lambda entry: metrics.claim_kind(entry["metric"]) != "capacity")
+    if not ladders:
+        return []
+    ladder = ladders[0]
+    out, before = [], None
+    for step in ladder["steps"]:
+        if step["axis"] == SERVED_DEMAND_AXIS:
+            break
+        if before and step.get("measured") is not None:
+            change = (step["measured"] - before) / before
+            out.append({"metric": ladder["metric"], "axis": step["axis"], "label": step["label"], "change": change})
+        if step.get("measured") is not None:
+            before = step["measured"]
+    return sorted(out, key=lambda move: -abs(move["change"]))
+
+
+def _move_text(move: dict) -> str:
+    return f"{move['label']} moved {move['metric']} by {move['change']:+.0%}"
+
+
+def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_ratio: float) -> dict | None:
+    """The proxy verdict from the measured arms, per candidate and overall; None when no
+    vendor-conditions figure was measured (the rule-based verdict stands)."""
+    vendor = [f for f in figures if f.get("basis") == metrics.VENDOR_CONDITIONS and f["claimed"] is not None]
+    if not vendor:
+        return None
+    per_candidate = []
+    for candidate in candidates_in(vendor):
+        facts = [
+            f"{f['metric']} at the vendor's conditions: measured {_n(f['measured'])} vs claimed {_n(f['claimed'])} "
+            f"({f['verdict']})"
+            for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS)
+            if f["claimed"] is not None and f["verdict"] != HOLDS
+        ]
+        for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA):
+            if f["metric"] not in metrics.CAPACITY_FIGURES or f["claimed"] is None:
+                continue
+            floor = f["claimed"] / capacity_ratio
+            if f["measured"] is None or f["measured"] < floor:
+                facts.append(
+                    f"{f['metric']} at the capacity at the SLA: {_n(f['measured'])}, below the claimed "
+                    f"{_n(f['claimed'])} / {capacity_ratio:g} (workload.proxy_tolerance.capacity_ratio)"
+                )
+        verdict = RE_MEASURE if facts else GOOD_ENOUGH
+        reasons = [_move_text(move) for move in moves(waterfall, candidate)] + facts if facts else facts
+        per_candidate.append({"candidate": candidate, "verdict": verdict, "reasons": reasons})
+    overall = GOOD_ENOUGH if all(c["verdict"] == GOOD_ENOUGH for c in per_candidate) else RE_MEASURE
+    reasons = [f"{c['candidate']}: {reason}" for c in per_candidate for reason in c["reasons"]]
+    if overall == GOOD_ENOUGH:
+        reasons = [
+            "every claim reproduces at the vendor's conditions, and the capacity at the SLA is within "
+            f"{capacity_ratio:g}× of each claimed capacity, for every candidate"
+        ]
+    return {"verdict": overall, "reasons": reasons, "basis": MEASURED, "candidates": per_candidate}
+
+
+def _verdicts(figures: list[dict]) -> str:
+    claimed = [f for f in figures if f["claimed"] is not None]
+    if not claimed:
+        return "no claimed figure measured here"
+    return ", ".join(f"{f['metric']} {f.get('verdict') or 'not judged'}" for f in claimed)
+
+
+def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
+    """Five lines per candidate: each claim at the vendor's conditions and at the buyer's load,
+    the capacity at the SLA, cost per useful decision at production and at capacity, and the
+    axis that moved the headline most."""
+    out = []
+    for candidate in candidates_in(figures):
+        vendor = _at(figures, candidate, metrics.VENDOR_CONDITIONS)
+        at_load = _at(figures, candidate, metrics.PRODUCTION_LOAD)
+        production = [f for f in at_load if metrics.claim_kind(f["metric"]) == "latency at load"]
+        quality = [f for f in at_load if metrics.claim_kind(f["metric"]) == "quality" and f["claimed"] is not None]
+        capacity = {f["metric"]: f for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA)}
+        cost = {f["metric"]: f for f in figures if f["candidate"] == candidate and f["metric"].startswith("cost_per_d")}
+        tokens, requests = capacity.get("output_tokens_per_s"), capacity.get("requests_per_s")
+        if tokens is not None and tokens["measured"] is not None and requests is not None:
+            at = tokens.get("load_level_label", "?")
+            capacity_line = (
+                f"Capacity at the SLA: {_n(requests['measured'])} requests/s, {_n(tokens['measured'])} output "
+                f"tokens/s ({_n(tokens['ci_low'])} – {_n(tokens['ci_high'])}) at load {at}"
+                + (f"; {tokens['reason']}" if tokens.get("reason") else "")
+                + (f"; claim {tokens['verdict']}" if tokens.get("verdict") else "")
+            )
+        else:
+            reason = tokens.get("reason") if tokens else "no capacity search ran (workload.replay.sweep)"
+            capacity_line = f"Capacity at the SLA: unknown: {reason}"
+        at_production = cost.get("cost_per_decision_usd")
+        at_capacity = cost.get("cost_per_decision_at_max_sla_load_usd")
+        ranked = moves(waterfall, candidate)
+        out.append(
+            {
+                "candidate": candidate,
+                "lines": [
+                    "At the vendor's conditions: " + (_verdicts(vendor) if vendor else "not run (claim.conditions)"),
+                    "At the buyer's production load: "
+                    + _verdicts(production)
+                    + (f"; on the buyer's labelled slice: {_verdicts(quality)}" if quality else ""),
+                    capacity_line,
+                    f"Cost per useful decision: {_usd(at_production)} at the production load, "
+                    f"{_usd(at_capacity)} at the capacity at the SLA",
+                    "Moved the headline most: " + (_move_text(ranked[0]) if ranked else "no attribution ladder ran"),
+                ],
+            }
+        )
+    return out
+
+
+def _usd(figure: dict | None) -> str:
+    """Per 1,000 decisions: a single decision costs fractions of a cent."""
+    if figure is None or figure["measured"] is None:
+        return "— USD per 1,000"
+    return f"{figure['measured'] * 1000:.3g} USD per 1,000"

@@ -1,0 +1,183 @@
+"""What each arm sends: the vendor's own benchmark and the attribution ladder's steps.
+
+The ladder walks from the vendor's conditions to the buyer's load one axis at a time, in this
+order (the change at each step is attributed to the axis it adds, so the attribution depends on
+the order: another order would split interactions between axes differently):
+
+a. `a_vendor_conditions`: `claim.conditions` — prompts of `input_tokens` under the plan's
+   tokenizer, `output_tokens` as max_tokens (and min_tokens with ignore_eos where the spec says the
+   endpoint honours them, `workload.prompts.min_tokens`), closed loop at `concurrency`;
+b. `b_prompt_lengths`: the buyer's prompt lengths (the replay plan's client-counted lengths),
+   synthetic text of those lengths, the vendor's output length, the same closed loop;
+c. `c_output_lengths`: + the buyer's output lengths (the plan's max_tokens and min_tokens);
+d. `d_request_structure`: + the buyer's requests themselves (the plan's messages: system prompts,
+   prefix reuse, session turns carrying the conversation so far), still a closed loop (think times
+   belong to the arrival process: 0 here);
+e. `e_arrival_process`: + the buyer's arrival process at the same mean load as (d): an open loop at
+   the plan's own offsets (and think times) re-scaled so that the mean rate equals (d)'s measured
+   request rate (decided after (d) ran: `arrival_process_arm`).
+
+Every arm sends `workload.replay.arms.requests` requests (b–e: the plan's first ones, or the plan
+over again when it is shorter, so that every step has as many as the vendor's arm);
+request ids are `<arm>-<n>`, so one arm's rows never mix with another's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pipeline.plan.synthetic_prompts import Tokenizer, fit_messages
+from pipeline.replay.arms import ArmPlan
+from pipeline.replay.records import PlannedRequest
+from pipeline.spec.arms import Arms
+from pipeline.spec.claim import ClaimConditions
+
+VENDOR_CONDITIONS = "a_vendor_conditions"
+PROMPT_LENGTHS = "b_prompt_lengths"
+OUTPUT_LENGTHS = "c_output_lengths"
+REQUEST_STRUCTURE = "d_request_structure"
+ARRIVAL_PROCESS = "e_arrival_process"
+# arm -> (the axis its step adds, a label for tables and charts), in ladder order
+LADDER = {
+    VENDOR_CONDITIONS: ("vendor conditions", "vendor's conditions"),
+    PROMPT_LENGTHS: ("prompt lengths", "+ buyer's prompt lengths"),
+    OUTPUT_LENGTHS: ("output lengths", "+ buyer's output lengths"),
+    REQUEST_STRUCTURE: ("request structure", "+ buyer's requests (sessions, prefixes, system prompts)"),
+    ARRIVAL_PROCESS: ("arrival process", "+ buyer's arrivals at the same mean load"),
+}
+
+
+def runnable(conditions: ClaimConditions) -> bool:
+    """The vendor's benchmark can be re-run only when the claim says its lengths and concurrency."""
+    return None not in (conditions.input_tokens, conditions.output_tokens, conditions.concurrency)
+
+
+def _id(arm: str, index: int) -> str:
+    return f"{arm}-{index:05d}"
+
+
+def vendor_conditions_arm(
+    conditions: ClaimConditions, arms: Arms, tokenizer: Tokenizer, min_tokens: bool
+) -> ArmPlan | None:
+    """(a): `arms.requests` prompts of exactly `input_tokens` (each its own seeded text: no shared
+    prefix, as the vendor's random-dataset benchmarks have none), closed loop at `concurrency`."""
+    if not runnable(conditions):
+        return None
+    input_tokens, output_tokens = int(conditions.input_tokens or 0), int(conditions.output_tokens or 0)
+    requests = []
+    for index in range(arms.requests):
+        messages, achieved = fit_messages(input_tokens, f"{VENDOR_CONDITIONS}:{index}", tokenizer)
+        requests.append(
+            PlannedRequest(
+                request_id=_id(VENDOR_CONDITIONS, index),
+                scheduled_offset_s=None,
+                messages=messages,
+                max_tokens=output_tokens,
+                prompt_tokens_client=achieved,
+                min_tokens=output_tokens if min_tokens else None,
+            )
+        )
+    return ArmPlan(VENDOR_CONDITIONS, "concurrency", int(conditions.concurrency or 1), requests)
+
+
+def ladder_arms(
+    plan: list[PlannedRequest], conditions: ClaimConditions, arms: Arms, tokenizer: Tokenizer, min_tokens: bool
+) -> list[ArmPlan]:
+    """(b), (c), (d) from the replay plan's production requests (labelled items mixed into the
+    load are not the buyer's traffic: left out), `arms.requests` of them: the plan's first ones, or
+    the plan over again when it is shorter (`buyer_requests`)."""
+    production = production_requests(plan)
+    if not runnable(conditions) or not arms.ladder or not production:
+        return []
+    buyer = buyer_requests(production, arms.requests)
+    concurrency, vendor_output = int(conditions.concurrency or 1), int(conditions.output_tokens or 0)
+    lengths, outputs = [], []
+    for index, item in enumerate(buyer):
+        messages, achieved = fit_messages(item.prompt_tokens_client, f"{PROMPT_LENGTHS}:{index}", tokenizer)
+        lengths.append(
+            PlannedRequest(
+                _id(PROMPT_LENGTHS, index),
+                None,
+                messages,
+                vendor_output,
+                achieved,
+                min_tokens=vendor_output if min_tokens else None,
+            )
+        )
+        outputs.append(
+            PlannedRequest(_id(OUTPUT_LENGTHS, index), None, messages, item.max_tokens, achieved, item.min_tokens)
+        )
+    # a session turn follows its predecessor's copy in the same pass over the plan
+    passes = [index // len(production) for index in range(len(buyer))]
+    renamed = {(passes[i], item.request_id): _id(REQUEST_STRUCTURE, i) for i, item in enumerate(buyer)}
+    structure = []
+    for index, item in enumerate(buyer):
+        follows = renamed.get((passes[index], item.follows_request_id or ""))
+        structure.append(
+            dataclasses.replace(
+                item,
+                request_id=_id(REQUEST_STRUCTURE, index),
+                scheduled_offset_s=None,
+                follows_request_id=follows,
+                think_time_s=0.0 if follows is not None else None,
+            )
+        )
+    return [
+        ArmPlan(PROMPT_LENGTHS, "concurrency", concurrency, lengths),
+        ArmPlan(OUTPUT_LENGTHS, "concurrency", concurrency, outputs),
+        ArmPlan(REQUEST_STRUCTURE, "concurrency", concurrency, structure),
+    ]
+
+
+def arrival_process_arm(plan: list[PlannedRequest], structure: ArmPlan, rate_per_s: float | None) -> ArmPlan | None:
+    """(e): (d)'s requests at the plan's own offsets and think times, scaled by one factor so that
+    the mean rate (requests over the span of the leads' offsets) equals (d)'s measured request
+    rate. None when (d) measured no rate or the plan has no offsets (a closed-loop replay plan)."""
+    production = production_requests(plan)
+    logged = [item.scheduled_offset_s for item in production if item.scheduled_offset_s is not None]
+    if not rate_per_s or rate_per_s <= 0 or len(logged) < 2 or max(logged) <= min(logged):
+        return None
+    start = min(logged)
+    # a later pass over the plan starts one mean gap after the previous pass's span
+    cycle_s = (max(logged) - start) * len(logged) / (len(logged) - 1)
+    source = {item.request_id: production[_index(item.request_id) % len(production)] for item in structure.requests}
+    unscaled: dict[str, float | None] = {}
+    for item in structure.requests:
+        logged_offset, passes = source[item.request_id].scheduled_offset_s, _index(item.request_id) // len(production)
+        unscaled[item.request_id] = None if logged_offset is None else logged_offset - start + cycle_s * passes
+    offsets = [offset for offset in unscaled.values() if offset is not None]
+    if len(offsets) < 2 or max(offsets) <= min(offsets):
+        return None
+    logged_rate = len(structure.requests) / (max(offsets) - min(offsets))
+    factor = logged_rate / rate_per_s  # > 1 stretches the plan (a slower endpoint), < 1 compresses it
+    requests = []
+    for item in structure.requests:
+        offset = unscaled[item.request_id]
+        think = source[item.request_id].think_time_s if item.follows_request_id is not None else None
+        requests.append(
+            dataclasses.replace(
+                item,
+                request_id=item.request_id.replace(REQUEST_STRUCTURE, ARRIVAL_PROCESS, 1),
+                follows_request_id=(item.follows_request_id or "").replace(REQUEST_STRUCTURE, ARRIVAL_PROCESS, 1)
+                or None,
+                scheduled_offset_s=None if offset is None else offset * factor,
+                think_time_s=None if think is None else think * factor,
+            )
+        )
+    return ArmPlan(ARRIVAL_PROCESS, "trace", structure.concurrency, requests)
+
+
+def production_requests(plan: list[PlannedRequest]) -> list[PlannedRequest]:
+    """The buyer's own requests of the plan: labelled items mixed into the load are not its traffic."""
+    return [item for item in plan if item.labelled_item_id is None]
+
+
+def buyer_requests(production: list[PlannedRequest], count: int) -> list[PlannedRequest]:
+    """`count` of the buyer's requests: the plan's first ones, or the plan over again (in order)
+    when it is shorter, so that every step sends as many requests as the vendor's arm."""
+    return [production[index % len(production)] for index in range(count)]
+
+
+def _index(arm_request_id: str) -> int:
+    """n of a ladder request id `<arm>-<n>`: the n-th production request of the plan."""
+    return int(arm_request_id.rsplit("-", 1)[1])

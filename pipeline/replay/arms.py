@@ -1,0 +1,102 @@
+"""The arms: each one's requests sent through the same engine as every replay (`run_replay`),
+one arm after the other, into `arm_timings` (the raw-timing columns plus `arm`).
+
+`run_arm` runs one arm's requests and nothing else, so that a caller (e.g. a /metrics scrape
+beside each arm) can wrap it. `run_arms` runs the planned arms in ladder order, then asks
+`follow_up` for arms that depend on what ran (the ladder's arrival-process step takes (d)'s
+measured request rate; deciding that needs the analysis, which this package does not import).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+
+from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
+
+# arm_timings' columns (pipeline/contracts/ ARM_TIMINGS): the raw-timing record, then which arm
+# sent the request (a_vendor_conditions, b_prompt_lengths, c_output_lengths, d_request_structure,
+# e_arrival_process: pipeline/plan/arms.py)
+ARM_COLUMN = ("arm", pa.string())
+ARM_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, ARM_COLUMN])
+
+
+@dataclass(frozen=True)
+class ArmPlan:
+    """One arm (pipeline/plan/arms.py builds them): its name, its requests and how they are sent
+    (closed loop at `concurrency`, or open loop at the requests' offsets)."""
+
+    arm: str
+    mode: Literal["concurrency", "trace"]
+    concurrency: int
+    requests: list[PlannedRequest]
+
+
+def arm_settings(settings: ReplaySettings, arm: ArmPlan, max_duration_s: float) -> ReplaySettings:
+    """The replay's own settings (timeouts, retries, transport), with the arm's loop and bound:
+    closed at the arm's concurrency, or open at the offsets (no cap: the arrival process is the
+    thing measured), workers all started at once (the first wave is the warm-up)."""
+    return dataclasses.replace(
+        settings,
+        mode=arm.mode,
+        concurrency=arm.concurrency if arm.mode == "concurrency" else None,
+        max_concurrency=None,
+        ramp_up_s=0.0,
+        max_duration_s=max_duration_s,
+    )
+
+
+def with_arm(timings: pa.Table, arm: str) -> pa.Table:
+    if ARM_COLUMN[0] in timings.schema.names:
+        timings = timings.drop_columns([ARM_COLUMN[0]])
+    return timings.append_column(ARM_COLUMN[0], pa.array([arm] * timings.num_rows, ARM_COLUMN[1]))
+
+
+def run_arm(
+    arm: ArmPlan, target: Target, settings: ReplaySettings, max_duration_s: float, run_id: str, journal_path: Path
+) -> tuple[pa.Table, dict]:
+    """One arm's requests against `target`: its raw timings (with `arm`) and the replay's totals."""
+    with Journal(journal_path) as journal:
+        stats = run_replay(arm.requests, target, arm_settings(settings, arm, max_duration_s), run_id, journal)
+    table = with_arm(journal_to_table(journal.path), arm.arm).cast(ARM_TIMINGS_SCHEMA)
+    return table, {"arm": arm.arm, "mode": arm.mode, "concurrency": arm.concurrency, **dataclasses.asdict(stats)}
+
+
+def run_arms(
+    planned: list[ArmPlan],
+    target: Target,
+    settings: ReplaySettings,
+    max_duration_s: float,
+    run_id: str,
+    journal_path: Callable[[str], Path],
+    follow_up: Callable[[dict[str, pa.Table]], list[ArmPlan]] | None = None,
+    log: Callable[[str], None] = lambda message: None,
+    around_arm: Callable[[str], AbstractContextManager] | None = None,
+) -> tuple[pa.Table, list[dict]]:
+    """Every arm in order, then the follow-up arms; returns all rows and one summary per arm.
+    `around_arm(name)`: what each arm runs inside (the server-metrics scrape, scoped by `arm`)."""
+    tables: dict[str, pa.Table] = {}
+    summaries: list[dict] = []
+
+    def run(arms: list[ArmPlan]) -> None:
+        for arm in arms:
+            log(f"arm {arm.arm} for {target.candidate}: {len(arm.requests)} requests ({arm.mode})")
+            with around_arm(arm.arm) if around_arm is not None else nullcontext():
+                table, summary = run_arm(arm, target, settings, max_duration_s, run_id, journal_path(arm.arm))
+            tables[arm.arm] = table
+            summaries.append(summary)
+
+    run(planned)
+    if follow_up is not None:
+        run(follow_up(dict(tables)))
+    timings = pa.concat_tables(list(tables.values())) if tables else ARM_TIMINGS_SCHEMA.empty_table()
+    return timings, summaries

@@ -1,0 +1,138 @@
+"""The arms against the reference endpoint over loopback: a claim the endpoint meets at its own
+conditions holds there (and an impossible one is not reproduced), every ladder step runs, and
+`loadproof verify`'s arm part re-computes the pack's two sections from the arms' raw timings and
+catches an edited figure.
+
+The zero-delay profile answers at once, so a generous claim (1 token/s, 60 s latencies) holds and
+an impossible one (10^12 tokens/s, a 0.001 ms TTFT) cannot: the verdicts do not depend on how
+fast this machine is."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.analysis.arms import arm_figures, measured
+from pipeline.contracts import ARM_TIMINGS
+from pipeline.duck.catalog import REPO_QUERIES
+from pipeline.pack import arms as pack_arms
+from pipeline.pack.arm_verify import recompute_arms
+from pipeline.pack.layout import PackLayout, write_parquet
+from pipeline.plan import arms as plan_arms
+from pipeline.plan.synthetic_prompts import ApproxTokenizer
+from pipeline.reference import ReferenceServer
+from pipeline.replay.arms import run_arms
+from pipeline.replay.engine import ReplaySettings, Target
+from pipeline.spec import Spec
+from pipeline.spec.arms import Arms
+from tests.support.arm_plans import buyer_plan
+from tests.support.specs import demo_spec_dict
+
+
+def spec_claiming(**figures) -> Spec:
+    data = demo_spec_dict()
+    data["claim"]["figures"] = figures
+    data["claim"]["conditions"].update(input_tokens=32, output_tokens=8, concurrency=2)
+    data["workload"]["replay"]["arms"] = {"requests": 12, "max_duration_s": 30}
+    return Spec.model_validate(data)
+
+
+def run_every_arm(spec: Spec, tmp_path: Path):
+    arms, conditions, tokenizer = spec.workload.replay.arms, spec.claim.conditions, ApproxTokenizer()
+    assert arms is not None
+    plan = buyer_plan()  # six buyer requests, one session among them
+    planned = [plan_arms.vendor_conditions_arm(conditions, arms, tokenizer, True)]
+    ladder = plan_arms.ladder_arms(plan, conditions, Arms(requests=6), tokenizer, True)
+
+    def arrival_step(ran):
+        figures = arm_figures(ran[plan_arms.REQUEST_STRUCTURE], spec)
+        rate = measured(figures, "ref", plan_arms.REQUEST_STRUCTURE, "requests_per_s")
+        arm = plan_arms.arrival_process_arm(plan, ladder[-1], rate)
+        return [arm] if arm else []
+
+    with ReferenceServer("zero") as server:
+        return run_arms(
+            [arm for arm in planned + ladder if arm is not None],
+            Target("ref", server.base_url, "reference-model"),
+            ReplaySettings(request_timeout_s=10),
+            arms.max_duration_s,
+            "run-arms",
+            lambda arm: tmp_path / f"{arm}.jsonl",
+            follow_up=arrival_step,
+        )
+
+
+GENEROUS = {"output_tokens_per_s": 1.0, "ttft_ms_p95": 60_000, "e2e_ms_p99": 60_000, "accuracy": 0.5}
+
+
+@pytest.fixture(scope="module")
+def every_arm(tmp_path_factory):
+    """Every arm run once (the claim's figures only change the verdicts, not what is sent)."""
+    return run_every_arm(spec_claiming(**GENEROUS), tmp_path_factory.mktemp("arms"))
+
+
+def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
+    spec = spec_claiming(**GENEROUS)
+    timings, summaries = every_arm
+    assert [s["arm"] for s in summaries] == list(plan_arms.LADDER)
+    assert {s["arm"]: s["sent"] for s in summaries} == {
+        "a_vendor_conditions": 12,
+        "b_prompt_lengths": 6,
+        "c_output_lengths": 6,
+        "d_request_structure": 6,
+        "e_arrival_process": 6,
+    }
+    figures = arm_figures(timings, spec).to_pylist()
+    rows = pack_arms.vendor_conditions_section(
+        spec, figures, {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+    )
+    # ten requests cannot bound a p95 or p99 from above: those stay inconclusive, never "not reproduced"
+    assert {row.metric: row.verdict for row in rows} == {
+        "output_tokens_per_s": "holds",
+        "ttft_ms_p95": "inconclusive",
+        "e2e_ms_p99": "inconclusive",
+    }
+    throughput = next(row for row in rows if row.metric == "output_tokens_per_s")
+    assert throughput.verdict == "holds" and throughput.n == 10  # 12 sent, the first wave of 2 left out
+    assert "accuracy" not in {row.metric for row in rows}
+
+
+def test_an_impossible_claim_is_not_reproduced_at_the_vendors_conditions(every_arm):
+    spec = spec_claiming(output_tokens_per_s=1e12)
+    timings, _ = every_arm
+    rows = pack_arms.vendor_conditions_section(
+        spec, arm_figures(timings, spec).to_pylist(), {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+    )
+    assert [(row.metric, row.verdict) for row in rows] == [("output_tokens_per_s", "not reproduced")]
+
+
+def test_verify_recomputes_every_step_from_the_arm_timings_and_catches_an_edit(every_arm, tmp_path: Path):
+    spec = spec_claiming(output_tokens_per_s=1.0, ttft_ms_p99=60_000)
+    timings, _ = every_arm
+    layout = PackLayout(tmp_path / "pack")
+    write_parquet(timings, layout.path(ARM_TIMINGS))
+    rows = arm_figures(pq.read_table(layout.path(ARM_TIMINGS)), spec).to_pylist()
+    headline = [
+        {"candidate": "ref", "metric": m, "measured": 5.0, "ci_low": 4.0, "ci_high": 6.0, "n": 9, "lineage": None}
+        for m in ("output_tokens_per_s", "ttft_ms_p99")
+    ]
+    lineage = {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+    pack = {
+        "figures": headline,
+        "sweep": None,
+        "vendor_conditions": [r.model_dump() for r in pack_arms.vendor_conditions_section(spec, rows, lineage)],
+        "headline_waterfall": [
+            r.model_dump() for r in pack_arms.headline_waterfall(spec, rows, headline, [], [], lineage, None)
+        ],
+    }
+    steps = sum(len(row["steps"]) for row in pack["headline_waterfall"])
+    assert steps == 2 * 7  # two figures × (five arms, capacity at SLA, production load)
+    compared, problems = recompute_arms(pack, layout, spec, queries=REPO_QUERIES)
+    assert problems == [] and compared == len(pack["vendor_conditions"]) + steps
+    edited = copy.deepcopy(pack)
+    edited["headline_waterfall"][0]["steps"][2]["measured"] *= 2
+    _, problems = recompute_arms(edited, layout, spec, queries=REPO_QUERIES)
+    assert any("c_output_lengths" in p or "output lengths" in p for p in problems)

@@ -1,0 +1,16 @@
+"""A small buyer's replay plan for the arm tests: six requests two seconds apart, one session."""
+
+from __future__ import annotations
+
+from pipeline.replay.records import PlannedRequest
+
+
+def buyer_plan() -> list[PlannedRequest]:
+    """Six requests two seconds apart; the third follows the first (a session's second turn)."""
+    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}]
+    plan = [
+        PlannedRequest(f"q{i}", 2.0 * i, messages, 10 + i, 20 + i, min_tokens=10 + i, think_time_s=None)
+        for i in range(6)
+    ]
+    plan[2] = PlannedRequest("q2", 4.0, messages, 12, 22, min_tokens=12, follows_request_id="q0", think_time_s=3.0)
+    return plan

@@ -1,0 +1,104 @@
+"""Claims judged at matching conditions (issue 15, item 3): every figure names its basis; a
+capacity claim is never judged against the throughput the production load offered (served
+demand), but at the capacity at the SLA, where an open bracket (the knee never reached) can
+show that a claim holds and never that it is not reproduced. Hand-built rows, no I/O."""
+
+from pipeline.analysis import metrics
+from pipeline.pack import claims
+from pipeline.pack.comparison import side_by_side
+from pipeline.spec import Spec
+from tests.support.specs import demo_spec_dict
+
+THROUGHPUT_ROW = {
+    "candidate": "c",
+    "requests_in_window": 100,
+    "requests_planned": 100,
+    "requests_failed": 0,
+    "error_rate": 0.0,
+    "sla_attainment": 0.99,
+    "sla_attainment_ci_low": 0.95,
+    "sla_attainment_ci_high": 1.0,
+    **{
+        f"{m}{end}": value
+        for m in claims.THROUGHPUT_FIGURES
+        for end, value in (("", 300), ("_ci_low", 290), ("_ci_high", 310))
+    },
+}
+
+
+def spec(**figures) -> Spec:
+    data = demo_spec_dict()
+    data["claim"]["figures"] = figures
+    return Spec.model_validate(data)
+
+
+def capacity_row(**overrides) -> dict:
+    row = {
+        "candidate": "c",
+        "knob": "time_scale",
+        "max_sla_level": 4.0,
+        "max_sla_level_label": "4×",
+        "first_missed_level": 4.4,
+        "bracket_closed": True,
+        "reason": None,
+        "requests_per_s": 14.0,
+        "requests_per_s_ci_low": 13.0,
+        "requests_per_s_ci_high": 15.0,
+        "output_tokens_per_s": 1200.0,
+        "ci_low": 1100.0,
+        "ci_high": 1300.0,
+        "n": 120,
+    }
+    return row | overrides
+
+
+def test_throughput_at_the_production_load_is_served_demand_and_never_judged():
+    out = claims.throughput_figures(spec(output_tokens_per_s=4200, error_rate=0.05), [THROUGHPUT_ROW], {})
+    by_metric = {f["metric"]: f for f in out}
+    served = by_metric["output_tokens_per_s"]
+    assert served["basis"] == metrics.PRODUCTION_LOAD
+    assert served["claimed"] == 4200 and served["verdict"] is None and served["not_judged"] == claims.SERVED_DEMAND
+    assert by_metric["error_rate"]["verdict"] == "holds"  # latency and reliability at load are still judged
+    assert "not_judged" not in by_metric["requests_per_s"]  # not claimed: nothing to judge
+
+
+def test_a_pack_written_before_bases_is_recomputed_as_it_was_judged():
+    out = claims.throughput_figures(spec(output_tokens_per_s=4200), [THROUGHPUT_ROW], {}, served_demand=False)
+    served = next(f for f in out if f["metric"] == "output_tokens_per_s")
+    assert served["verdict"] == "not reproduced" and "not_judged" not in served
+
+
+def test_a_capacity_claim_is_judged_at_the_capacity_at_the_sla():
+    out = claims.capacity_figures(spec(output_tokens_per_s=1000, requests_per_s=20), [capacity_row()], {})
+    by_metric = {f["metric"]: f for f in out}
+    assert {f["basis"] for f in out} == {metrics.CAPACITY_AT_SLA}
+    assert by_metric["output_tokens_per_s"]["verdict"] == "holds"  # 1,100 – 1,300 ≥ 1,000
+    assert by_metric["requests_per_s"]["verdict"] == "not reproduced"  # 13 – 15 < 20
+    assert by_metric["output_tokens_per_s"]["load_level_label"] == "4×"
+
+
+def test_an_open_bracket_is_a_lower_bound_that_never_refutes_a_claim():
+    row = capacity_row(first_missed_level=None, bracket_closed=False, reason="max_levels reached before a miss")
+    out = claims.capacity_figures(spec(output_tokens_per_s=4200, requests_per_s=10), [row], {})
+    by_metric = {f["metric"]: f for f in out}
+    assert by_metric["output_tokens_per_s"]["verdict"] == "inconclusive"  # below the claim, but the knee lies above
+    assert by_metric["requests_per_s"]["verdict"] == "holds"  # a lower bound above the claim still shows it holds
+    assert "max_levels reached" in by_metric["output_tokens_per_s"]["reason"]
+
+
+def test_no_sla_meeting_level_says_why_it_has_no_value():
+    row = capacity_row(max_sla_level=None, output_tokens_per_s=None, ci_low=None, ci_high=None, bracket_closed=False)
+    row |= {"requests_per_s": None, "requests_per_s_ci_low": None, "requests_per_s_ci_high": None}
+    row["reason"] = "the production level clearly missed the SLA"
+    (tokens, _) = claims.capacity_figures(spec(output_tokens_per_s=4200), [row], {})
+    assert tokens["measured"] is None and tokens["verdict"] == "inconclusive"
+    assert "production level clearly missed" in tokens["reason"]
+
+
+def test_side_by_side_keeps_each_basis_on_its_own_row():
+    figures = claims.throughput_figures(spec(output_tokens_per_s=1000), [THROUGHPUT_ROW], {})
+    figures += claims.capacity_figures(spec(output_tokens_per_s=1000), [capacity_row()], {})
+    rows = [(row["metric"], row["basis"]) for row in side_by_side(figures)["rows"]]
+    assert ("output_tokens_per_s", metrics.PRODUCTION_LOAD) in rows
+    assert ("output_tokens_per_s", metrics.CAPACITY_AT_SLA) in rows
+    assert len(rows) == len(set(rows))
