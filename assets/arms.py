@@ -27,7 +27,7 @@ from pipeline.analysis import arms as arm_analysis
 from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
 from pipeline.contracts import ARM_FIGURES, ARM_TIMINGS, REPLAY_PLAN
 from pipeline.plan import arms as arm_plans
-from pipeline.plan.replay_plan import tokenizer_for
+from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
 from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
 from pipeline.replay.engine import ReplaySettings
@@ -58,7 +58,8 @@ def arm_timings(
     else:
         plan = planned_requests_with_text(storage, loaded.spec)  # the text: the private copy (privacy.text)
         journals = journal_layout(storage, loaded.spec, layout)  # private with mixed accuracy's replies
-        tokenizer, min_tokens = tokenizer_for(workload.prompts), workload.prompts.min_tokens
+        # the claimed lengths under the plan's own tokenizer (hf:, gguf:, server): the lengths the server counts
+        tokenizer, min_tokens = plan_tokenizer(loaded, endpoint.target), workload.prompts.min_tokens
         vendor = arm_plans.vendor_conditions_arm(conditions, arms, tokenizer, min_tokens)
         ladder = arm_plans.ladder_arms(plan, conditions, arms, tokenizer, min_tokens)
         candidate = partition_candidate(context, loaded.spec)

@@ -38,7 +38,7 @@ FOLLOW_UPS = [
     "OK. Will I get a confirmation by email?",
     "What if it happens again next month?",
 ]
-REPLY = "Thanks, I can help with that. "  # 8 tokens under pipeline/tokens.py
+REPLY = "Thanks, I can help with that. "  # 8 tokens under pipeline/tokens (loadproof-approx)
 
 QUESTIONS = [
     "I was charged twice for the same card payment at {shop}, can you reverse one of them?",

@@ -14,8 +14,8 @@ and bad lines are quarantined with their file and line exactly as a run would. T
 format is `loadproof_trace_jsonl` (sql/ingest_loadproof_trace_jsonl_fields.sql): Mooncake's
 fields plus the ones Mooncake has no place for (session, tenant, route, latency, TTFT).
 
-Prefix blocks are `block_tokens` tokens of pipeline/tokens.py's tokenizer over the messages
-(pipeline/tokens.py `message_tokens`), chained as the reference endpoint's prefix cache chains
+Prefix blocks are `block_tokens` tokens of the approximate tokenizer over the messages
+(pipeline/tokens `message_tokens`), chained as the reference endpoint's prefix cache chains
 them (pipeline/reference/prefix_cache.py): only full blocks, each id standing for the whole
 prefix up to it. A log without text but with block ids (Mooncake) has its ids re-hashed.
 """

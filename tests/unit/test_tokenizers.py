@@ -14,13 +14,16 @@ import pyarrow as pa
 import pytest
 from pydantic import ValidationError
 
+from pipeline.plan.arms import vendor_conditions_arm
 from pipeline.plan.prompt_tokenizer import prompts_tokenizer
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.synthetic_prompts import PUNCTUATION, WORDS, fit_messages
 from pipeline.quality import expectations as ex
 from pipeline.replay.records import RequestOutcome, build_record
 from pipeline.replay.reply_reading import count_reply, reply_counters
+from pipeline.spec.arms import Arms
 from pipeline.spec.candidates import Candidate
+from pipeline.spec.claim import ClaimConditions
 from pipeline.spec.workload import Prompts, Replay
 from pipeline.tokens.tokenizers import (
     ApproxTokenizer,
@@ -98,6 +101,20 @@ def test_a_plan_under_a_real_tokenizer_records_its_setting_and_the_fit(tokenizer
         "tokenize_endpoint": None,
     }
     assert {item.tokenizer for item in planned_requests(plan)} == {f"hf:{tokenizer_json}"}
+
+
+def test_the_vendor_arm_fits_the_claimed_length_under_the_plans_tokenizer(tokenizer_json: Path):
+    """The claim's own benchmark asks for prompts of `input_tokens` as the server counts them: under
+    a real tokenizer (content + template), not loadproof-approx's words."""
+    tokenizer = prompts_tokenizer(
+        Prompts(tokenizer="hf:tokenizer.json", template_tokens=4), lambda p: tokenizer_json.parent / p
+    )
+    conditions = ClaimConditions(input_tokens=300, output_tokens=16, concurrency=2)
+    arm = vendor_conditions_arm(conditions, Arms(requests=4), tokenizer, min_tokens=False)
+    assert arm is not None and len(arm.requests) == 4
+    for request in arm.requests:
+        assert request.prompt_tokens_client == 300 == tokenizer.count_messages(request.messages)
+        assert ApproxTokenizer().count_messages(request.messages) != 300  # approx would have sent another length
 
 
 def test_the_default_stays_the_approximate_count():
