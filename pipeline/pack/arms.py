@@ -32,7 +32,7 @@ from pipeline.pack import claims, svg
 from pipeline.pack.hashing import file_ref
 from pipeline.pack.layout import PackLayout
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
-from pipeline.pack.parts import Count, FigureLineage, MetricName, Number, Part, Verdict
+from pipeline.pack.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
 from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS
 from pipeline.spec import Spec
 
@@ -42,18 +42,9 @@ PRODUCTION_LOAD = ("production load", "served demand at the buyer's production l
 NOT_LADDER_FIGURES = ("error_rate",)
 
 
-class VendorConditionsRow(Part):
+class VendorConditionsRow(MeasuredBesideClaim):
     """One claimed figure measured at the vendor's own conditions."""
 
-    candidate: str
-    metric: MetricName
-    unit: str
-    claimed: Number | None
-    measured: Number | None
-    ci_low: Number | None
-    ci_high: Number | None
-    n: Count
-    verdict: Verdict
     conditions: str
     interval_method: str | None | MISSING = MISSING
     lineage: FigureLineage

@@ -88,9 +88,8 @@ class RepeatedRuns(Part):
     interval_method: str
 
 
-class Figure(Part):
-    """One measured figure of one candidate beside the published one, with its interval, n,
-    verdict and lineage."""
+class MeasuredBesideClaim(Part):
+    """The fields every measured-beside-claimed row shares (a figure, a vendor-conditions row)."""
 
     candidate: str
     metric: MetricName
@@ -101,6 +100,12 @@ class Figure(Part):
     ci_high: Number | None
     n: Count
     verdict: Verdict
+
+
+class Figure(MeasuredBesideClaim):
+    """One measured figure of one candidate beside the published one, with its interval, n,
+    verdict and lineage."""
+
     lineage: FigureLineage
     early_stopping: EarlyStopping | MISSING = MISSING  # percentiles
     sampled: str | MISSING = MISSING  # ITL read from a sample of the gaps
