@@ -32,9 +32,9 @@ from pipeline.contracts import (
     SWEEP_TIMINGS_SCHEMA,
 )
 from pipeline.pack.layout import write_text
-from pipeline.plan.warm_prefixes import beside_sweep_levels
 from pipeline.quality import expectations, rules
 from pipeline.replay.engine import ReplaySettings
+from pipeline.replay.server_metrics import ScrapesBeside
 from pipeline.replay.sweep import run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -56,7 +56,8 @@ def sweep_timings(
 ) -> MaterializeResult:
     loaded, layout = spec.load(), partition_layout(storage, context)
     replay, target = loaded.spec.workload.replay, endpoint.target(partition_candidate(context, loaded.spec))
-    scrapes = beside_sweep_levels(target, replay, context.run_id)  # server_metrics rows of each level
+    # each level's server_metrics rows, scoped by load_level (no warm-up: the production replay warmed the cache)
+    scrapes = ScrapesBeside(target, replay, context.run_id, "load_level")
     if replay.sweep is None:
         timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
     else:

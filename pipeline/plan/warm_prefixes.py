@@ -37,7 +37,7 @@ from pipeline.plan.replay_plan import build_plan, planned_requests
 from pipeline.replay.engine import ReplaySettings, ReplayStats, Target, run_replay
 from pipeline.replay.journal import Journal
 from pipeline.replay.records import PlannedRequest
-from pipeline.replay.server_metrics import ScrapesBeside, server_metrics_beside
+from pipeline.replay.server_metrics import server_metrics_beside
 from pipeline.spec.workload import Prompts, Replay, Workload
 
 
@@ -139,10 +139,3 @@ def beside_production_replay(
                 warn(f"warm_prefixes: {stats.errors} of {len(requests)} warm-up requests failed, {stats.unsent} unsent")
     with server_metrics_beside(target, replay, shard_index, layout, run_id, warn):
         yield
-
-
-def beside_sweep_levels(target: Target, replay: Replay, run_id: str) -> ScrapesBeside:
-    """What each sweep level runs inside (run_sweep's `around_level`: `.around(level.value)`): the
-    server-metrics scrape, its rows scoped by load_level; no warm-up (the production replay before
-    the sweep has warmed the cache)."""
-    return ScrapesBeside(target, replay, run_id, "load_level")
