@@ -77,7 +77,7 @@ def arm_timings(
         timings, summaries = run_arms(
             [arm for arm in [vendor, *ladder] if arm is not None],
             endpoint.target(candidate),
-            ReplaySettings.from_spec(workload.replay, progress=True),
+            ReplaySettings.from_spec(workload.replay, loaded.spec.privacy.text, progress=True),
             arms.max_duration_s,
             context.run_id,
             lambda arm: journals.journal(context.run_id, f"{candidate.name}.{arm}"),

@@ -121,7 +121,7 @@ replay_plan_expectations = table_check(
 )
 def client_calibration(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout, loaded = storage.layout(), spec.load().spec
-    settings = ReplaySettings.from_spec(loaded.workload.replay)
+    settings = ReplaySettings.from_spec(loaded.workload.replay, loaded.privacy.text)
     plan = planned_requests_with_text(storage, loaded)
     journal = journal_layout(storage, loaded, layout).journal(context.run_id, "calibration")
     figures = calibrate(plan, settings, journal, echo_server=lambda: ReferenceServer("zero"))
@@ -229,7 +229,9 @@ def replay_shard(
     loaded, layout = spec.load(), partition_layout(storage, context)
     replay = loaded.spec.workload.replay
     candidate = partition_candidate(context, loaded.spec)
-    settings = shard_settings(ReplaySettings.from_spec(replay, progress=shard.count == 1), shard)
+    settings = shard_settings(
+        ReplaySettings.from_spec(replay, loaded.spec.privacy.text, progress=shard.count == 1), shard
+    )
     plan = shard_plan(planned_requests_with_text(storage, loaded.spec), shard)
     journals = journal_layout(storage, loaded.spec, layout)
     name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"

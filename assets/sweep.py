@@ -72,7 +72,7 @@ def sweep_timings(
             plan,
             replay,
             target,
-            ReplaySettings.from_spec(replay, progress=True),
+            ReplaySettings.from_spec(replay, loaded.spec.privacy.text, progress=True),
             context.run_id,
             lambda candidate, index: journals.journal(context.run_id, f"{candidate}.sweep{index}"),
             judge=judge,

@@ -130,6 +130,7 @@ async def send_chat(
                 await _read_events(response, reader)
     except StreamError as exc:
         outcome.error_type, outcome.error_message = exc.error_type, str(exc)
+        outcome.error_from_server = exc.server_text
     except aiohttp.ClientError as exc:  # before TimeoutError: aiohttp's own timeouts are both
         outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
         outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]

@@ -22,7 +22,7 @@ from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
-from pipeline.replay.reply_reading import count_reply, reply_counters
+from pipeline.replay.reply_reading import count_reply, reply_counters, withhold_server_text
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
@@ -72,12 +72,15 @@ class ReplaySettings:
     retries: int = 0
     retry_backoff_s: float = 0.5
     progress: bool = False
+    # the server's own error text in error_message (an HTTP error's body, an error event): only
+    # under privacy.text keep (from_spec), since a server may quote the request back; else its length
+    keep_server_error_text: bool = False
     # HTTP client: aiohttp (default: a fraction of httpx's CPU per request, so the client keeps
     # the schedule at higher rates) or httpx; both record the same timestamps and error types.
     transport: Literal["aiohttp", "httpx"] = "aiohttp"
 
     @classmethod
-    def from_spec(cls, replay, progress: bool = False) -> ReplaySettings:
+    def from_spec(cls, replay, privacy_text: str, progress: bool = False) -> ReplaySettings:
         names = (
             "mode",
             "concurrency",
@@ -89,7 +92,10 @@ class ReplaySettings:
             "retry_backoff_s",
             "transport",
         )
-        return cls(**{name: getattr(replay, name) for name in names}, progress=progress)
+        keep_text = privacy_text == "keep"
+        return cls(
+            **{name: getattr(replay, name) for name in names}, progress=progress, keep_server_error_text=keep_text
+        )
 
 
 @dataclass
@@ -200,6 +206,8 @@ async def _replay(
                 if cap is not None:
                     cap.release()
             count_reply(outcome, counters.get(item.tokenizer))
+            if not settings.keep_server_error_text:
+                withhold_server_text(outcome)
             record = build_record(
                 run_id=run_id,
                 candidate=target.candidate,

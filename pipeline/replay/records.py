@@ -54,6 +54,7 @@ class RequestOutcome:
     http_status: int | None = None
     error_type: str | None = None
     error_message: str | None = None
+    error_from_server: bool = False  # error_message is the server's own text (withheld under privacy.text hash, drop)
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     output_tokens_client: int | None = None

@@ -37,9 +37,20 @@ DONE = "[DONE]"
 
 
 class StreamError(Exception):
-    def __init__(self, error_type: str, message: str):
+    """A typed failure of one exchange; `server_text`: the message is the server's own text (an
+    HTTP error's body, an error event), which may quote the request back."""
+
+    def __init__(self, error_type: str, message: str, server_text: bool = False):
         super().__init__(message)
         self.error_type = error_type
+        self.server_text = server_text
+
+
+def withhold_server_text(outcome: RequestOutcome) -> None:
+    """Under privacy.text hash or drop: the server's own error text gives way to its length (a
+    validation error may echo the prompt); the error type and HTTP status stay."""
+    if outcome.error_from_server and outcome.error_message:
+        outcome.error_message = f"the server's error text withheld (privacy.text): {len(outcome.error_message)} chars"
 
 
 def chat_body(model: str, messages: list[dict], max_tokens: int, min_tokens: int | None = None) -> dict:
@@ -60,7 +71,7 @@ def chat_body(model: str, messages: list[dict], max_tokens: int, min_tokens: int
 def http_error(outcome: RequestOutcome, status: int, body: str, retry_after: str | None) -> StreamError:
     """A non-200 reply as a typed error; its Retry-After (429, 503) is kept on the outcome."""
     outcome.retry_after_s = retry_after_s(retry_after)
-    return StreamError(http_error_type(status, body), body[:ERROR_BODY_CHARS])
+    return StreamError(http_error_type(status, body), body[:ERROR_BODY_CHARS], server_text=True)
 
 
 def http_error_type(status: int, body: str = "") -> str:
@@ -117,7 +128,7 @@ class StreamReader:
         if not isinstance(payload, dict):
             raise StreamError("malformed_sse", "chunk is not a JSON object")
         if "error" in payload:
-            raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS])
+            raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS], server_text=True)
         outcome = self.outcome
         usage = payload.get("usage")
         if isinstance(usage, dict):

@@ -8,7 +8,9 @@ from pipeline.reference.managed_server import free_port
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
+from pipeline.spec import Spec
 from pipeline.tokens import count_message_tokens
+from tests.support.specs import demo_spec_dict
 
 MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]
 PROMPT_TOKENS = count_message_tokens(MESSAGES)
@@ -73,9 +75,23 @@ def test_refused_connection_is_a_typed_error_not_an_exception(tmp_path: Path):
 
 def test_unknown_model_is_recorded_as_model_not_found(tmp_path: Path, zero_server):
     target = Target("ref", zero_server.base_url, "no-such-model")
-    _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace"))
+    _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace", keep_server_error_text=True))
     assert {(r["error_type"], r["http_status"]) for r in rows} == {("model_not_found", 404)}
     assert "model_not_found" in rows[0]["error_message"]
+
+
+def test_the_servers_error_text_is_kept_only_when_privacy_text_keeps_text(tmp_path: Path, zero_server):
+    """A server's error body may quote the request back (a validation error echoing the input):
+    unless privacy.text is keep, only its length is kept; the error type and status still say what failed."""
+    target = Target("ref", zero_server.base_url, "no-such-model")
+    _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace"))
+    assert {(r["error_type"], r["http_status"]) for r in rows} == {("model_not_found", 404)}
+    assert all(r["error_message"].startswith("the server's error text withheld (privacy.text): ") for r in rows)
+    assert all("no-such-model" not in r["error_message"] for r in rows)
+    replay_spec = Spec.model_validate(demo_spec_dict()).workload.replay
+    assert ReplaySettings.from_spec(replay_spec, "keep").keep_server_error_text
+    assert not ReplaySettings.from_spec(replay_spec, "hash").keep_server_error_text
+    assert not ReplaySettings.from_spec(replay_spec, "drop").keep_server_error_text
 
 
 def test_time_bound_records_unsent_requests(tmp_path: Path, zero_server):

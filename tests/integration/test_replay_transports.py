@@ -287,9 +287,9 @@ def test_both_transports_record_the_reference_endpoints_faults_alike(tmp_path: P
 
 def test_the_spec_chooses_the_transport_and_refuses_an_unknown_one(write_spec):
     data = demo_spec_dict()
-    assert ReplaySettings.from_spec(load_spec(write_spec(data)).spec.workload.replay).transport == "aiohttp"
+    assert ReplaySettings.from_spec(load_spec(write_spec(data)).spec.workload.replay, "hash").transport == "aiohttp"
     data["workload"].setdefault("replay", {})["transport"] = "httpx"
-    assert ReplaySettings.from_spec(load_spec(write_spec(data)).spec.workload.replay).transport == "httpx"
+    assert ReplaySettings.from_spec(load_spec(write_spec(data)).spec.workload.replay, "hash").transport == "httpx"
     data["workload"]["replay"]["transport"] = "curl"
     with pytest.raises(SpecError, match="transport"):
         load_spec(write_spec(data))
