@@ -35,8 +35,9 @@ def candidates_in(figures: list[dict]) -> list[str]:
 
 
 def moves(waterfall: list[dict], candidate: str) -> list[dict]:
-    """The ladder's axes of one candidate as moves (a step's change from the one before it),
-    largest relative move first; a capacity figure's ladder is preferred, as the headline. The
+    """The ladder's axes of one candidate as moves (a step's change from the one before it):
+    resolved moves (the change's interval excludes no change) first, each group largest relative
+    move first; a capacity figure's ladder is preferred, as the headline. The
     walk starts at the vendor's conditions measured here (claimed → measured there is the
     endpoint, not an axis of the load: the proxy verdict's facts say it), and served demand at
     the production load is where it ends, not an axis."""
@@ -51,14 +52,19 @@ def moves(waterfall: list[dict], candidate: str) -> list[dict]:
             break
         if before and step.get("measured") is not None:
             change = (step["measured"] - before) / before
-            out.append({"metric": ladder["metric"], "axis": step["axis"], "label": step["label"], "change": change})
+            low, high = step.get("change_ci_low"), step.get("change_ci_high")
+            resolved = (low is not None and low > 0) or (high is not None and high < 0)
+            move = {"metric": ladder["metric"], "axis": step["axis"], "label": step["label"], "change": change}
+            out.append(move | {"resolved": resolved})
         if step.get("measured") is not None:
             before = step["measured"]
-    return sorted(out, key=lambda move: -abs(move["change"]))
+    # a move whose interval holds no change is no attribution at this n: after every resolved one
+    return sorted(out, key=lambda move: (not move["resolved"], -abs(move["change"])))
 
 
 def _move_text(move: dict) -> str:
-    return f"{move['label']} moved {move['metric']} by {move['change']:+.0%}"
+    text = f"{move['label']} moved {move['metric']} by {move['change']:+.0%}"
+    return text if move["resolved"] else text + " (not resolved: its interval includes no change)"
 
 
 def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_ratio: float) -> dict | None:

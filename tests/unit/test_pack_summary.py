@@ -41,8 +41,20 @@ WATERFALL = [
         "claimed": 4200,
         "steps": [
             {"axis": "vendor_conditions", "label": "the vendor's conditions", "measured": 4400},
-            {"axis": "prompt_lengths", "label": "the buyer's prompt lengths", "measured": 2200},
-            {"axis": "output_lengths", "label": "the buyer's output lengths", "measured": 2000},
+            {
+                "axis": "prompt_lengths",
+                "label": "the buyer's prompt lengths",
+                "measured": 2200,
+                "change_ci_low": -2500,
+                "change_ci_high": -1900,
+            },
+            {
+                "axis": "output_lengths",
+                "label": "the buyer's output lengths",
+                "measured": 2000,
+                "change_ci_low": -300,
+                "change_ci_high": -100,
+            },
             {"axis": "production load", "label": "served demand", "measured": 300},
         ],
     }
@@ -88,3 +100,23 @@ def test_the_executive_summary_has_five_lines_per_candidate():
         "at the SLA"
     )
     assert lines[4] == "Moved the headline most: the buyer's prompt lengths moved output_tokens_per_s by -50%"
+
+
+def test_a_move_its_interval_does_not_resolve_comes_after_a_resolved_one_and_says_so():
+    steps = [
+        {"axis": "vendor_conditions", "label": "the vendor's conditions", "measured": 4400},
+        # -50 %, but its interval holds no change at all (a handful of requests in the window)
+        {"axis": "prompt_lengths", "label": "the buyer's prompt lengths", "measured": 2200},
+        {"axis": "output_lengths", "label": "the buyer's output lengths", "measured": 2000},
+        {"axis": "production load", "label": "served demand", "measured": 300},
+    ]
+    steps[1].update(change=-2200, change_ci_low=-5000, change_ci_high=600)
+    steps[2].update(change=-200, change_ci_low=-300, change_ci_high=-100)
+    waterfall = [{"candidate": "a", "metric": "output_tokens_per_s", "claimed": 4200, "steps": steps}]
+    ranked = summary.moves(waterfall, "a")
+    assert [(m["axis"], m["resolved"]) for m in ranked] == [("output_lengths", True), ("prompt_lengths", False)]
+    reasons = summary.measured_proxy_verdict(figures(4400, "holds", 2000), waterfall, 1.25)["candidates"][0]["reasons"]
+    assert reasons[0] == "the buyer's output lengths moved output_tokens_per_s by -9%"
+    assert reasons[1].endswith("by -50% (not resolved: its interval includes no change)")
+    (entry,) = summary.executive_summary(figures(4400, "holds", 3600), waterfall)
+    assert entry["lines"][4] == "Moved the headline most: the buyer's output lengths moved output_tokens_per_s by -9%"
