@@ -54,8 +54,15 @@ def moves(waterfall: list[dict], candidate: str) -> list[dict]:
             change = (step["measured"] - before) / before
             low, high = step.get("change_ci_low"), step.get("change_ci_high")
             resolved = (low is not None and low > 0) or (high is not None and high < 0)
-            move = {"metric": ladder["metric"], "axis": step["axis"], "label": step["label"], "change": change}
-            out.append(move | {"resolved": resolved})
+            out.append(
+                {
+                    "metric": ladder["metric"],
+                    "axis": step["axis"],
+                    "label": step["label"],
+                    "change": change,
+                    "resolved": resolved,
+                }
+            )
         if step.get("measured") is not None:
             before = step["measured"]
     # a move whose interval holds no change is no attribution at this n: after every resolved one

@@ -5,6 +5,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -79,33 +80,44 @@ def test_a_shard_alone_times_out_with_a_clear_error(tmp_path):
         common_start_ns(shard, timeout_s=0.05)
 
 
-# A run of its own, not the shared demo pack (tests/e2e/conftest.py): `replay.shards: 2` on Dagster's
-# multiprocess executor (the raw timings only, after the shared inputs).
-@pytest.mark.slow
-def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, write_spec, zero_server, monkeypatch):
-    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    out = tmp_path / "pack"
-    spec = small_spec(write_spec, zero_server.base_url)
-    data = json.loads(json.dumps(__import__("yaml").safe_load(spec.read_text())))
-    data["workload"]["replay"]["shards"] = 2
+def replay_two_shards(write_spec, base_url: str, out: Path, version: str, **replay) -> tuple[str, list[str], list[str]]:
+    """A run of its own, not the shared demo pack (tests/e2e/conftest.py): the shared inputs, then
+    one partition's raw timings with `replay.shards: 2` (and `replay`'s other settings) on the
+    executor the spec names. Returns the partition run's id, its failed blocking checks and its log messages."""
+    data = yaml.safe_load(small_spec(write_spec, base_url).read_text())
+    data["workload"]["replay"].update(shards=2, **replay)
     spec = write_spec(data)
     job = build_definitions(spec, out).resolve_job_def("revalidation")
     with instance_for(out) as instance:
         shared, _ = asset_keys_by_partitioning()
         assert job.execute_in_process(instance=instance, asset_selection=shared).success
-        key = register(instance, "fastserve-8b", "v-shards")
+        key = register(instance, "fastserve-8b", version)
         result = execute_partition_multiprocess((str(spec), str(out), "{}"), instance, key, [AssetKey("raw_timings")])
         assert result.success
         failed = [
             e.check_name for e in result.get_asset_check_evaluations() if not e.passed and e.severity.value == "ERROR"
         ]
-        assert failed == []
+        return result.run_id, failed, [e.message or "" for e in instance.all_logs(result.run_id)]
 
-    folder = out / "candidates" / "fastserve-8b" / "v-shards" / "data"
+
+def sharded_outputs(out: Path, version: str) -> tuple[list[dict], list[dict], dict]:
+    """The partition's raw timings, the shared plan, and the partition's replay summary."""
+    folder = out / "candidates" / "fastserve-8b" / version / "data"
     timings = pq.read_table(folder / "raw_timings.parquet").to_pylist()
     plan = pq.read_table(out / "data" / "replay_plan.parquet").to_pylist()
-    summary = json.loads((folder / "replay_summary.json").read_text())
+    return timings, plan, json.loads((folder / "replay_summary.json").read_text())
+
+
+# `replay.shards: 2` on Dagster's multiprocess executor (the raw timings only, after the shared inputs).
+@pytest.mark.slow
+def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, write_spec, zero_server, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    out = tmp_path / "pack"
+    _, failed, _ = replay_two_shards(write_spec, zero_server.base_url, out, "v-shards")
+    assert failed == []
+
+    timings, plan, summary = sharded_outputs(out, "v-shards")
     assert sorted(r["request_id"] for r in timings) == sorted(p["request_id"] for p in plan)  # every request once
     assert {r["shard"] for r in timings} == {0, 1}
     assert len({s["pid"] for s in summary["shards"]}) == 2  # two worker processes
@@ -171,23 +183,13 @@ def test_two_shards_on_two_dask_workers_meet_on_the_scheduler(
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     out = tmp_path / "pack"
-    data = yaml.safe_load(small_spec(write_spec, zero_server.base_url).read_text())
-    data["workload"]["replay"].update(shards=2, executor="dask", dask_scheduler=cluster.scheduler_address)
-    spec = write_spec(data)
-    job = build_definitions(spec, out).resolve_job_def("revalidation")
-    with instance_for(out) as instance:
-        shared, _ = asset_keys_by_partitioning()
-        assert job.execute_in_process(instance=instance, asset_selection=shared).success
-        key = register(instance, "fastserve-8b", "v-dask")
-        result = execute_partition_multiprocess((str(spec), str(out), "{}"), instance, key, [AssetKey("raw_timings")])
-        assert result.success
-        submitted = [e.message for e in instance.all_logs(result.run_id) if "to the Dask cluster" in (e.message or "")]
+    run_id, _, messages = replay_two_shards(
+        write_spec, zero_server.base_url, out, "v-dask", executor="dask", dask_scheduler=cluster.scheduler_address
+    )
+    submitted = [m for m in messages if "to the Dask cluster" in m]
 
     assert any("replay_shard[shard_0]" in m for m in submitted) and any("replay_shard[shard_1]" in m for m in submitted)
-    folder = out / "candidates" / "fastserve-8b" / "v-dask" / "data"
-    timings = pq.read_table(folder / "raw_timings.parquet").to_pylist()
-    plan = pq.read_table(out / "data" / "replay_plan.parquet").to_pylist()
-    summary = json.loads((folder / "replay_summary.json").read_text())
+    timings, plan, summary = sharded_outputs(out, "v-dask")
     assert sorted(r["request_id"] for r in timings) == sorted(p["request_id"] for p in plan)  # every request once
     shards = {s["shard"]: s for s in summary["shards"]}
     # each shard on a worker of its own (the names the workers were started with), another process
@@ -201,7 +203,7 @@ def test_two_shards_on_two_dask_workers_meet_on_the_scheduler(
             shards[row["shard"]]["clock_offset_ns"],
         )
     # the barrier went through the scheduler: each shard's ready document is there, by worker
-    barrier = out / "candidates" / "fastserve-8b" / "v-dask" / "journal" / f"{result.run_id}-start-barrier"
+    barrier = out / "candidates" / "fastserve-8b" / "v-dask" / "journal" / f"{run_id}-start-barrier"
     ready = [distributed_variable(client, f"{barrier}/ready/{index}") for index in (0, 1)]
     assert [document["worker"] for document in ready] == [shards[0]["worker"], shards[1]["worker"]]
     assert not barrier.exists()  # and not through a file

@@ -210,13 +210,13 @@ def sweep_spec() -> Spec:
     return Spec.model_validate(data)
 
 
-def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(tmp_path: Path, serial_server):
-    spec = sweep_spec()
+def sweep_after_production(spec: Spec, requests: list[PlannedRequest], server, folder: Path):
+    """The production replay against the serial server (one in flight), then the spec's sweep judged
+    against it, as the sweep asset runs them: (production, timings, summary)."""
     replay = spec.workload.replay
-    target = Target("serial", serial_server.base_url, "reference-model")
-    requests = plan(24, None, tokens=10)
+    target = Target("serial", server.base_url, "reference-model")
     settings = ReplaySettings(mode="concurrency", concurrency=1)
-    with Journal(tmp_path / "production.jsonl") as journal:
+    with Journal(folder / "production.jsonl") as journal:
         run_replay(requests, target, settings, "run-p", journal)
     production = with_load_level(journal_to_table(journal.path), production_level(replay))
 
@@ -224,8 +224,14 @@ def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(t
         return sweep_analysis.judge_level(candidate, level, production if table is None else table, spec)
 
     timings, summary = run_sweep(
-        requests, replay, target, settings, "run-p", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
+        requests, replay, target, settings, "run-p", lambda candidate, index: folder / f"{index}.jsonl", judge=judge
     )
+    return production, timings, summary
+
+
+def test_a_saturating_endpoint_misses_the_sla_at_high_load_and_the_sweep_stops(tmp_path: Path, serial_server):
+    spec = sweep_spec()
+    production, timings, summary = sweep_after_production(spec, plan(24, None, tokens=10), serial_server, tmp_path)
     statuses = {e["load_level_label"]: e["status"] for e in summary["candidates"]["serial"]}
     assert statuses == {
         "1 in flight": "reused",
@@ -249,20 +255,8 @@ def test_a_capacity_search_replays_the_levels_it_chooses_and_records_how_it_ende
     data = spec.model_dump(mode="json", exclude_unset=True)
     data["workload"]["replay"]["sweep"] = {"search": {"growth": 2.0, "max_levels": 4}, "requests_per_level": 12}
     spec = Spec.model_validate(data)
-    replay = spec.workload.replay
-    target = Target("serial", serial_server.base_url, "reference-model")
-    requests = plan(12, None, tokens=10)
-    settings = ReplaySettings(mode="concurrency", concurrency=1)
-    with Journal(tmp_path / "production.jsonl") as journal:
-        run_replay(requests, target, settings, "run-c", journal)
-    production = with_load_level(journal_to_table(journal.path), production_level(replay))
-
-    def judge(candidate, level, table):
-        return sweep_analysis.judge_level(candidate, level, production if table is None else table, spec)
-
-    timings, summary = run_sweep(
-        requests, replay, target, settings, "run-c", lambda candidate, index: tmp_path / f"{index}.jsonl", judge=judge
-    )
+    replay, requests = spec.workload.replay, plan(12, None, tokens=10)
+    production, timings, summary = sweep_after_production(spec, requests, serial_server, tmp_path)
     entries, record = summary["candidates"]["serial"], summary["search"]["serial"]
     assert entries[0]["production"] and entries[0]["phase"] == "production" and entries[0]["status"] == "reused"
     replayed = [e for e in entries if e["status"] == "replayed"]
