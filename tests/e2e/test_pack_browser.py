@@ -3,10 +3,12 @@ candidate's own pack, every section opened, nothing broken (tests/support/chromi
 "broken" means), a full-page screenshot kept in the test's tmp dir."""
 
 import json
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
+from pipeline.pack.render import render_html
 from tests.support import chromium
 from tests.support.demo_pack import CANDIDATES, DemoPack
 
@@ -51,3 +53,20 @@ def test_the_pack_renders_cleanly_in_chromium(demo_pack: DemoPack, which, sectio
     assert seen.problems() == [], f"screenshot: {screenshot}"
     assert seen.requests == [page.resolve().as_uri()]  # self-contained: the page asked for nothing else
     assert screenshot.stat().st_size > 50_000
+
+
+def test_the_summary_table_holds_figures_far_wider_than_the_demos(demo_pack: DemoPack, tmp_path):
+    """The summary has ten columns; a run's own numbers must not decide whether it fits (a CI run
+    once squeezed every figure's name into 79 px because its intervals came out a little wider).
+    Every claimed figure is given a claim in millions, a measurement in ten-thousandths and an
+    interval spanning both, and the table still fits the page with no name broken."""
+    pack = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
+    claimed = [figure for figure in pack["figures"] if figure["claimed"] is not None]
+    assert claimed
+    for figure in claimed:
+        figure.update(claimed=4_200_000.0, measured=0.000123, ci_low=0.000101, ci_high=12_345_678.0, n=123_456)
+    page = tmp_path / "evidence_pack_widest.html"
+    page.write_text(render_html(pack, defaultdict(lambda: None), confidence=0.95))
+    seen = chromium.audit(page, screenshot=tmp_path / "evidence_pack_widest.png")
+    assert "summary" in seen.sections
+    assert seen.problems() == []
