@@ -14,14 +14,14 @@
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
-    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 extracted AS (
     -- one parse per line for the record (every field as text, the body as its JSON text), one more
     -- for the request body; a line that fails is parsed again, to tell broken JSON from a non-object
     SELECT
         *,
-        CASE WHEN starts_with(ltrim(line), '{') THEN try(json_extract_string(line, [
+        CASE WHEN regexp_matches(line, '^ *\{') THEN try(json_extract_string(line, [
             '$.requestId', '$.timestamp', '$.modelId', '$.identity.arn', '$.input.inputTokenCount',
             '$.output.outputTokenCount', '$.output.outputBodyJson.metrics.latencyMs', '$.input.inputBodyJson'
         ])) END AS f

@@ -17,7 +17,7 @@ WITH data_lines AS (
     JOIN csv_columns USING (file_id)
     WHERE log_lines.source_line > csv_columns.header_line
       AND log_lines.line IS NOT NULL
-      AND trim(log_lines.line, E' \t\r') <> ''
+      AND regexp_matches(log_lines.line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 split_lines AS (
     SELECT

@@ -14,14 +14,14 @@
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
-    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 extracted AS (
     -- one parse per line: every field as text (a JSON value that is no string keeps its JSON text);
     -- only a line that fails it is parsed again, to tell broken JSON from a value that is no object
     SELECT
         *,
-        CASE WHEN starts_with(ltrim(line), '{') THEN try(json_extract_string(line, [
+        CASE WHEN regexp_matches(line, '^ *\{') THEN try(json_extract_string(line, [
             '$.id', '$.type', '$.startTime', '$.endTime', '$.completionStartTime', '$.model',
             '$.usageDetails.input', '$.usage.input', '$.usage.promptTokens',
             '$.usageDetails.output', '$.usage.output', '$.usage.completionTokens',
@@ -38,7 +38,8 @@ generations AS (
             WHEN starts_with(f[14], '[') THEN f[14]
         END AS chat
     FROM extracted
-    WHERE f IS NULL OR f[2] IS NULL OR f[2] = 'GENERATION'
+    -- f named once: the filter is pushed below the extraction, so each mention of f parses the line again
+    WHERE coalesce(f[2], 'GENERATION') = 'GENERATION'  -- no type (or no object: rejected below) stays
 ),
 typed AS (
     SELECT

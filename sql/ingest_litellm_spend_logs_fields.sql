@@ -13,14 +13,14 @@
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
-    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 extracted AS (
     -- one parse per line: every field as text (a JSON value that is no string keeps its JSON text);
     -- only a line that fails it is parsed again, to tell broken JSON from a value that is no object
     SELECT
         *,
-        CASE WHEN starts_with(ltrim(line), '{') THEN try(json_extract_string(line, [
+        CASE WHEN regexp_matches(line, '^ *\{') THEN try(json_extract_string(line, [
             '$.request_id', '$.startTime', '$.endTime', '$.completionStartTime', '$.prompt_tokens',
             '$.completion_tokens', '$.team_id', '$.model_group', '$.model', '$.session_id', '$.messages',
             '$.call_type'
@@ -33,9 +33,8 @@ requests AS (
         CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
         CASE WHEN starts_with(f[11], '[') THEN json_extract(f[11], '$[*]') END AS messages
     FROM extracted
-    WHERE f IS NULL
-       OR f[12] IS NULL
-       OR NOT regexp_matches(f[12], 'embedding|image|speech|transcription|moderation|rerank')
+    -- f named once: the filter is pushed below the extraction, so each mention of f parses the line again
+    WHERE NOT regexp_matches(coalesce(f[12], ''), 'embedding|image|speech|transcription|moderation|rerank')
 )
 SELECT
     file_id,

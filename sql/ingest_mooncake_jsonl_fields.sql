@@ -6,14 +6,14 @@
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
-    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 extracted AS (
     SELECT
         *,
         json_valid(line) AS is_json,
         -- an object starts with '{' (checked without a third parse of the line)
-        CASE WHEN json_valid(line) AND starts_with(ltrim(line), '{')
+        CASE WHEN json_valid(line) AND regexp_matches(line, '^ *\{')
             THEN json_extract(line, ['$.timestamp', '$.input_length', '$.output_length', '$.hash_ids'])
         END AS f
     FROM data_lines

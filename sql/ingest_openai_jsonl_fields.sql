@@ -12,7 +12,7 @@
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
-    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 documents AS (
     SELECT

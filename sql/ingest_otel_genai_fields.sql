@@ -22,14 +22,14 @@
 WITH data_lines AS (
     SELECT file_id, source_line, line
     FROM log_lines
-    WHERE line IS NOT NULL AND trim(line, E' \t\r') <> ''
+    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
 ),
 parsed AS (
     -- one parse per line (from_json reads a value of another type as NULL); only a line that fails
     -- it is parsed again, to tell broken JSON from a value that is no object
     SELECT
         *,
-        CASE WHEN starts_with(ltrim(line), '{') THEN try(from_json(line, '{
+        CASE WHEN regexp_matches(line, '^ *\{') THEN try(from_json(line, '{
             "resourceSpans": [{
                 "resource": {"attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]},
                 "scopeSpans": [{"spans": [{
