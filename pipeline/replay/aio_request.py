@@ -129,8 +129,7 @@ async def send_chat(
                     raise http_error(outcome, response.status, detail, response.headers.get("retry-after"))
                 await _read_events(response, reader)
     except StreamError as exc:
-        outcome.error_type, outcome.error_message = exc.error_type, str(exc)
-        outcome.error_from_server = exc.server_text
+        exc.record(outcome)
     except aiohttp.ClientError as exc:  # before TimeoutError: aiohttp's own timeouts are both
         outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
         outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]

@@ -45,6 +45,11 @@ class StreamError(Exception):
         self.error_type = error_type
         self.server_text = server_text
 
+    def record(self, outcome: RequestOutcome) -> None:
+        """This failure on the outcome, with whether its message is the server's own text."""
+        outcome.error_type, outcome.error_message = self.error_type, str(self)
+        outcome.error_from_server = self.server_text
+
 
 def withhold_server_text(outcome: RequestOutcome) -> None:
     """Under privacy.text hash or drop: the server's own error text gives way to its length (a

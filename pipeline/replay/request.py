@@ -69,8 +69,7 @@ async def send_chat(
                     reader.feed(event.data, time.perf_counter_ns())
                 reader.end()
     except StreamError as exc:
-        outcome.error_type, outcome.error_message = exc.error_type, str(exc)
-        outcome.error_from_server = exc.server_text
+        exc.record(outcome)
     except TimeoutError:
         outcome.error_type, outcome.error_message = "total_timeout", f"no end after {total_timeout_s} s"
     except httpx.HTTPError as exc:
