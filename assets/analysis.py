@@ -6,6 +6,8 @@
   with its own checks.
 - sweep_timings → sweep_levels → sweep_summary: the load sweep's tables (empty without
   `workload.replay.sweep`, and the pack then has no sweep section).
+- the tables above, accuracy_summary and arm_figures → figures: every figure the pack shows, one
+  checked table (pipeline/analysis/figures_table.py); the pack only reads it.
 """
 
 import pyarrow as pa
@@ -34,12 +36,14 @@ from assets.support.partitions import (
 from assets.sweep import sweep_timings
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis.figures_table import figures_of_folder
 from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.analysis.tables import analyse_all
 from pipeline.contracts import (
     ACCURACY_SUMMARY,
     COST_PER_DECISION,
     ERROR_BREAKDOWN,
+    FIGURES,
     ITL_HISTOGRAM,
     LATENCY_PERCENTILES,
     RAW_TIMINGS,
@@ -238,5 +242,41 @@ def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackS
     outcome = rules.sweep_summary_consistent(
         pq.read_table(layout.path(SWEEP_LEVELS)).to_pylist(),
         pq.read_table(layout.path(SWEEP_SUMMARY)).to_pylist(),
+    )
+    return check_result(outcome)
+
+
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[*(file.name for file in TABLES), accuracy_summary, sweep_summary, "arm_figures"],
+    description=(
+        "Every figure the pack shows, one row each (candidate × metric × basis; a repeated replay's runs too): "
+        "claim, measured, interval, n, interval method, verdict, the query and the input files' sha256."
+    ),
+)
+def figures(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    layout = partition_layout(storage, context)
+    table = figures_of_folder(layout.root, spec.load().spec)
+    return MaterializeResult(metadata=write_table(context, layout, FIGURES, table))
+
+
+@asset_check(
+    asset=figures,
+    blocking=True,
+    description=(
+        "Every production-load figure of the metric catalogue is there (accuracy where scored), every claimed "
+        "figure has a row, n ≥ 0, each measured value inside its interval, verdicts one of the three words."
+    ),
+)
+def figures_consistent(
+    context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
+) -> AssetCheckResult:
+    loaded, layout = spec.load().spec, partition_layout(storage, context)
+    outcome = rules.figures_consistent(
+        pq.read_table(layout.path(FIGURES)).to_pylist(),
+        partition_candidate(context, loaded).name,
+        list(loaded.claim.figures),
+        pq.read_metadata(layout.path(ACCURACY_SUMMARY)).num_rows > 0,
     )
     return check_result(outcome)

@@ -16,7 +16,7 @@ from dagster import (
 )
 
 from assets.accuracy import accuracy_by_label, accuracy_summary
-from assets.analysis import TABLES, sweep_summary
+from assets.analysis import TABLES, figures, sweep_summary
 from assets.replay import endpoint_fingerprint
 from assets.support.checks import check_result
 from assets.support.partitions import (
@@ -32,12 +32,12 @@ from assets.support.run_records import (
     shared_inputs_quality,
 )
 from assets.workload import prompt_profile
+from pipeline.files.layout import PackLayout
 from pipeline.pack import gather, history
 from pipeline.pack.arms import waterfall_charts
 from pipeline.pack.charts import comparison_charts, pack_charts
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.inputs import read_pack_inputs
-from pipeline.pack.layout import PackLayout
 from pipeline.pack.model import build_pack, run_lineage
 from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
 from pipeline.pack.sweep import sweep_charts
@@ -84,6 +84,7 @@ PACK_DEPS = [
     accuracy_by_label,
     sweep_summary,
     "arm_figures",  # assets/arms.py: the vendor's conditions and the attribution ladder
+    figures,  # every figure the pack shows, made by analysis
 ]
 
 

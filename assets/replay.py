@@ -55,8 +55,8 @@ from pipeline.contracts import (
     REPLAY_PLAN,
     REPLAY_SUMMARY,
 )
-from pipeline.pack.layout import write_parquet, write_text
-from pipeline.pack.partition_keys import partition_safe
+from pipeline.files.layout import write_parquet, write_text
+from pipeline.files.partition_keys import partition_safe
 from pipeline.plan.accuracy import with_mixed_accuracy
 from pipeline.plan.replay_plan import build_plan, plan_tokenizer, prompt_fit_summary
 from pipeline.plan.sessions import session_summary

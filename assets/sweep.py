@@ -31,7 +31,7 @@ from pipeline.contracts import (
     SWEEP_TIMINGS,
     SWEEP_TIMINGS_SCHEMA,
 )
-from pipeline.pack.layout import write_text
+from pipeline.files.layout import write_text
 from pipeline.quality import expectations, rules
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.server_metrics import ScrapesBeside

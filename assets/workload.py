@@ -35,7 +35,7 @@ from pipeline.contracts import (
     PROMPT_PROFILE_DOCUMENT,
     QUARANTINE,
 )
-from pipeline.pack.layout import write_parquet, write_text
+from pipeline.files.layout import write_parquet, write_text
 from pipeline.plan.warm_prefixes import warm_prefix_rows
 from pipeline.quality import expectations, rules
 from pipeline.workload.divergence import claim_divergence

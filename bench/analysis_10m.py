@@ -36,7 +36,7 @@ import yaml
 
 from pipeline import REPO_ROOT
 from pipeline.analysis import tables as analysis_tables
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec
 
 BENCH = Path(__file__).resolve().parent

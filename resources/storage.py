@@ -2,7 +2,7 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 
 
 class PackStorage(ConfigurableResource):

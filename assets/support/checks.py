@@ -21,7 +21,7 @@ from dagster import (
 
 from assets.support.partitions import partition_layout
 from pipeline.contracts import PackFile, Scope
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 from pipeline.quality import expectations
 from pipeline.quality.outcome import Outcome
 from pipeline.spec import Spec

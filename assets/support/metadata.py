@@ -15,7 +15,7 @@ from dagster import (
 
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_layout
 from pipeline.contracts import PackFile
-from pipeline.pack.layout import PackLayout, write_parquet
+from pipeline.files.layout import PackLayout, write_parquet
 from pipeline.privacy import MESSAGE_COLUMNS, TEXT_COLUMNS
 from resources import PackStorage, SpecResource
 

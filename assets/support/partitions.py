@@ -14,8 +14,8 @@ from dagster import (
     MultiPartitionsDefinition,
 )
 
-from pipeline.pack.layout import PackLayout
-from pipeline.pack.partition_keys import partition_safe
+from pipeline.files.layout import PackLayout
+from pipeline.files.partition_keys import partition_safe
 from pipeline.spec import Spec
 from pipeline.spec.candidates import Candidate
 from resources import PackStorage

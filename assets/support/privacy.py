@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from assets.support.metadata import with_run_id, write_table
 from pipeline import privacy
 from pipeline.contracts import REPLAY_PLAN, PackFile
-from pipeline.pack.layout import PackLayout, write_parquet
+from pipeline.files.layout import PackLayout, write_parquet
 from pipeline.plan.replay_plan import planned_requests
 from pipeline.replay.records import PlannedRequest
 from pipeline.spec import Spec

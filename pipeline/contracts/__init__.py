@@ -30,6 +30,7 @@ from pipeline.contracts.schemas import (  # noqa: F401  (re-exported: every stag
     ACCURACY_RESULTS_SCHEMA,
     CANONICAL_LOG_SCHEMA,
     COUNTED_BY_SERVER,
+    FIGURES_SCHEMA,
     FROM_SCHEDULE_COLUMNS,
     LABELLED_SLICE_SCHEMA,
     LOAD_LEVEL_COLUMNS,
@@ -200,6 +201,13 @@ SWEEP_LEVELS = PackFile("sweep_levels", "parquet", _PARTITION, "per load level: 
 SWEEP_SUMMARY = PackFile(
     "sweep_summary", "parquet", _PARTITION, "the highest load level still meeting the SLA, its headroom"
 )
+FIGURES = PackFile(
+    "figures",
+    "parquet",
+    _PARTITION,
+    "every figure the pack shows: claim, measured, interval, n, method, verdict, lineage (analysis/figures_table.py)",
+    FIGURES_SCHEMA,
+)
 
 
 # --- the registry --------------------------------------------------------------------------------
@@ -236,6 +244,7 @@ PACK_FILES: tuple[PackFile, ...] = (
     COST_PER_DECISION,
     SWEEP_LEVELS,
     SWEEP_SUMMARY,
+    FIGURES,
 )
 # what a partition's folder snapshots from the top one (PackLayout.sync_inputs_into)
 SHARED_INPUTS = tuple(f for f in PACK_FILES if f.scope is Scope.SHARED and f.copied)

@@ -178,3 +178,41 @@ SERVER_METRICS_SCHEMA = pa.schema(
         ("arm", pa.string()),
     ]
 )
+# data/figures.parquet (pipeline/analysis/figures_table.py): one row per figure of a partition
+# (candidate × metric × basis), a repeated replay's runs as rows of their own (`repeat`), with the
+# claim, the interval, the verdict, the notes that qualify it and its lineage (query, input files)
+FIGURES_SCHEMA = pa.schema(
+    [
+        ("candidate", pa.string()),
+        ("metric", pa.string()),
+        ("basis", pa.string()),
+        ("arm", pa.string()),
+        ("load_level", pa.float64()),
+        ("load_level_label", pa.string()),
+        ("repeat", pa.int64()),
+        ("unit", pa.string()),
+        ("claimed", pa.float64()),
+        ("measured", pa.float64()),
+        ("ci_low", pa.float64()),
+        ("ci_high", pa.float64()),
+        ("n", pa.int64()),
+        ("verdict", pa.string()),
+        ("interval_method", pa.string()),
+        ("design_effect", pa.float64()),
+        (
+            "early_stopping",
+            pa.struct([("confidence", pa.float64()), ("min_samples_to_hold", pa.int64()), ("long_enough", pa.bool_())]),
+        ),
+        ("delta", pa.float64()),
+        ("not_judged", pa.string()),
+        ("reason", pa.string()),
+        ("timed_from", pa.string()),
+        ("sampled", pa.string()),
+        ("between_run_sd", pa.float64()),
+        ("between_run_range", pa.list_(pa.float64())),
+        ("repeats_interval_method", pa.string()),
+        ("query", pa.string()),
+        ("inputs", pa.list_(pa.string())),
+        ("inputs_sha256", pa.list_(pa.string())),
+    ]
+)

@@ -5,26 +5,25 @@ from their raw timings in turn), then compared value by value with what the pack
 
 from __future__ import annotations
 
-import math
-
 from pipeline.analysis.arms import arm_figures
+from pipeline.analysis.figures_table import same_value
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.duck.catalog import QueryCatalog
+from pipeline.files.layout import PackLayout
 from pipeline.pack import arms as pack_arms
-from pipeline.pack.layout import PackLayout
 
 COMPARED = ("measured", "ci_low", "ci_high", "n")
 STEP_COMPARED = (*COMPARED, "change", "change_ci_low", "change_ci_high")
-RELATIVE_TOLERANCE = 1e-9
 
 
-def recompute_arms(pack: dict, data: PackLayout, spec, queries: QueryCatalog) -> tuple[int, list[str]]:
-    """(rows compared, problems). A pack without the sections (or without arms) has nothing to check."""
+def recompute_arms(pack: dict, data: PackLayout, spec, queries: QueryCatalog) -> tuple[int, list[str], list[dict]]:
+    """(rows compared, problems, the arm figures re-computed). A pack without the sections (or
+    without arms) has nothing to check."""
     vendor, waterfall = pack.get("vendor_conditions") or [], pack.get("headline_waterfall") or []
     if not vendor and not waterfall:
-        return 0, []
+        return 0, [], []
     if not data.path(ARM_TIMINGS).is_file():
-        return 0, [f"{ARM_TIMINGS.path}: not found, but the pack has arm figures"]
+        return 0, [f"{ARM_TIMINGS.path}: not found, but the pack has arm figures"], []
     rows = arm_figures(data.path(ARM_TIMINGS), spec, queries).to_pylist()
     sweep = pack.get("sweep") or {}
     no_lineage = {"sql": "-", "inputs": [{"path": "-", "sha256": "0" * 64}]}
@@ -56,20 +55,12 @@ def recompute_arms(pack: dict, data: PackLayout, spec, queries: QueryCatalog) ->
         for step, fresh in zip(row["steps"], again["steps"]):
             compared += 1
             problems += _differences(f"headline_waterfall {'/'.join(key)} {step['axis']}", step, fresh, STEP_COMPARED)
-    return compared, problems
+    return compared, problems, rows
 
 
 def _differences(where: str, packed: dict, fresh: dict, names: tuple[str, ...]) -> list[str]:
     return [
         f"{where}: {name} in the pack {packed.get(name)!r}, re-computed {fresh.get(name)!r}"
         for name in names
-        if not _same(packed.get(name), fresh.get(name))
+        if not same_value(packed.get(name), fresh.get(name))
     ]
-
-
-def _same(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-9)
-    return a == b

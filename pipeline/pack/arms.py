@@ -26,12 +26,13 @@ from pydantic import MISSING
 
 from pipeline.analysis import metrics
 from pipeline.analysis.arms import ARM_QUERIES
+from pipeline.analysis.figures import figure_key
 from pipeline.analysis.stats import verdict
 from pipeline.contracts import ARM_TIMINGS
-from pipeline.pack import claims, svg
-from pipeline.pack.hashing import file_ref
-from pipeline.pack.layout import PackLayout
-from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
+from pipeline.files.hashing import file_ref
+from pipeline.files.layout import PackLayout
+from pipeline.pack import svg
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.pack.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
 from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS
 from pipeline.spec import Spec
@@ -92,7 +93,7 @@ def arm_steps() -> tuple[str, ...]:
 
 def arm_lineage(layout: PackLayout, arm_timings_rows: int) -> dict:
     steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(arm_steps()))]
-    return claims.lineage(steps, [file_ref(layout.path(ARM_TIMINGS), layout.root, arm_timings_rows)])
+    return lineage(steps, [file_ref(layout.path(ARM_TIMINGS), layout.root, arm_timings_rows)])
 
 
 def conditions_text(spec: Spec) -> str:
@@ -198,9 +199,7 @@ def headline_waterfall(
                     **sweep,
                 }
             )
-            headline = next(
-                (f for f in figures if claims.figure_key(f) == (candidate, metric, metrics.PRODUCTION_LOAD)), None
-            )
+            headline = next((f for f in figures if figure_key(f) == (candidate, metric, metrics.PRODUCTION_LOAD)), None)
             production = _values(headline) if headline else {"measured": None, "ci_low": None, "ci_high": None, "n": 0}
             steps.append(
                 {

@@ -11,8 +11,8 @@ from pipeline.analysis.repeats import first_run
 from pipeline.analysis.tables import analysis_params
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
 from pipeline.duck.session import QuerySession
+from pipeline.files.layout import PackLayout
 from pipeline.pack import svg
-from pipeline.pack.layout import PackLayout
 from pipeline.pack.server_view import ServerView, read_server_view
 from pipeline.spec import Spec
 

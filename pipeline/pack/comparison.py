@@ -3,8 +3,8 @@ decision, accuracy per label, latency per prompt-length bucket, errors by type."
 
 from __future__ import annotations
 
+from pipeline.analysis.figures import figure_key
 from pipeline.analysis.metrics import BASES
-from pipeline.pack.claims import figure_key
 
 SIDE_BY_SIDE = (
     "ttft_ms_p50", "ttft_ms_p95", "ttft_ms_p99", "tpot_ms_p50", "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99",

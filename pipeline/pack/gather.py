@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.contracts import ENDPOINT_FINGERPRINT, PARTITION_TABLES, REPLAY_SUMMARY, SWEEP_REPLAY
-from pipeline.pack.layout import PackLayout, write_parquet, write_text
+from pipeline.files.layout import PackLayout, write_parquet, write_text
 from pipeline.pack.render import JSON_NAME
 
 LATEST_NAME = "latest.json"

@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.analysis.repeats import first_run
 from pipeline.contracts import RAW_TIMINGS, SERVER_METRICS
 from pipeline.duck.session import QuerySession
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 
 
 def gpu_energy(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.pack.claims import figure_key
+from pipeline.analysis.figures import figure_key
 from pipeline.pack.render import JSON_NAME
 
 

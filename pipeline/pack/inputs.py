@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.analysis.figures_table import figures_from_table
 from pipeline.analysis.repeats import first_run
 from pipeline.analysis.tables import prefix_cache_hits
 from pipeline.contracts import (
@@ -32,6 +33,7 @@ from pipeline.contracts import (
     COST_PER_DECISION,
     ENDPOINT_FINGERPRINT,
     ERROR_BREAKDOWN,
+    FIGURES,
     ITL_HISTOGRAM,
     LATENCY_PERCENTILES,
     PROMPT_PROFILE_DOCUMENT,
@@ -44,8 +46,8 @@ from pipeline.contracts import (
     THROUGHPUT,
 )
 from pipeline.duck.session import run_query
+from pipeline.files.layout import PackLayout
 from pipeline.pack.gpu_view import read_gpu_energy
-from pipeline.pack.layout import PackLayout
 from pipeline.pack.server_view import read_server_view, server_levels, ttft_comparison
 from pipeline.plan.warm_prefixes import planned_warm_up
 from pipeline.spec import LoadedSpec
@@ -68,6 +70,7 @@ class PackInputs:
 
     loaded: LoadedSpec
     layout: PackLayout
+    figures: list[dict]  # data/figures.parquet: every figure the pack shows, as analysis made it
     profile: dict
     replay_summary: dict
     latency_rows: list[dict]
@@ -98,6 +101,7 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
     return PackInputs(
         loaded=loaded,
         layout=layout,
+        figures=figures_from_table(pq.read_table(layout.path(FIGURES))),
         profile=_json(layout.path(PROMPT_PROFILE_DOCUMENT)),
         replay_summary=_json(layout.path(REPLAY_SUMMARY)),
         latency_rows=_rows(layout.path(LATENCY_PERCENTILES)),

@@ -3,7 +3,8 @@ runs them: a figure's lineage names each (copied into the pack's `sql/` with its
 reader can re-run the chain from the raw timings.
 
 Its own module because both the headline figures (`pack/model.py`) and the load sweep's figures
-(`pack/sweep.py`, which re-ran the headline queries per level) name the same chain.
+(`pack/sweep.py`, which re-ran the headline queries per level) name the same chain; `lineage` makes
+a figure's lineage from the copied files.
 """
 
 LATENCY_STEPS = (
@@ -16,3 +17,13 @@ LATENCY_STEPS = (
     "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/dependence.py)
 )
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
+
+
+def lineage(sql_files: list[dict], inputs: list[dict]) -> dict:
+    """sql: the query that computed the figure; staged: the queries it read; inputs: files."""
+    return {
+        "sql": sql_files[-1]["path"],
+        "sql_sha256": sql_files[-1]["sha256"],
+        "staged_sql": sql_files[:-1],
+        "inputs": inputs,
+    }

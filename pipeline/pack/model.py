@@ -7,19 +7,17 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TypeVar
 
-import pyarrow as pa
-
+from pipeline.analysis.figures import ARM_QUERY
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
+from pipeline.files.hashing import file_ref
 from pipeline.pack import arms as pack_arms
-from pipeline.pack import claims, comparison, endpoint_parts, parts, summary
+from pipeline.pack import comparison, endpoint_parts, parts, summary
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.capacity import CapacityRow, capacity_section
 from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
-from pipeline.pack.hashing import file_ref
 from pipeline.pack.inputs import PackInputs
-from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
-from pipeline.pack.repeats import with_repeats
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.pack.server_view import cold_cache_note
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
@@ -113,7 +111,6 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
     loaded, spec = inputs.loaded, inputs.loaded.spec
     figures, input_refs, sweep_lineage, capacity = _figures(inputs)
     arm_sections = _arm_sections(inputs, figures, sweep_lineage)
-    figures += claims.vendor_conditions_figures(spec, _vendor_rows(inputs), arm_sections["arm_lineage"] or {})
     waterfall = [row.model_dump(mode="json") for row in arm_sections["headline_waterfall"]]
     divergence = inputs.claim_divergence
     expected = divergence["proxy_verdict"] and {**divergence["proxy_verdict"], "basis": summary.RULE}
@@ -178,8 +175,10 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
 
 
 def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, list[dict] | None]:
-    """Every figure with its lineage, the input files the pack names, the sweep's lineage and the
-    `capacity` rows the capacity figures were read from (both None when no sweep ran)."""
+    """Every figure (read from `data/figures.parquet`: analysis made them) with its lineage, the
+    input files the pack names, the sweep's lineage and the `capacity` rows (both None when no sweep
+    ran). A figure names the query it was read from; its lineage is that query's copy in the pack,
+    the queries it read first and the input files, each with its sha256."""
     layout, spec = inputs.layout, inputs.loaded.spec
     raw_ref = file_ref(layout.path(RAW_TIMINGS), layout.root, inputs.raw_timings_rows)
     staged, latency_sql, throughput_sql, cost_sql = (
@@ -188,24 +187,16 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, l
     )
     latency_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(LATENCY_STEPS))]
     throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
-    latency_inputs = [raw_ref] + _itl_histogram_ref(inputs)
-    figures = (
-        claims.latency_figures(
-            spec,
-            inputs.latency_rows,
-            claims.lineage([staged, *latency_steps, latency_sql], latency_inputs),
-            claims.schedule_lags(inputs.throughput_rows),
-        )
-        + claims.throughput_figures(
-            spec, inputs.throughput_rows, claims.lineage([staged, *throughput_steps, throughput_sql], [raw_ref])
-        )
-        + claims.cost_figures(spec, inputs.cost_rows, claims.lineage([staged, cost_sql], [raw_ref]))
-    )
+    lineages = {
+        "latency_percentiles": lineage([staged, *latency_steps, latency_sql], [raw_ref] + _itl_histogram_ref(inputs)),
+        "throughput": lineage([staged, *throughput_steps, throughput_sql], [raw_ref]),
+        "cost_per_decision": lineage([staged, cost_sql], [raw_ref]),
+    }
     input_refs = [raw_ref]
     if inputs.accuracy_rows:
         (accuracy_sql,) = (file_ref(path, layout.root) for path in layout.copy_sql(["accuracy_summary"]))
         results_ref = file_ref(layout.path(ACCURACY_RESULTS), layout.root, inputs.accuracy_results_rows)
-        figures += claims.accuracy_figures(spec, inputs.accuracy_rows, claims.lineage([accuracy_sql], [results_ref]))
+        lineages["accuracy_summary"] = lineage([accuracy_sql], [results_ref])
         input_refs.append(results_ref)
     sweep_lineage, capacity = None, None
     if sweep_ran(spec):
@@ -214,12 +205,14 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, l
         )
         input_refs.append(sweep_inputs[-1])
         capacity = capacity_section(spec, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage)
-        figures += claims.capacity_figures(spec, capacity or [], sweep_lineage)
-    figures += claims.sweep_figures(
-        spec, inputs.sweep.summary_rows, sweep_lineage or claims.lineage([staged, cost_sql], [raw_ref])
-    )
-    accuracy = pa.Table.from_pylist(inputs.accuracy_rows) if inputs.accuracy_rows else None
-    figures = with_repeats(figures, spec, layout.path(RAW_TIMINGS), accuracy)  # unchanged for a replay done once
+    # the sweep's cost figure says why it has no value when no sweep ran: it read the headline's cost
+    lineages["sweep_summary"] = sweep_lineage or lineages["cost_per_decision"]
+    if inputs.arm_figure_rows:
+        lineages[ARM_QUERY] = pack_arms.arm_lineage(layout, inputs.arm_timings_rows)
+    figures = [
+        {**{key: value for key, value in figure.items() if key != "query"}, "lineage": lineages[figure["query"]]}
+        for figure in inputs.figures
+    ]
     return figures, input_refs, sweep_lineage, capacity
 
 
@@ -234,12 +227,6 @@ def _arm_sections(inputs: PackInputs, figures: list[dict], sweep_lineage: dict |
             spec, rows, figures, inputs.sweep.level_rows, inputs.sweep.summary_rows, lineage, sweep_lineage
         ),
     }
-
-
-def _vendor_rows(inputs: PackInputs) -> list[dict]:
-    """The vendor-conditions arm's claimed figures: each becomes a figure with basis vendor_conditions."""
-    claimed = inputs.loaded.spec.claim.figures
-    return [r for r in inputs.arm_figure_rows if r["arm"] == pack_arms.VENDOR_CONDITIONS and r["metric"] in claimed]
 
 
 def _parts(part: type[P], values: list[dict]) -> list[P]:

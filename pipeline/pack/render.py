@@ -8,8 +8,8 @@ from pathlib import Path
 
 import jinja2
 
+from pipeline.files.hashing import sha256_file
 from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry, SubPack
-from pipeline.pack.hashing import sha256_file
 from pipeline.pack.tree import JSON_NAME, covered_by, subpack_entry
 
 MARKDOWN_NAME = "evidence_pack.md"

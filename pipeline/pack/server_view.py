@@ -25,7 +25,7 @@ import pyarrow as pa
 from pipeline.analysis.repeats import first_run
 from pipeline.contracts import RAW_TIMINGS, SERVER_METRICS, SWEEP_TIMINGS
 from pipeline.duck.session import QuerySession
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 
 # family (as prometheus_client's parser names it: a counter without `_total`) → canonical series.
 # Gauges: running, waiting, kv_cache_use (a share 0-1), prefix_cache_hit_rate (a share, where the

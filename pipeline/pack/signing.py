@@ -32,8 +32,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from pipeline.contracts import PACK_SIGNATURE
-from pipeline.pack.hashing import sha256_file
-from pipeline.pack.layout import write_text
+from pipeline.files.hashing import sha256_file
+from pipeline.files.layout import write_text
 from pipeline.pack.tree import JSON_NAME
 
 ALGORITHM = "Ed25519"

@@ -9,10 +9,10 @@ answered beside the claim, never mixed into it.
 from __future__ import annotations
 
 from pipeline.contracts import RAW_TIMINGS, SWEEP_TIMINGS
-from pipeline.pack import claims, svg
-from pipeline.pack.hashing import file_ref
-from pipeline.pack.layout import PackLayout
-from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
+from pipeline.files.hashing import file_ref
+from pipeline.files.layout import PackLayout
+from pipeline.pack import svg
+from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.replay.sweep import LOAD_UNITS, production_level
 from pipeline.spec import Spec
 
@@ -38,7 +38,7 @@ def sweep_lineage(layout: PackLayout, raw_timings_rows: int, sweep_timings_rows:
         file_ref(layout.path(RAW_TIMINGS), layout.root, raw_timings_rows),
         file_ref(layout.path(SWEEP_TIMINGS), layout.root, sweep_timings_rows),
     ]
-    return claims.lineage(steps, inputs), inputs
+    return lineage(steps, inputs), inputs
 
 
 def sweep_section(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.contracts import PACK_SIGNATURE
-from pipeline.pack.hashing import sha256_file
+from pipeline.files.hashing import sha256_file
 
 JSON_NAME = "evidence_pack.json"
 INSTANCE_DIR = ".dagster"  # the only folder no manifest covers

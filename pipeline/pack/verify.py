@@ -33,7 +33,6 @@ Every problem names its path relative to the folder given.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,14 +42,14 @@ import pyarrow.parquet as pq
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
 from pipeline.analysis.capacity import capacity_rows
+from pipeline.analysis.figures import figure_key
+from pipeline.analysis.figures_table import figures_table, partition_figures, same_value, table_differences
 from pipeline.analysis.repeats import first_run
-from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_REPLAY, SWEEP_TIMINGS
+from pipeline.contracts import ACCURACY_RESULTS, FIGURES, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_REPLAY, SWEEP_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
-from pipeline.pack import claims
+from pipeline.files.hashing import sha256_file
+from pipeline.files.layout import PackLayout
 from pipeline.pack.arm_verify import recompute_arms
-from pipeline.pack.hashing import sha256_file
-from pipeline.pack.layout import PackLayout
-from pipeline.pack.repeats import with_repeats
 from pipeline.pack.signing import signature_problem, stale_signature
 from pipeline.pack.summary import MEASURED, executive_summary, measured_proxy_verdict
 from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
@@ -61,7 +60,6 @@ from pipeline.spec import load_spec
 # verdict edited there is caught only by re-deriving it (or by a signature)
 COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict")
 ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
-RELATIVE_TOLERANCE = 1e-9
 
 
 @dataclass
@@ -176,6 +174,9 @@ def _report_uncovered_before_trees(listed: dict, pack_dir: Path, prefix: str, re
 
 
 def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
+    """Re-run the analysis from the raw timings with the pack's own queries, re-make every figure
+    with the analysis's own code (`partition_figures`), and compare: `data/figures.parquet` row by
+    row (a pack written before the table has none), then the pack's figures against the same rows."""
     data = PackLayout(pack_dir)
     if not any("interval_method" in figure for figure in pack["figures"]):
         # written before the dependence-aware intervals: re-computed as it was computed
@@ -187,40 +188,33 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     # no histogram: re-built
     tables = analysis_tables.analyse_all(first_run(data.path(RAW_TIMINGS)), spec, accuracy, queries=queries)
     sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
-    capacity = _recompute_capacity(pack.get("capacity"), sweep_summary, data, spec, result)
-    compared, problems = recompute_arms(pack, data, spec, queries)  # the vendor_conditions rows among them
+    _recompute_capacity(pack.get("capacity"), sweep_summary, data, spec, result)
+    compared, problems, arm_rows = recompute_arms(pack, data, spec, queries)  # the vendor_conditions rows among them
     result.arm_rows_recomputed += compared
     result.problems += problems
     stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
         result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
-    no_lineage: dict = {}
+    rows = {name: table.to_pylist() for name, table in tables.items()}
+    rows |= {"accuracy_summary": accuracy.to_pylist() if accuracy is not None else [], "sweep_summary": sweep_summary}
+    record = data.path(SWEEP_REPLAY)
+    search = json.loads(record.read_text()).get("search") if record.is_file() else None
     with_bases = any("basis" in figure for figure in pack["figures"])  # before bases, throughput was judged
-    recomputed = (
-        claims.latency_figures(
-            spec,
-            tables["latency_percentiles"].to_pylist(),
-            no_lineage,
-            claims.schedule_lags(tables["throughput"].to_pylist()),
-        )
-        + claims.throughput_figures(spec, tables["throughput"].to_pylist(), no_lineage, served_demand=with_bases)
-        + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), no_lineage)
-        + (claims.accuracy_figures(spec, accuracy.to_pylist(), no_lineage) if accuracy is not None else [])
-        + claims.sweep_figures(spec, sweep_summary, no_lineage)
-        + claims.capacity_figures(spec, capacity, no_lineage)
-        + claims.vendor_conditions_figures(spec, pack.get("vendor_conditions") or [], no_lineage)
+    recomputed = partition_figures(
+        spec, rows, data.path(RAW_TIMINGS), search, arm_rows, queries, served_demand=with_bases
     )
-    recomputed = with_repeats(recomputed, spec, data.path(RAW_TIMINGS), accuracy, queries)  # each run's, combined
-    fresh = {claims.figure_key(f): f for f in recomputed}
+    if data.path(FIGURES).is_file():
+        result.problems += table_differences(pq.read_table(data.path(FIGURES)), figures_table(recomputed))
+    fresh = {figure_key(f): f for f in recomputed}
     for figure in pack["figures"]:
-        key = claims.figure_key(figure)
+        key = figure_key(figure)
         again = fresh.get(key)
         if again is None:
             result.problems.append(f"{key[0]}/{key[1]} ({key[2]}): not re-computable from the raw timings")
             continue
         result.figures_recomputed += 1
         for name in COMPARED:
-            if not _same(figure[name], again[name]):
+            if not same_value(figure[name], again[name]):
                 result.problems.append(
                     f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}"
                 )
@@ -265,7 +259,7 @@ def _recompute_sweep(
         for identity, row in packed.items():
             result.sweep_rows_recomputed += 1
             for column, value in row.items():
-                if not _same(value, again[identity].get(column)):
+                if not same_value(value, again[identity].get(column)):
                     result.problems.append(
                         f"sweep {name} {'/'.join(map(str, identity))}: {column} in the pack {value!r}, "
                         f"re-computed {again[identity].get(column)!r}"
@@ -291,7 +285,7 @@ def _recompute_capacity(packed: list[dict] | None, summary: list[dict], data: Pa
             continue
         result.sweep_rows_recomputed += 1
         for column, value in fresh.items():
-            if not _same(row.get(column), value):
+            if not same_value(row.get(column), value):
                 result.problems.append(
                     f"capacity {row['candidate']}: {column} in the pack {row.get(column)!r}, re-computed {value!r}"
                 )
@@ -307,12 +301,12 @@ def _compare_runs(key: tuple[str, str, str], packed: dict | None, fresh: dict | 
         return
     for run, again in zip(packed["runs"], fresh["runs"]):
         for name in ("repeat", *COMPARED):
-            if not _same(run[name], again[name]):
+            if not same_value(run[name], again[name]):
                 result.problems.append(
                     f"{key[0]}/{key[1]} run {run['repeat']}: {name} in the pack {run[name]!r}, re-computed "
                     f"{again[name]!r}"
                 )
-    if not _same(packed["between_run_sd"], fresh["between_run_sd"]):
+    if not same_value(packed["between_run_sd"], fresh["between_run_sd"]):
         result.problems.append(f"{key[0]}/{key[1]}: between_run_sd in the pack differs from the runs re-computed")
 
 
@@ -329,11 +323,3 @@ def _same_histogram(stored: pa.Table, rebuilt: pa.Table) -> bool:
         .replace_schema_metadata(None)
         .equals(rebuilt.select(columns).sort_by(order).replace_schema_metadata(None))
     )
-
-
-def _same(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
-    return a == b

@@ -42,7 +42,7 @@ from pipeline.spec.workload import Prompts, Replay, Workload
 
 
 class PackFolder(Protocol):
-    """A partition's pack folder (pipeline/pack/layout.py `PackLayout`: plan sits below pack)."""
+    """A partition's pack folder (pipeline/files/layout.py `PackLayout`: plan sits below pack)."""
 
     def path(self, file: PackFile) -> Path: ...
 

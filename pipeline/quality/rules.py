@@ -18,10 +18,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.pack.hashing import sha256_file
+from pipeline.analysis.catalogue import PRODUCTION_LOAD, names
+from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
+from pipeline.files.hashing import sha256_file
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
 from pipeline.quality.outcome import Outcome
 from pipeline.replay.sweep import level_for_value, level_plan
+
+VERDICTS = (HOLDS, NOT_REPRODUCED, INCONCLUSIVE, None)
 
 
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
@@ -148,3 +152,38 @@ def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: b
             if row[name] is not None and not 0 <= row[name] <= 1:
                 problems.append(f"{row['candidate']} at {row['load_level_label']}: {name} {row[name]}")
     return Outcome(not problems, {"rows": len(levels), "problems": "; ".join(problems) or "none"})
+
+
+def figures_consistent(rows: list[dict], candidate: str, claimed: list[str], scored: bool) -> Outcome:
+    """data/figures.parquet of one partition: every production-load figure of the catalogue is there
+    (accuracy where the slice was scored), every claimed figure has a row at some basis, n is never
+    negative, each measured value lies inside its interval (1e-9 relative slack for rounding), and a
+    verdict is one of the three words."""
+    mine = [row for row in rows if row["candidate"] == candidate]
+    at_load = {row["metric"] for row in mine if row["basis"] == PRODUCTION_LOAD and row["repeat"] is None}
+    expected = [name for name in names(basis=PRODUCTION_LOAD) if scored or name != "accuracy"]
+    missing = [name for name in expected if name not in at_load]
+    unaccounted = sorted(set(claimed) - {row["metric"] for row in mine})
+    outside, negative, words = [], [], []
+    for row in mine:
+        label = f"{row['metric']} ({row['basis']}{'' if row['repeat'] is None else ', run ' + str(row['repeat'])})"
+        if row["n"] is None or row["n"] < 0:
+            negative.append(label)
+        value, low, high = row["measured"], row["ci_low"], row["ci_high"]
+        slack = 1e-9 * max(abs(value or 0.0), 1.0)
+        below = low is not None and value is not None and low > value + slack
+        if below or (high is not None and value is not None and high < value - slack):
+            outside.append(f"{label}: {value!r} outside [{low!r}, {high!r}]")
+        if row["verdict"] not in VERDICTS:
+            words.append(f"{label}: {row['verdict']!r}")
+    return Outcome(
+        not (missing or unaccounted or outside or negative or words),
+        {
+            "figures": len(mine),
+            "missing_at_production_load": missing,
+            "claimed_without_a_row": unaccounted,
+            "measured_outside_interval": outside[:10],
+            "negative_n": negative[:10],
+            "unknown_verdicts": words[:10],
+        },
+    )

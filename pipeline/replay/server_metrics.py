@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from prometheus_client.parser import text_string_to_metric_families
 
 from pipeline.contracts import RUN_ID, SERVER_METRICS, SERVER_METRICS_SCHEMA, PackFile
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 
 
 class ReplayBounds(Protocol):
@@ -57,7 +57,7 @@ class ReplayBounds(Protocol):
 
 
 class PackFolder(Protocol):
-    """Where the samples are written (pipeline/pack/layout.py `PackLayout`)."""
+    """Where the samples are written (pipeline/files/layout.py `PackLayout`)."""
 
     def path(self, file: PackFile) -> Path: ...
 

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.contracts import SERVER_METRICS
-from pipeline.pack.layout import PackLayout, write_parquet, write_text
+from pipeline.files.layout import PackLayout, write_parquet, write_text
 from pipeline.replay.cluster_clock import DaskBarrier
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.journal import journal_to_table

@@ -25,7 +25,16 @@ class Claim(Strict):
     @field_validator("figures")
     @classmethod
     def _known_figures(cls, value: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(value) - set(metrics.known_names()))
+        """Each figure by its catalogue name; a name the field gives it (`vllm bench serve`'s
+        `p99_ttft_ms`, `output_throughput`, …: the catalogue's `claim_names`) is read as that figure."""
+        unknown = sorted(name for name in value if metrics.canonical_name(name) is None)
         if unknown:
             raise ValueError(f"unknown figure(s) {unknown}; known: {', '.join(metrics.known_names())}")
-        return value
+        figures: dict[str, float] = {}
+        for name, claimed in value.items():
+            canonical = metrics.canonical_name(name)
+            assert canonical is not None
+            if canonical in figures:
+                raise ValueError(f"{name!r} and another name both claim {canonical!r}; give it once")
+            figures[canonical] = claimed
+        return figures

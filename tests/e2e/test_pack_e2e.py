@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from pipeline import REPO_ROOT, contracts
 from pipeline.cli import app
-from pipeline.pack.hashing import sha256_file
+from pipeline.files.hashing import sha256_file
 from tests.support.demo_pack import API_KEY, CANDIDATES, SLICE_ITEMS, DemoPack
 from tests.support.specs import ASSETS
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.pack.hashing import sha256_file
+from pipeline.files.hashing import sha256_file
 from tests.support.demo_pack import DemoPack
 
 pytestmark = pytest.mark.slow

@@ -1,15 +1,15 @@
 """A repeated replay over loopback (`pipeline/replay/repeats.py`), without Dagster: two runs of a
 small plan against the zero-delay reference endpoint, merged, analysed per run and combined
-(`pipeline/pack/repeats.py`). The whole graph with repeats: tests/e2e/test_repeats.py."""
+(`pipeline/analysis/repeated_figures.py`). The whole graph with repeats: tests/e2e/test_repeats.py."""
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
+from pipeline.analysis.repeated_figures import run_figures, with_repeats
 from pipeline.analysis.repeats import run_timings
 from pipeline.duck.catalog import REPO_QUERIES
-from pipeline.pack.repeats import run_figures, with_repeats
 from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
 from pipeline.replay.repeats import merge_repeats, replay_runs

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA, RAW_TIMINGS, SERVER_METRICS, SWEEP_TIMINGS
+from pipeline.files.layout import PackLayout
 from pipeline.pack.gpu_view import gpu_energy
-from pipeline.pack.layout import PackLayout
 from pipeline.pack.server_view import SERIES, server_levels, server_view, ttft_comparison
 from pipeline.replay.server_metrics import write_scope
 from tests.support.prometheus_fixtures import FIXTURES, fixture, scaled_counters, scraped

@@ -12,7 +12,7 @@ import httpx
 import pyarrow.parquet as pq
 
 from pipeline.contracts import SERVER_METRICS
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import Target
 from pipeline.replay.server_metrics import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 
 T0 = datetime(2026, 11, 2, 14, 0, tzinfo=UTC)
 

@@ -49,6 +49,7 @@ ASSETS = [
     "sweep_summary",
     "arm_timings",
     "arm_figures",
+    "figures",
     "evidence_pack",
     "candidate_comparison",
 ]

@@ -4,7 +4,7 @@ suites are tested in test_expectations*.py)."""
 import json
 from pathlib import Path
 
-from pipeline.pack.hashing import sha256_file
+from pipeline.files.hashing import sha256_file
 from pipeline.quality import rules
 
 

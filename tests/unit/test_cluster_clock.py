@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.contracts import SERVER_METRICS
-from pipeline.pack.layout import PackLayout, write_parquet
+from pipeline.files.layout import PackLayout, write_parquet
 from pipeline.replay.cluster_clock import ClockSample, common_start, min_rtt_offset
 from pipeline.replay.journal import Journal
 from pipeline.replay.shards import DASK_ENGINE, align_server_metrics, merge_shards, shards_for

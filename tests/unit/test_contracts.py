@@ -29,7 +29,7 @@ from pipeline.contracts import (
     Scope,
 )
 from pipeline.duck.session import QuerySession
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 from pipeline.plan.replay_plan import build_plan
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.repeats import with_repeat_column
@@ -77,6 +77,7 @@ PER_PARTITION = {
     "data/cost_per_decision.parquet",
     "data/sweep_levels.parquet",
     "data/sweep_summary.parquet",
+    "data/figures.parquet",
 }
 
 

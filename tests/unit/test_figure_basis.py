@@ -3,8 +3,8 @@ capacity claim is never judged against the throughput the production load offere
 demand), but at the capacity at the SLA, where an open bracket (the knee never reached) can
 show that a claim holds and never that it is not reproduced. Hand-built rows, no I/O."""
 
+from pipeline.analysis import figures as claims
 from pipeline.analysis import metrics
-from pipeline.pack import claims
 from pipeline.pack.comparison import side_by_side
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
@@ -20,7 +20,7 @@ THROUGHPUT_ROW = {
     "sla_attainment_ci_high": 1.0,
     **{
         f"{m}{end}": value
-        for m in claims.THROUGHPUT_FIGURES
+        for m in claims.metrics.CAPACITY_FIGURES
         for end, value in (("", 300), ("_ci_low", 290), ("_ci_high", 310))
     },
 }
@@ -53,7 +53,7 @@ def capacity_row(**overrides) -> dict:
 
 
 def test_throughput_at_the_production_load_is_served_demand_and_never_judged():
-    out = claims.throughput_figures(spec(output_tokens_per_s=4200, error_rate=0.05), [THROUGHPUT_ROW], {})
+    out = claims.throughput_figures(spec(output_tokens_per_s=4200, error_rate=0.05), [THROUGHPUT_ROW])
     by_metric = {f["metric"]: f for f in out}
     served = by_metric["output_tokens_per_s"]
     assert served["basis"] == metrics.PRODUCTION_LOAD
@@ -63,13 +63,13 @@ def test_throughput_at_the_production_load_is_served_demand_and_never_judged():
 
 
 def test_a_pack_written_before_bases_is_recomputed_as_it_was_judged():
-    out = claims.throughput_figures(spec(output_tokens_per_s=4200), [THROUGHPUT_ROW], {}, served_demand=False)
+    out = claims.throughput_figures(spec(output_tokens_per_s=4200), [THROUGHPUT_ROW], served_demand=False)
     served = next(f for f in out if f["metric"] == "output_tokens_per_s")
     assert served["verdict"] == "not reproduced" and "not_judged" not in served
 
 
 def test_a_capacity_claim_is_judged_at_the_capacity_at_the_sla():
-    out = claims.capacity_figures(spec(output_tokens_per_s=1000, requests_per_s=20), [capacity_row()], {})
+    out = claims.capacity_figures(spec(output_tokens_per_s=1000, requests_per_s=20), [capacity_row()])
     by_metric = {f["metric"]: f for f in out}
     assert {f["basis"] for f in out} == {metrics.CAPACITY_AT_SLA}
     assert by_metric["output_tokens_per_s"]["verdict"] == "holds"  # 1,100 – 1,300 ≥ 1,000
@@ -79,7 +79,7 @@ def test_a_capacity_claim_is_judged_at_the_capacity_at_the_sla():
 
 def test_an_open_bracket_is_a_lower_bound_that_never_refutes_a_claim():
     row = capacity_row(first_missed_level=None, bracket_closed=False, reason="max_levels reached before a miss")
-    out = claims.capacity_figures(spec(output_tokens_per_s=4200, requests_per_s=10), [row], {})
+    out = claims.capacity_figures(spec(output_tokens_per_s=4200, requests_per_s=10), [row])
     by_metric = {f["metric"]: f for f in out}
     assert by_metric["output_tokens_per_s"]["verdict"] == "inconclusive"  # below the claim, but the knee lies above
     assert by_metric["requests_per_s"]["verdict"] == "holds"  # a lower bound above the claim still shows it holds
@@ -90,14 +90,14 @@ def test_no_sla_meeting_level_says_why_it_has_no_value():
     row = capacity_row(max_sla_level=None, output_tokens_per_s=None, ci_low=None, ci_high=None, bracket_closed=False)
     row |= {"requests_per_s": None, "requests_per_s_ci_low": None, "requests_per_s_ci_high": None}
     row["reason"] = "the production level clearly missed the SLA"
-    (tokens, _) = claims.capacity_figures(spec(output_tokens_per_s=4200), [row], {})
+    (tokens, _) = claims.capacity_figures(spec(output_tokens_per_s=4200), [row])
     assert tokens["measured"] is None and tokens["verdict"] == "inconclusive"
     assert "production level clearly missed" in tokens["reason"]
 
 
 def test_side_by_side_keeps_each_basis_on_its_own_row():
-    figures = claims.throughput_figures(spec(output_tokens_per_s=1000), [THROUGHPUT_ROW], {})
-    figures += claims.capacity_figures(spec(output_tokens_per_s=1000), [capacity_row()], {})
+    figures = claims.throughput_figures(spec(output_tokens_per_s=1000), [THROUGHPUT_ROW])
+    figures += claims.capacity_figures(spec(output_tokens_per_s=1000), [capacity_row()])
     rows = [(row["metric"], row["basis"]) for row in side_by_side(figures)["rows"]]
     assert ("output_tokens_per_s", metrics.PRODUCTION_LOAD) in rows
     assert ("output_tokens_per_s", metrics.CAPACITY_AT_SLA) in rows

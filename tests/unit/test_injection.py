@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.pack.layout import PackLayout
+from pipeline.files.layout import PackLayout
 from pipeline.spec import SpecError, load_spec
 from pipeline.spec.workload import ColumnMapping, LogSource, Sample
 from pipeline.workload.logs import ingest_log

@@ -13,7 +13,7 @@ import pytest
 from pipeline.analysis import tables
 from pipeline.analysis.stats import order_statistic_ranks
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec
 from tests.support.raw_timings import record
 from tests.support.specs import demo_spec_dict

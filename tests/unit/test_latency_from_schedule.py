@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from pipeline.analysis import figures as claims
 from pipeline.analysis import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.pack import claims
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
@@ -36,7 +36,7 @@ def figures(tmp_path: Path, late_ms: int) -> dict[str, dict]:
     computed = tables.analyse_all(path, spec())
     lags = claims.schedule_lags(computed["throughput"].to_pylist())
     assert lags["c"] == pytest.approx(late_ms)
-    out = claims.latency_figures(spec(), computed["latency_percentiles"].to_pylist(), {}, lags)
+    out = claims.latency_figures(spec(), computed["latency_percentiles"].to_pylist(), lags)
     return {f["metric"]: f for f in out}
 
 

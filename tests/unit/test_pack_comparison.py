@@ -4,15 +4,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from pipeline.analysis import figures as claims
 from pipeline.analysis import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.pack import claims, comparison
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
+from pipeline.pack import comparison
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
 
-LINEAGE = {"sql": "sql/x.sql", "sql_sha256": "0", "staged_sql": [], "inputs": []}
 
 
 def spec_with(figures: dict) -> Spec:
@@ -35,7 +35,7 @@ def latency_rows(tmp_path: Path, requests: int, spec: Spec) -> list[dict]:
 def test_a_short_run_cannot_make_a_p99_claim_hold(tmp_path: Path):
     # every TTFT is at most 59 ms, far below the claimed 250 ms p99
     spec = spec_with({"ttft_ms_p99": 250.0, "ttft_ms_p50": 100.0})
-    short = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 100, spec), LINEAGE)}
+    short = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 100, spec))}
     assert short["ttft_ms_p99"]["verdict"] == "inconclusive"
     assert short["ttft_ms_p99"]["early_stopping"] == {
         "confidence": 0.975,
@@ -43,7 +43,7 @@ def test_a_short_run_cannot_make_a_p99_claim_hold(tmp_path: Path):
         "long_enough": False,
     }
     assert short["ttft_ms_p50"]["verdict"] == "holds"  # 100 samples are plenty for a median
-    long = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 400, spec), LINEAGE)}
+    long = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 400, spec))}
     assert long["ttft_ms_p99"]["verdict"] == "holds"
     assert long["ttft_ms_p99"]["early_stopping"]["long_enough"] is True
 
@@ -52,7 +52,7 @@ def test_bucket_rows_do_not_become_headline_figures(tmp_path: Path):
     spec = spec_with({"ttft_ms_p99": 250.0})
     rows = latency_rows(tmp_path, 50, spec)
     rows += [{**row, "scope": "0-255"} for row in rows]
-    figures = claims.latency_figures(spec, rows, LINEAGE)
+    figures = claims.latency_figures(spec, rows)
     assert (
         len(figures) == 6 * 5
     )  # six metrics (TTFT and E2E twice: from the send, from the schedule) × five percentiles, scope 'all' only

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipeline.contracts import PACK_SIGNATURE
-from pipeline.pack.hashing import sha256_file
+from pipeline.files.hashing import sha256_file
 from pipeline.pack.signing import SigningError, generate_key_pair, sign_pack, signature_problem, stale_signature
 from pipeline.pack.tree import covered_by
 

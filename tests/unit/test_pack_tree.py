@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.pack.hashing import sha256_file
+from pipeline.files.hashing import sha256_file
 from pipeline.pack.tree import covered_by, subpack_entry
 
 

@@ -12,7 +12,7 @@ from assets.analysis import latency_percentiles_ordered
 from assets.support import partitions
 from assets.workload import production_sample_representative
 from pipeline.contracts import LATENCY_PERCENTILES, PRODUCTION_SAMPLE_WINDOW
-from pipeline.pack.layout import PackLayout, write_parquet, write_text
+from pipeline.files.layout import PackLayout, write_parquet, write_text
 from resources import PackStorage
 
 

@@ -1,4 +1,4 @@
-"""A repeated replay's figures (`pipeline/pack/repeats.py`): the verdict interval over the runs, and
+"""A repeated replay's figures (`pipeline/analysis/repeated_figures.py`): the verdict interval over the runs, and
 the runs told apart in the raw timings (`pipeline/analysis/repeats.py`). The whole graph with
 repeats: tests/e2e/test_repeats.py."""
 
@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from scipy.stats import t as student_t
 
+from pipeline.analysis.repeated_figures import combined
 from pipeline.analysis.repeats import first_run, run_numbers, run_timings
-from pipeline.pack.repeats import combined
 
 
 def figure(metric: str = "ttft_ms_p95", claimed: float | None = 250.0) -> dict:

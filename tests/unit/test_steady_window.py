@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.analysis import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict

@@ -9,7 +9,7 @@ import pytest
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.pack.layout import write_parquet
+from pipeline.files.layout import write_parquet
 from pipeline.replay.sweep import load_levels, with_load_level
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing

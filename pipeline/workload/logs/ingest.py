@@ -238,7 +238,7 @@ def _bind_parquet_rows(con: duckdb.DuckDBPyConnection, files: list[str], columns
 
 
 def _write(relation: duckdb.DuckDBPyRelation, path: Path) -> None:
-    """Write atomically, as pipeline.pack.layout.write_parquet does."""
+    """Write atomically, as pipeline.files.layout.write_parquet does."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")
     relation.write_parquet(str(partial), compression="zstd")

@@ -1,14 +1,21 @@
-"""Every measured figure beside the published one, with its interval, n, verdict and lineage.
+"""Every figure of a partition, made in one place: each catalogue entry (`catalogue.py`) read from
+the analysis table its `Source` names, at each basis, beside the claim, with its interval, n,
+interval method and verdict; written as `data/figures.parquet` (`figures_table`), which the pack
+only reads (`pipeline/pack/`) and `loadproof verify` re-computes with this very code.
 
 Verdicts come from the interval and the direction in which larger is better
 (`pipeline.analysis.stats.verdict`). For a percentile the interval's ends are exact order statistics, so
 "holds" is exactly MLPerf LoadGen's early-stopping rule at the interval's one-sided confidence:
 a run shorter than `min_samples_to_hold` can never make a percentile claim hold.
+
+A figure dict names the query it was read from (`query`, a `sql/` name): the pack turns it into
+the figure's lineage (the query's copy in the pack, the queries it read, the input files' hashes).
 """
 
 from __future__ import annotations
 
 from pipeline.analysis import metrics
+from pipeline.analysis.catalogue import CAPACITY_AT_SLA, PRODUCTION_LOAD, VENDOR_CONDITIONS, Metric, Source
 from pipeline.analysis.dependence import WILSON
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
@@ -22,17 +29,18 @@ from pipeline.analysis.tables import z_value
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
 
-THROUGHPUT_FIGURES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
-COST_FIGURES = ("cost_per_decision_usd", "cost_per_million_output_tokens_usd")
-SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
 # the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds
 COST_METHOD = "Wilson bounds of the useful share"
-
+SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
+VENDOR_CONDITIONS_ARM = "vendor_conditions"  # pipeline/plan/arms.py's name of the vendor's own benchmark
+ARM_QUERY = "arm_window"  # an arm's figures are the headline queries over the window this query finds
 
 SERVED_DEMAND = (
     "served demand: throughput at the production load is what that load offered, not a capacity, so the claim "
     "is judged at the capacity at the SLA and at the vendor's conditions, not here"
 )
+# the tables the production-load figures are read from, in the order the pack lists them
+HEADLINE_TABLES = ("latency_percentiles", "throughput", "cost_per_decision", "accuracy_summary")
 
 
 def figure(
@@ -43,11 +51,11 @@ def figure(
     ci_low,
     ci_high,
     n: int,
-    lineage: dict,
-    basis: str = metrics.PRODUCTION_LOAD,
+    query: str,
+    basis: str = PRODUCTION_LOAD,
 ) -> dict:
-    """One figure at its `basis` (metrics.BASES: what it is measured against), judged against
-    the claim where the claim is about that basis (a capacity claim never at the production load)."""
+    """One figure at its `basis` (what it is measured against), judged against the claim where
+    the claim is about that basis (a capacity claim never at the production load)."""
     unit, larger_is_better = metrics.describe(metric)
     claimed = spec.claim.figures.get(metric)
     item = {
@@ -61,9 +69,9 @@ def figure(
         "ci_high": ci_high,
         "n": n,
         "verdict": verdict(claimed, ci_low, ci_high, larger_is_better),
-        "lineage": lineage,
+        "query": query,
     }
-    if basis == metrics.PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
+    if basis == PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
         item["verdict"] = None
         item["not_judged"] = SERVED_DEMAND
     return item
@@ -72,11 +80,33 @@ def figure(
 def figure_key(item: dict) -> tuple[str, str, str]:
     """A figure's identity in a pack: candidate, metric and basis (a pack written before bases
     has only production-load figures)."""
-    return item["candidate"], item["metric"], item.get("basis", metrics.PRODUCTION_LOAD)
+    return item["candidate"], item["metric"], item.get("basis", PRODUCTION_LOAD)
+
+
+def read(source: Source, row: dict) -> tuple:
+    """(measured, ci_low, ci_high, n, interval method) of one figure from its table's row."""
+    return (
+        row.get(source.value),
+        row.get(source.ci_low) if source.ci_low else None,
+        row.get(source.ci_high) if source.ci_high else None,
+        row.get(source.n) or 0,
+        row.get(source.method) if source.method else None,
+    )
+
+
+def entries(table: str, basis: str = PRODUCTION_LOAD) -> list[Metric]:
+    """The catalogue entries read from `table` at `basis`, in catalogue order."""
+    return [m for m in (metrics.metric(name) for name in metrics.names(basis=basis)) if m.sources[basis].table == table]
+
+
+def latency_entry(row: dict) -> Metric | None:
+    """The catalogue entry a latency_percentiles row is (None for a family the catalogue lacks)."""
+    name = metrics.latency_figure_name(row["metric"], row["percentile"])
+    return metrics.metric(name) if name in metrics.known_names() else None
 
 
 def latency_figures(
-    spec: Spec, rows: list[dict], lineage: dict, schedule_lag_ms_p99: dict[str, float | None] | None = None
+    spec: Spec, rows: list[dict], schedule_lag_ms_p99: dict[str, float | None] | None = None
 ) -> list[dict]:
     """One figure per candidate, metric and percentile over the whole window (scope 'all').
 
@@ -90,6 +120,9 @@ def latency_figures(
     lags = schedule_lag_ms_p99 or {}
     out = []
     for row in whole:
+        entry = latency_entry(row)
+        if entry is None:
+            continue
         source, timed_from = row, None
         lag = lags.get(row["candidate"])
         scheduled = by_key.get((row["candidate"], metrics.FROM_SCHEDULE.get(row["metric"]), row["percentile"]))
@@ -100,23 +133,13 @@ def latency_figures(
                 f"from the planned send time ({scheduled['metric']}): the client lagged (schedule lag p99 "
                 f"{lag:.3g} ms > {CLIENT_LIMITED_LAG_MS:g} ms); from the actual send it is {actual} ms"
             )
-        item = figure(
-            spec,
-            row["candidate"],
-            metrics.latency_figure_name(row["metric"], row["percentile"]),
-            source["value"],
-            source["ci_low"],
-            source["ci_high"],
-            source["n"],
-            lineage,
-        )
+        measured, low, high, n, method = read(entry.source, source)
+        item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
         if timed_from is not None:
             item["timed_from"] = timed_from
-        item["early_stopping"] = early_stopping_note(
-            row["q"], source["n"], row.get("confidence") or spec.analysis.confidence
-        )
-        if source.get("interval_method"):
-            item["interval_method"] = source["interval_method"]
+        item["early_stopping"] = early_stopping_note(row["q"], n, row.get("confidence") or spec.analysis.confidence)
+        if method:
+            item["interval_method"] = method
             item["design_effect"] = source.get("design_effect")
         if (row.get("sample_every") or 1) > 1:
             item["sampled"] = f"every gap of the requests sent in 1 of every {row['sample_every']} 5-second slices"
@@ -137,43 +160,22 @@ def early_stopping_note(q: float, n: int, confidence: float) -> dict:
     return {"confidence": one_sided, "min_samples_to_hold": needed, "long_enough": n >= needed}
 
 
-def throughput_figures(spec: Spec, rows: list[dict], lineage: dict, served_demand: bool = True) -> list[dict]:
+def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True) -> list[dict]:
     """Throughput, SLA attainment and error rate at the production load. Throughput there is served
     demand, never judged against a capacity claim; `served_demand=False` re-computes a pack written
     before figures had a basis, when it was (pack/verify.py)."""
+    z = z_value(spec.analysis.confidence)
     out = []
     for row in rows:
-        for metric in THROUGHPUT_FIGURES:
-            item = figure(
-                spec,
-                row["candidate"],
-                metric,
-                row[metric],
-                row[f"{metric}_ci_low"],
-                row[f"{metric}_ci_high"],
-                row["requests_in_window"],
-                lineage,
-            )
+        for entry in entries("throughput"):
+            measured, low, high, n, method = read(entry.source, row)
+            if entry.name == "error_rate":  # Wilson's over every planned request
+                low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z)
+                method = WILSON if row.get("rate_interval_method") else None
+            item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
             if not served_demand and item.pop("not_judged", None):
-                _, larger_is_better = metrics.describe(metric)
-                item["verdict"] = verdict(item["claimed"], item["ci_low"], item["ci_high"], larger_is_better)
-            out.append(with_method(item, row.get("rate_interval_method")))
-        item = figure(
-            spec,
-            row["candidate"],
-            "sla_attainment",
-            row.get("sla_attainment"),
-            row.get("sla_attainment_ci_low"),
-            row.get("sla_attainment_ci_high"),
-            row["requests_in_window"],
-            lineage,
-        )
-        out.append(with_method(item, row.get("sla_attainment_interval_method")))
-        low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
-        item = figure(
-            spec, row["candidate"], "error_rate", row["error_rate"], low, high, row["requests_planned"], lineage
-        )
-        out.append(with_method(item, WILSON if row.get("rate_interval_method") else None))
+                item["verdict"] = verdict(item["claimed"], low, high, entry.larger_is_better)
+            out.append(with_method(item, method))
     return out
 
 
@@ -185,97 +187,69 @@ def with_method(item: dict, method: str | None) -> dict:
     return item
 
 
-def cost_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+def cost_figures(spec: Spec, rows: list[dict]) -> list[dict]:
     """Cost per decision has an interval from the useful share; cost per million tokens has none,
     so a claim on it stays inconclusive. (The sweep's cost figure: `sweep_figures`.)"""
     out = []
     for row in rows:
         n = row["requests_in_window"] if "requests_in_window" in row else row["useful_decisions"]
-        item = figure(
-            spec,
-            row["candidate"],
-            "cost_per_decision_usd",
-            row["cost_per_decision_usd"],
-            row.get("cost_per_decision_usd_ci_low"),
-            row.get("cost_per_decision_usd_ci_high"),
-            n,
-            lineage,
-        )
-        out.append(with_method(item, COST_METHOD))
-        out.append(
-            figure(
-                spec,
-                row["candidate"],
-                "cost_per_million_output_tokens_usd",
-                row["cost_per_million_output_tokens_usd"],
-                None,
-                None,
-                n,
-                lineage,
-            )
-        )
+        for entry in entries("cost_per_decision"):
+            measured, low, high, _, _ = read(entry.source, row)
+            item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
+            out.append(with_method(item, COST_METHOD if entry.source.ci_low else None))
     return out
 
 
-def sweep_figures(spec: Spec, summary_rows: list[dict], lineage: dict) -> list[dict]:
+def accuracy_figures(spec: Spec, rows: list[dict]) -> list[dict]:
+    """Accuracy on the buyer's slice with its Wilson interval and the delta to the claim."""
+    out = []
+    for row in rows:
+        for entry in entries("accuracy_summary"):
+            measured, low, high, n, _ = read(entry.source, row)
+            item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
+            item["delta"] = row.get("accuracy_delta")
+            out.append(with_method(item, WILSON))
+    return out
+
+
+def sweep_figures(spec: Spec, summary_rows: list[dict]) -> list[dict]:
     """Cost per useful decision at the highest load still meeting the SLA (sweep_summary), with
     the interval of that level's cost; when it is claimed but no sweep ran, or no level met
     the SLA, the figure says why it has no value."""
     out = []
     by_candidate = {row["candidate"]: row for row in summary_rows}
-    for candidate in [c.name for c in spec.candidates]:
-        row = by_candidate.get(candidate)
-        if row is None and SWEEP_COST_FIGURE not in spec.claim.figures:
-            continue
-        row = row or {}
-        item = figure(
-            spec,
-            candidate,
-            SWEEP_COST_FIGURE,
-            row.get(SWEEP_COST_FIGURE),
-            row.get(f"{SWEEP_COST_FIGURE}_ci_low"),
-            row.get(f"{SWEEP_COST_FIGURE}_ci_high"),
-            row.get("requests_in_window_at_max_sla_load") or 0,
-            lineage,
-            basis=metrics.CAPACITY_AT_SLA,
-        )
-        if row.get("max_sla_load_level") is not None:
-            with_method(item, COST_METHOD)
-            item["load_level"] = row["max_sla_load_level"]
-            item["load_level_label"] = row["max_sla_load_level_label"]
-        elif not row:
-            item["reason"] = "no load sweep ran (workload.replay.sweep)"
-        else:
-            item["reason"] = "no load level met the SLA"
-        out.append(item)
+    for entry in entries("sweep_summary", CAPACITY_AT_SLA):
+        source = entry.sources[CAPACITY_AT_SLA]
+        for candidate in [c.name for c in spec.candidates]:
+            row = by_candidate.get(candidate)
+            if row is None and entry.name not in spec.claim.figures:
+                continue
+            row = row or {}
+            measured, low, high, n, _ = read(source, row)
+            item = figure(spec, candidate, entry.name, measured, low, high, n, source.sql, basis=CAPACITY_AT_SLA)
+            if row.get("max_sla_load_level") is not None:
+                with_method(item, COST_METHOD)
+                item["load_level"] = row["max_sla_load_level"]
+                item["load_level_label"] = row["max_sla_load_level_label"]
+            elif not row:
+                item["reason"] = "no load sweep ran (workload.replay.sweep)"
+            else:
+                item["reason"] = "no load level met the SLA"
+            out.append(item)
     return out
 
 
-CAPACITY_FIGURE_COLUMNS = {  # capacity row (pack/capacity.py) -> (value, interval low, interval high) of a figure
-    "output_tokens_per_s": ("output_tokens_per_s", "ci_low", "ci_high"),
-    "requests_per_s": ("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
-}
-
-
-def capacity_figures(spec: Spec, capacity_rows: list[dict], lineage: dict) -> list[dict]:
+def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
     """Throughput at the buyer's capacity at the SLA (the highest load level the capacity search
     found still meeting it), judged against a capacity claim. When the search never reached a
     level that clearly missed, the figure is a lower bound: it can show that a claim holds, never
     that it is not reproduced."""
     out = []
     for row in capacity_rows:
-        for metric, (value, low, high) in CAPACITY_FIGURE_COLUMNS.items():
-            item = figure(
-                spec,
-                row["candidate"],
-                metric,
-                row.get(value),
-                row.get(low),
-                row.get(high),
-                row.get("n") or 0,
-                lineage,
-                basis=metrics.CAPACITY_AT_SLA,
-            )
+        for entry in entries("capacity", CAPACITY_AT_SLA):
+            source = entry.sources[CAPACITY_AT_SLA]
+            measured, low, high, n, _ = read(source, row)
+            item = figure(spec, row["candidate"], entry.name, measured, low, high, n, source.sql, CAPACITY_AT_SLA)
             if row.get("max_sla_level") is not None:
                 item["load_level"] = row["max_sla_level"]
                 item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"
@@ -289,9 +263,16 @@ def capacity_figures(spec: Spec, capacity_rows: list[dict], lineage: dict) -> li
     return out
 
 
-def vendor_conditions_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
+def vendor_conditions_rows(spec: Spec, arm_rows: list[dict]) -> list[dict]:
+    """The vendor-conditions arm's rows of the claimed figures: each becomes a figure with basis
+    vendor_conditions."""
+    claimed = spec.claim.figures
+    return [r for r in arm_rows if r["arm"] == VENDOR_CONDITIONS_ARM and r["metric"] in claimed]
+
+
+def vendor_conditions_figures(spec: Spec, rows: list[dict]) -> list[dict]:
     """Each claimed figure measured at the vendor's own conditions (the claim's benchmark, run
-    against the candidate: pipeline/pack/arms.py), judged against the claim."""
+    against the candidate: pipeline/analysis/arms.py), judged against the claim."""
     return [
         with_method(
             figure(
@@ -302,8 +283,8 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict], lineage: dict) -> li
                 row["ci_low"],
                 row["ci_high"],
                 row["n"],
-                lineage,
-                basis=metrics.VENDOR_CONDITIONS,
+                ARM_QUERY,
+                basis=VENDOR_CONDITIONS,
             ),
             row.get("interval_method"),
         )
@@ -311,30 +292,12 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict], lineage: dict) -> li
     ]
 
 
-def accuracy_figures(spec: Spec, rows: list[dict], lineage: dict) -> list[dict]:
-    """Accuracy on the buyer's slice with its Wilson interval and the delta to the claim."""
-    out = []
-    for row in rows:
-        item = figure(
-            spec,
-            row["candidate"],
-            "accuracy",
-            row["accuracy"],
-            row["accuracy_ci_low"],
-            row["accuracy_ci_high"],
-            row["scored"],
-            lineage,
-        )
-        item["delta"] = row.get("accuracy_delta")
-        out.append(with_method(item, WILSON))
-    return out
-
-
-def lineage(sql_files: list[dict], inputs: list[dict]) -> dict:
-    """sql: the query that computed the figure; staged: the queries it read; inputs: files."""
-    return {
-        "sql": sql_files[-1]["path"],
-        "sql_sha256": sql_files[-1]["sha256"],
-        "staged_sql": sql_files[:-1],
-        "inputs": inputs,
-    }
+def headline_figures(spec: Spec, tables: dict[str, list[dict]], served_demand: bool = True) -> list[dict]:
+    """The production-load figures of one run from its analysis tables (accuracy when scored)."""
+    throughput = tables["throughput"]
+    return (
+        latency_figures(spec, tables["latency_percentiles"], schedule_lags(throughput))
+        + throughput_figures(spec, throughput, served_demand)
+        + cost_figures(spec, tables["cost_per_decision"])
+        + accuracy_figures(spec, tables.get("accuracy_summary") or [])
+    )

@@ -1,9 +1,9 @@
 """Headline figures of a repeated production replay (`workload.replay.repeats`): each run's own
 figure, the spread between runs, and a verdict interval that takes that spread in.
 
-Each run is analysed on its own with the pack's very queries (`pipeline/analysis/repeats.py`), so
-run k's figure is exactly what a replay done once would have reported. The figure in the pack then
-says, per figure:
+Each run is analysed on its own with the very same queries (`pipeline/analysis/repeats.py`), so
+run k's figure is exactly what a replay done once would have reported. The figure then says (in
+`data/figures.parquet` and so in the pack), per figure:
 
 * `measured`: the mean of the runs' values; `n`: the runs' n summed;
 * `ci_low`, `ci_high`: the union of every run's own interval, widened, with three runs or more, to
@@ -32,11 +32,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import dependence, metrics
+from pipeline.analysis.figures import figure_key, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
 from pipeline.analysis.stats import verdict
 from pipeline.analysis.tables import analyse_all
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
-from pipeline.pack import claims
 from pipeline.spec import Spec
 
 # what the pack keeps of each run's figure (a run's own interval method where the analysis names it)
@@ -59,24 +59,20 @@ def with_repeats(
     per_run: dict[tuple[str, str, str], list[dict]] = {}
     for repeat in repeats:
         for item in run_figures(spec, run_timings(raw_timings, repeat), accuracy_summary, queries):
-            per_run.setdefault(claims.figure_key(item), []).append({"repeat": repeat, **item})
+            per_run.setdefault(figure_key(item), []).append({"repeat": repeat, **item})
     return [
         combined(figure, per_run[key], spec.analysis.confidence)
-        if (key := claims.figure_key(figure)) in per_run and len(per_run[key]) == len(repeats)
+        if (key := figure_key(figure)) in per_run and len(per_run[key]) == len(repeats)
         else figure
         for figure in figures
     ]
 
 
 def run_figures(spec: Spec, timings: pa.Table, accuracy_summary: pa.Table | None, queries: QueryCatalog) -> list[dict]:
-    """One run's latency, throughput and cost figures, as a replay done once reports them."""
+    """One run's latency, throughput and cost figures, as a replay done once reports them (accuracy,
+    scored on the labelled slice, is not repeated)."""
     tables = analyse_all(timings, spec, accuracy_summary, queries=queries)
-    lags = claims.schedule_lags(tables["throughput"].to_pylist())  # a lagging run is timed from its schedule
-    return (
-        claims.latency_figures(spec, tables["latency_percentiles"].to_pylist(), {}, lags)
-        + claims.throughput_figures(spec, tables["throughput"].to_pylist(), {})
-        + claims.cost_figures(spec, tables["cost_per_decision"].to_pylist(), {})
-    )
+    return headline_figures(spec, {name: table.to_pylist() for name, table in tables.items()})
 
 
 def combined(figure: dict, runs: list[dict], confidence: float) -> dict:

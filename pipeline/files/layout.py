@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from pipeline.contracts import DATA_DIR, SHARED_INPUTS, PackFile
 from pipeline.duck.catalog import SQL_DIR
-from pipeline.pack.partition_keys import partition_safe
+from pipeline.files.partition_keys import partition_safe
 
 CANDIDATES_DIR = "candidates"
 

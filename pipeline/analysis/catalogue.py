@@ -1,0 +1,375 @@
+"""The metric catalogue: every figure loadproof reports, declared once, as data.
+
+An entry says what a figure is (name, unit, direction, kind, a display name and a one-line
+definition), where it may be judged (its bases), where analysis reads it (the table, which is also
+the `sql/` query of the same name, and the columns of its value, interval ends, n and interval
+method), how its interval is made, and the names a vendor's claim may give it (`claim_names`: the
+field's own spellings, e.g. `vllm bench serve`'s `p99_ttft_ms`, read as this figure).
+
+Everything else derives from these entries: the names a spec's claim accepts
+(`pipeline/spec/claim.py`), the unit and direction a verdict uses (`metrics.describe`), what a
+claim is about (`metrics.claim_kind`), the figures analysis writes (`pipeline/analysis/figures.py`:
+one row per figure of `data/figures.parquet`, read generically through `Source`), the rates the
+throughput checks cover, the columns the capacity and the arms read, and the pack's glossary
+(rendered from `glossary()`). Adding a figure is one entry here and the SQL that computes its
+columns; `tests/unit/test_catalogue.py` fails until every entry is computed, checked, rendered and
+re-computed by `loadproof verify`.
+
+Percentile suffixes drop the decimal point: p99.9 is `p999` (so `ttft_ms_p999`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["latency percentile", "rate", "proportion", "cost", "quality"]
+
+# Where a claimed figure is judged (its `basis`). Throughput at an offered load can never exceed
+# that load, so a capacity claim is judged at the buyer's capacity at the SLA (the highest load
+# the sweep found still meeting it) and at the vendor's own conditions, never against the
+# throughput the production load happened to offer (that is shown as served demand).
+PRODUCTION_LOAD = "production_load"
+CAPACITY_AT_SLA = "capacity_at_sla"
+VENDOR_CONDITIONS = "vendor_conditions"
+BASES = (PRODUCTION_LOAD, CAPACITY_AT_SLA, VENDOR_CONDITIONS)
+
+PERCENTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+
+# interval methods, in words (the per-row method a table names is more precise: `Source.method`)
+ORDER_STATISTIC = "exact binomial order statistic, widened to batch means where the send-time batches show dependence"
+BATCH_MEANS = "batch means over analysis.interval_batches spans of send time, Student's t"
+WILSON_OR_BATCH = "the wider of Wilson's and the batch-means ratio interval"
+WILSON_SCORE = "Wilson score"
+USEFUL_SHARE = "the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds"
+NO_INTERVAL = "none (a claim on it stays inconclusive)"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where analysis reads a figure: one row of `table` per candidate (a latency table: the row
+    whose `metric` and `percentile` match, over the whole window) and these columns of it."""
+
+    table: str  # an analysis table (its rows: analysis's, `pipeline/analysis/figures.py`)
+    value: str
+    ci_low: str | None  # None: the figure has no interval
+    ci_high: str | None
+    n: str  # what the figure counts (requests, items, gaps)
+    method: str | None = None  # the column naming the row's own interval method, where the table names one
+    # a latency table's row is picked by these (metric family, percentile); None for one-row-per-candidate tables
+    row_metric: str | None = None
+    row_percentile: str | None = None
+    query: str | None = None  # the sql/ query that computes the table, when not of the same name
+
+    @property
+    def sql(self) -> str:
+        return self.query or self.table
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str
+    larger_is_better: bool
+    kind: Kind
+    sources: dict[str, Source]  # basis -> where analysis reads the figure at that basis
+    interval: str  # the interval method, in words
+    display: str
+    definition: str
+    claim_names: tuple[str, ...] = ()
+
+    @property
+    def bases(self) -> tuple[str, ...]:
+        return tuple(self.sources)
+
+    @property
+    def source(self) -> Source:
+        """The headline source: at the production load (or the basis the figure has)."""
+        return self.sources.get(PRODUCTION_LOAD) or next(iter(self.sources.values()))
+
+    @property
+    def percentile(self) -> float | None:
+        """The quantile a latency figure names (ttft_ms_p99 → 0.99); None for other figures."""
+        return PERCENTILES[self.source.row_percentile] if self.source.row_percentile else None
+
+
+# --- latency percentiles: one family each, at every percentile ---------------------------------
+
+LATENCY_FAMILIES = {  # family -> (display, definition, the name `vllm bench serve` gives it)
+    "ttft_ms": ("TTFT", "monotonic time from request send to the first SSE chunk carrying generated content", "ttft"),
+    "tpot_ms": ("TPOT", "(E2E − TTFT) / (output tokens − 1), per request", "tpot"),
+    "itl_ms": ("ITL", "the gaps between consecutive content chunks, over every chunk of every request", "itl"),
+    "e2e_ms": ("E2E", "send to the end of the stream (or of the body when not streaming)", "e2el"),
+    "ttft_from_schedule_ms": (
+        "TTFT from the schedule",
+        "TTFT timed from the planned send time, so a request the client sent late keeps its wait",
+        None,
+    ),
+    "e2e_from_schedule_ms": (
+        "E2E from the schedule",
+        "E2E timed from the planned send time, so a request the client sent late keeps its wait",
+        None,
+    ),
+}
+LATENCY_METRICS = tuple(LATENCY_FAMILIES)
+# TTFT and E2E timed from the planned send instead of the actual one: when the client lagged,
+# these carry the verdicts (a late send would otherwise hide the wait; pipeline/analysis/figures.py)
+FROM_SCHEDULE = {"ttft_ms": "ttft_from_schedule_ms", "e2e_ms": "e2e_from_schedule_ms"}
+
+
+def latency_figure_name(family: str, percentile: str) -> str:
+    return f"{family}_{percentile}"
+
+
+def _vllm_names(vllm: str | None, percentile: str) -> tuple[str, ...]:
+    """`vllm bench serve`'s keys for a percentile: p99_ttft_ms, p99.9_ttft_ms, median_ttft_ms."""
+    if vllm is None:
+        return ()
+    label = {"p999": "p99.9"}.get(percentile, percentile)
+    names = (f"{label}_{vllm}_ms",)
+    return names + ((f"median_{vllm}_ms",) if percentile == "p50" else ())
+
+
+def _headline(source: Source, vendor_conditions: bool = True) -> dict[str, Source]:
+    """At the production load and, where an arm measures it, at the vendor's conditions: an arm is
+    analysed by the headline's own queries (pipeline/analysis/arms.py), so the source is the same."""
+    return {PRODUCTION_LOAD: source, **({VENDOR_CONDITIONS: source} if vendor_conditions else {})}
+
+
+# the capacity at the SLA (pipeline/analysis/capacity.py: sweep_summary reshaped, one row per candidate)
+def _capacity(value: str, low: str, high: str) -> Source:
+    return Source("capacity", value, low, high, "n", query="sweep_summary")
+
+
+def _latency_entries() -> list[Metric]:
+    out = []
+    for family, (display, definition, vllm) in LATENCY_FAMILIES.items():
+        for percentile in PERCENTILES:
+            out.append(
+                Metric(
+                    name=latency_figure_name(family, percentile),
+                    unit="ms",
+                    larger_is_better=False,
+                    kind="latency percentile",
+                    sources=_headline(
+                        Source(
+                            "latency_percentiles",
+                            "value",
+                            "ci_low",
+                            "ci_high",
+                            "n",
+                            method="interval_method",
+                            row_metric=family,
+                            row_percentile=percentile,
+                        )
+                    ),
+                    interval=ORDER_STATISTIC,
+                    display=f"{display} {percentile.replace('p999', 'p99.9')}",
+                    definition=definition,
+                    claim_names=_vllm_names(vllm, percentile),
+                )
+            )
+    return out
+
+
+def _rate(
+    name: str,
+    unit: str,
+    display: str,
+    definition: str,
+    claim_names: tuple[str, ...] = (),
+    capacity: Source | None = None,
+    vendor_conditions: bool = True,
+) -> Metric:
+    """A rate of the steady window, from sql/throughput.sql, with its batch-means interval; at the
+    capacity at the SLA too where the capacity rows carry it."""
+    headline = Source(
+        "throughput", name, f"{name}_ci_low", f"{name}_ci_high", "requests_in_window", "rate_interval_method"
+    )
+    sources = _headline(headline, vendor_conditions)
+    if capacity is not None:
+        sources = {PRODUCTION_LOAD: headline, CAPACITY_AT_SLA: capacity, **sources}
+    return Metric(
+        name=name,
+        unit=unit,
+        larger_is_better=True,
+        kind="rate",
+        sources=sources,
+        interval=BATCH_MEANS,
+        display=display,
+        definition=definition,
+        claim_names=claim_names,
+    )
+
+
+CATALOGUE: tuple[Metric, ...] = (
+    *_latency_entries(),
+    _rate(
+        "output_tokens_per_s",
+        "tokens/s",
+        "Output tokens/s",
+        "output tokens of the successful requests sent in the steady window / the window's seconds",
+        ("output_throughput", "output_token_throughput"),
+        capacity=_capacity("output_tokens_per_s", "ci_low", "ci_high"),
+    ),
+    _rate(
+        "total_tokens_per_s",
+        "tokens/s",
+        "Total tokens/s",
+        "prompt + output tokens of the successful requests sent in the steady window / the window's seconds",
+        ("total_token_throughput",),
+    ),
+    _rate(
+        "requests_per_s",
+        "requests/s",
+        "Requests/s",
+        "successful requests sent in the steady window / the window's seconds",
+        ("request_throughput",),
+        capacity=_capacity("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
+    ),
+    _rate(
+        "goodput_requests_per_s",
+        "requests/s",
+        "Goodput (requests/s)",
+        "requests sent in the steady window that succeeded and met every SLA bound / the window's seconds",
+        ("request_goodput",),
+        vendor_conditions=False,  # the SLA is not an arm's business
+    ),
+    Metric(
+        name="sla_attainment",
+        unit="fraction",
+        larger_is_better=True,
+        kind="proportion",
+        sources=_headline(
+            Source(
+                "throughput",
+                "sla_attainment",
+                "sla_attainment_ci_low",
+                "sla_attainment_ci_high",
+                "requests_in_window",
+                "sla_attainment_interval_method",
+            ),
+            vendor_conditions=False,
+        ),
+        interval=WILSON_OR_BATCH,
+        display="SLA attainment",
+        definition="the share of steady-window requests that succeeded and met every bound of `sla` (errors miss)",
+    ),
+    Metric(
+        name="error_rate",
+        unit="fraction",
+        larger_is_better=False,
+        kind="proportion",
+        # the interval: Wilson's of requests_failed / requests_planned (pipeline/analysis/figures.py)
+        sources=_headline(Source("throughput", "error_rate", None, None, "requests_planned")),
+        interval=WILSON_SCORE,
+        display="Error rate",
+        definition="failed requests / every planned request",
+    ),
+    Metric(
+        name="accuracy",
+        unit="fraction",
+        larger_is_better=True,
+        kind="quality",
+        sources=_headline(
+            Source("accuracy_summary", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "scored"),
+            vendor_conditions=False,
+        ),
+        interval=WILSON_SCORE,
+        display="Accuracy",
+        definition="correct / scored items on the buyer's labelled slice",
+    ),
+    Metric(
+        name="cost_per_decision_usd",
+        unit="USD",
+        larger_is_better=False,
+        kind="cost",
+        sources=_headline(
+            Source(
+                "cost_per_decision",
+                "cost_per_decision_usd",
+                "cost_per_decision_usd_ci_low",
+                "cost_per_decision_usd_ci_high",
+                "requests_in_window",
+            ),
+            vendor_conditions=False,
+        ),
+        interval=USEFUL_SHARE,
+        display="Cost per useful decision",
+        definition="the measured window's cost / the requests in it that succeeded, met the SLA and were correct "
+        "where scored",
+    ),
+    Metric(
+        name="cost_per_million_output_tokens_usd",
+        unit="USD",
+        larger_is_better=False,
+        kind="cost",
+        sources=_headline(
+            Source("cost_per_decision", "cost_per_million_output_tokens_usd", None, None, "requests_in_window"),
+            vendor_conditions=False,
+        ),
+        interval=NO_INTERVAL,
+        display="Cost per million output tokens",
+        definition="the measured window's cost / its output tokens × 10⁶",
+    ),
+    Metric(
+        name="cost_per_decision_at_max_sla_load_usd",
+        unit="USD",
+        larger_is_better=False,
+        kind="cost",
+        sources={
+            CAPACITY_AT_SLA: Source(
+                "sweep_summary",
+                "cost_per_decision_at_max_sla_load_usd",
+                "cost_per_decision_at_max_sla_load_usd_ci_low",
+                "cost_per_decision_at_max_sla_load_usd_ci_high",
+                "requests_in_window_at_max_sla_load",
+            )
+        },
+        interval=USEFUL_SHARE,
+        display="Cost per useful decision at the capacity",
+        definition="cost per useful decision at the highest load level still meeting the SLA",
+    ),
+)
+
+BY_NAME = {metric.name: metric for metric in CATALOGUE}
+BY_CLAIM_NAME = {alias: metric.name for metric in CATALOGUE for alias in metric.claim_names}
+
+
+def metric(name: str) -> Metric:
+    """The entry of a figure; KeyError names the figure."""
+    return BY_NAME[name]
+
+
+def names(kind: Kind | None = None, basis: str | None = None) -> tuple[str, ...]:
+    """The figures' names, in catalogue order, of one kind and/or judged at one basis."""
+    return tuple(m.name for m in CATALOGUE if (kind is None or m.kind == kind) and (basis is None or basis in m.bases))
+
+
+def canonical_name(claimed: str) -> str | None:
+    """The figure a claim's name means (its own name, or one of its `claim_names`); None if unknown."""
+    return claimed if claimed in BY_NAME else BY_CLAIM_NAME.get(claimed)
+
+
+def glossary() -> list[dict]:
+    """The pack's glossary: one row per figure family (a latency family once, not per percentile)."""
+    rows, seen = [], set()
+    for m in CATALOGUE:
+        key = m.source.row_metric or m.name
+        if key in seen:
+            continue
+        seen.add(key)
+        family = m.source.row_metric
+        rows.append(
+            {
+                "name": f"{family}_p50 … _p999" if family else m.name,
+                "display": m.display.rsplit(" ", 1)[0] + " percentiles" if family else m.display,
+                "unit": m.unit,
+                "better": "higher" if m.larger_is_better else "lower",
+                "bases": list(m.bases),
+                "definition": m.definition,
+                "interval": m.interval,
+                "source": " / ".join(dict.fromkeys(f"sql/{s.sql}.sql" for s in m.sources.values())),
+            }
+        )
+    return rows

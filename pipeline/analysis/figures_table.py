@@ -1,0 +1,245 @@
+"""`data/figures.parquet`: every figure of a partition in one checked table, the only place the
+pack reads a figure from.
+
+One row per figure (candidate × metric × basis; `arm` names the arm a vendor-conditions figure was
+measured in, `load_level` the level a capacity figure was read at) with the claim, the measured
+value, its interval, n, interval method, design effect and verdict, the notes that qualify it, and
+its lineage: the `sql/` query it was read from and the input files' paths and sha256 as analysed.
+A repeated replay adds one row per run of each combined figure (`repeat` = the run; the combined
+row has `repeat` NULL and the spread between runs). `partition_figures` makes the rows,
+`figures_table` writes them, `figures_from_table` gives the pack back the figures it shows;
+`loadproof verify` re-computes the table with `partition_figures` and names any row that differs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.analysis import figures as made
+from pipeline.analysis.capacity import capacity_rows
+from pipeline.analysis.repeated_figures import with_repeats
+from pipeline.analysis.sweep import sweep_ran
+from pipeline.contracts import (
+    ACCURACY_RESULTS,
+    ACCURACY_SUMMARY,
+    ARM_FIGURES,
+    ARM_TIMINGS,
+    COST_PER_DECISION,
+    FIGURES,
+    FIGURES_SCHEMA,
+    ITL_HISTOGRAM,
+    LATENCY_PERCENTILES,
+    RAW_TIMINGS,
+    SWEEP_REPLAY,
+    SWEEP_SUMMARY,
+    SWEEP_TIMINGS,
+    THROUGHPUT,
+    PackFile,
+)
+from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.files.hashing import sha256_file
+from pipeline.spec import Spec
+
+RELATIVE_TOLERANCE = 1e-9
+# the columns a figure's value is: what `loadproof verify` re-computes and compares
+VALUE_COLUMNS = ("claimed", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
+ROW_KEY = ("candidate", "metric", "basis", "repeat")
+# keys a figure has only when they say something (pack/parts.py Figure: absent, not null)
+_ONLY_WHEN_SET = (
+    "early_stopping",
+    "interval_method",
+    "load_level",
+    "load_level_label",
+    "not_judged",
+    "reason",
+    "timed_from",
+    "sampled",
+)
+_KEPT_NULL = ("design_effect", "delta")  # null is a value here: "no design effect", "no claim to compare"
+# the files each query's figures are read from, for their lineage
+TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
+INPUTS_BY_QUERY: dict[str, tuple[PackFile, ...]] = {
+    "latency_percentiles": (RAW_TIMINGS, ITL_HISTOGRAM),
+    "throughput": (RAW_TIMINGS,),
+    "cost_per_decision": (RAW_TIMINGS,),
+    "accuracy_summary": (ACCURACY_RESULTS,),
+    "sweep_summary": (RAW_TIMINGS, SWEEP_TIMINGS),
+    made.ARM_QUERY: (ARM_TIMINGS,),
+}
+
+
+def partition_figures(
+    spec: Spec,
+    tables: dict[str, list[dict]],
+    raw_timings: Path | pa.Table,
+    sweep_search: dict | None = None,
+    arm_rows: list[dict] | None = None,
+    queries: QueryCatalog = REPO_QUERIES,
+    served_demand: bool = True,
+) -> list[dict]:
+    """Every figure from the analysis tables (`tables`: latency_percentiles, throughput,
+    cost_per_decision, accuracy_summary, sweep_summary, as rows), a repeated replay's combined over
+    its runs (each run re-analysed from `raw_timings`), the capacity's from the sweep summary and
+    the search's record, and the vendor-conditions arm's."""
+    accuracy = tables.get("accuracy_summary") or []
+    summary = tables.get("sweep_summary") or []
+    figures = made.headline_figures(spec, tables, served_demand)
+    if sweep_ran(spec):
+        figures += made.capacity_figures(spec, capacity_rows(spec, summary, sweep_search))
+    figures += made.sweep_figures(spec, summary)
+    accuracy_table = pa.Table.from_pylist(accuracy) if accuracy else None
+    figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
+    vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
+    return figures + [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
+
+
+def figures_of_folder(root: Path, spec: Spec) -> pa.Table:
+    """`data/figures.parquet` of the partition folder `root`, from the analysis tables written there
+    (the `figures` asset; `loadproof verify` re-computes the tables from the raw timings first)."""
+    tables = {file.name: _rows(root / file.path) for file in TABLE_FILES}
+    sweep_record = root / SWEEP_REPLAY.path
+    search = json.loads(sweep_record.read_text()).get("search") if sweep_record.is_file() else None
+    figures = partition_figures(spec, tables, root / RAW_TIMINGS.path, search, _rows(root / ARM_FIGURES.path))
+    return figures_table(figures, input_hashes(root))
+
+
+def _rows(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist() if path.is_file() else []
+
+
+def input_hashes(root: Path) -> dict[str, list[tuple[str, str]]]:
+    """Per query, the (path, sha256) of each input file present under the partition folder `root`."""
+    hashes: dict[str, str] = {}
+    out = {}
+    for query, files in INPUTS_BY_QUERY.items():
+        present = [file for file in files if (root / file.path).is_file()]
+        for file in present:
+            if file.path not in hashes:
+                hashes[file.path] = sha256_file(root / file.path)
+        out[query] = [(file.path, hashes[file.path]) for file in present]
+    return out
+
+
+def figures_table(figures: list[dict], inputs: dict[str, list[tuple[str, str]]] | None = None) -> pa.Table:
+    """The rows of `data/figures.parquet`: each figure, then a row per run of a repeated one."""
+    rows = []
+    for item in figures:
+        files = (inputs or {}).get(item.get("query") or "", [])
+        lineage = {"inputs": [path for path, _ in files], "inputs_sha256": [digest for _, digest in files]}
+        repeats = item.get("repeats")
+        row = {**_row(item), **lineage}
+        if repeats:
+            row |= {
+                "between_run_sd": repeats.get("between_run_sd"),
+                "between_run_range": repeats.get("between_run_range"),
+                "repeats_interval_method": repeats.get("interval_method"),
+            }
+        rows.append(row)
+        for run in (repeats or {}).get("runs", []):
+            identity = {key: item.get(key) for key in ("candidate", "metric", "basis", "arm", "unit", "claimed")}
+            rows.append({**_row({**identity, **run}), **lineage})
+    return pa.Table.from_pylist(rows, schema=FIGURES_SCHEMA)
+
+
+def _row(item: dict) -> dict:
+    return {name: item.get(name) for name in FIGURES_SCHEMA.names if name not in ("inputs", "inputs_sha256")}
+
+
+def figures_from_table(table: pa.Table) -> list[dict]:
+    """The figures as the pack shows them: the combined rows, each with its runs gathered back into
+    `repeats`, without the keys that say nothing for it."""
+    rows = table.to_pylist()
+    runs: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if row.get("repeat") is not None:
+            runs.setdefault(_identity(row), []).append(row)
+    out = []
+    for row in rows:
+        if row.get("repeat") is not None:
+            continue
+        item = {key: value for key, value in row.items() if key not in _DROPPED}
+        for key in _ONLY_WHEN_SET:
+            if item.get(key) is None:
+                item.pop(key, None)
+        if item.get("delta") is None and row["metric"] != "accuracy":
+            item.pop("delta", None)
+        if item.get("design_effect") is None and "interval_method" not in item:
+            item.pop("design_effect", None)
+        if _identity(row) in runs:
+            item["repeats"] = {
+                "runs": [
+                    {key: run[key] for key in _RUN_KEYS if run.get(key) is not None or key in _KEPT_NULL}
+                    for run in runs[_identity(row)]
+                ],
+                "between_run_sd": row["between_run_sd"],
+                "between_run_range": row["between_run_range"],
+                "interval_method": row["repeats_interval_method"],
+            }
+        out.append(item)
+    return out
+
+
+_RUN_KEYS = ("repeat", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
+_DROPPED = (
+    "repeat",
+    "between_run_sd",
+    "between_run_range",
+    "repeats_interval_method",
+    "inputs",
+    "inputs_sha256",
+    "arm",
+    "run_id",
+)
+
+
+def _identity(row: dict) -> tuple:
+    return row["candidate"], row["metric"], row["basis"]
+
+
+def same_value(a, b) -> bool:
+    """A value re-computed is the value written: numbers to 1e-9 relative (the order DuckDB sums
+    in may differ between runs), anything else exactly."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+    return a == b
+
+
+def table_differences(written: pa.Table, fresh: pa.Table) -> list[str]:
+    """What differs between `data/figures.parquet` as written and as re-computed, one line per row
+    and column (a row only one side has is named too)."""
+    where = f"{FIGURES.path}: "
+    written_rows = {_key(row): row for row in written.to_pylist()}
+    fresh_rows = {_key(row): row for row in fresh.to_pylist()}
+    problems = [f"{where}{describe_row(fresh_rows[k])}: not in the file" for k in fresh_rows if k not in written_rows]
+    problems += [
+        f"{where}{describe_row(written_rows[k])}: not re-computable from the raw timings"
+        for k in written_rows
+        if k not in fresh_rows
+    ]
+    for key, row in written_rows.items():
+        again = fresh_rows.get(key)
+        if again is None:
+            continue
+        problems += [
+            f"{where}{describe_row(row)}: {name} in the file {row[name]!r}, re-computed {again[name]!r}"
+            for name in VALUE_COLUMNS
+            if not same_value(row[name], again[name])
+        ]
+    return problems
+
+
+def _key(row: dict) -> tuple:
+    return tuple(row[name] for name in ROW_KEY)
+
+
+def describe_row(row: dict) -> str:
+    """A row's name in a problem: candidate/metric (basis[, run k])."""
+    run = f", run {row['repeat']}" if row.get("repeat") is not None else ""
+    return f"{row['candidate']}/{row['metric']} ({row['basis']}{run})"
