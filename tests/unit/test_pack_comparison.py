@@ -14,7 +14,6 @@ from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
 
 
-
 def spec_with(figures: dict) -> Spec:
     data = demo_spec_dict()
     data["claim"]["figures"] = figures
