@@ -20,9 +20,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.analysis import metrics
-from pipeline.analysis.dependence import WILSON
-from pipeline.analysis.stats import wilson_interval
-from pipeline.analysis.tables import analyse_all, z_value
+from pipeline.analysis.catalogue import VENDOR_CONDITIONS
+from pipeline.analysis.figures import values_at
+from pipeline.analysis.tables import analyse_all
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import run_query
 from pipeline.plan.arms import ARRIVAL_PROCESS, LADDER
@@ -50,18 +50,12 @@ ARM_FIGURES_SCHEMA = pa.schema(
     ]
 )
 ALWAYS = ("output_tokens_per_s", "requests_per_s")
-THROUGHPUT = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s")
-NOT_AN_ARMS_BUSINESS = ("accuracy", "sla_attainment", "goodput_requests_per_s")
 
 
 def arm_metrics(spec: Spec) -> list[str]:
     """The figures every arm reports: the claimed throughput, latency and error-rate figures, and
     output tokens/s and requests/s, in that order (claimed first, as the claim lists them)."""
-    claimed = [
-        name
-        for name in spec.claim.figures
-        if name not in NOT_AN_ARMS_BUSINESS and not name.startswith("cost_") and metrics.describe(name)
-    ]
+    claimed = [name for name in spec.claim.figures if VENDOR_CONDITIONS in metrics.metric(name).bases]
     return claimed + [name for name in ALWAYS if name not in claimed]
 
 
@@ -82,36 +76,18 @@ def arm_window(
     return rows[0]["warmup_s"], rows[0]["cooldown_s"]
 
 
-def _figure_values(tables: dict[str, pa.Table], metric: str, spec: Spec) -> tuple:
-    """(measured, ci_low, ci_high, n, interval method) of one figure from an arm's tables."""
-    (row,) = tables["throughput"].to_pylist() or [None]
-    if row is None:
-        return None, None, None, 0, None
-    if metric in THROUGHPUT:
-        method = row.get("rate_interval_method")
-        return row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"], row["requests_in_window"], method
-    if metric == "error_rate":
-        low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z_value(spec.analysis.confidence))
-        return row["error_rate"], low, high, row["requests_planned"], WILSON
-    for latency in tables["latency_percentiles"].to_pylist():
-        name = metrics.latency_figure_name(latency["metric"], latency["percentile"])
-        if name == metric and (latency.get("scope") or "all") == "all":
-            method = latency.get("interval_method")
-            return latency["value"], latency["ci_low"], latency["ci_high"], latency["n"], method
-    return None, None, None, 0, None
-
-
 def one_arm_figures(
     timings: pa.Table, arm: str, candidate: str, spec: Spec, queries: QueryCatalog = REPO_QUERIES
 ) -> list[dict]:
     """One candidate's arm: a row per figure (no values, n 0, when the arm had no steady window)."""
     concurrency = int(spec.claim.conditions.concurrency or 1)
     window = arm_window(timings, concurrency, arm != ARRIVAL_PROCESS, queries)
-    tables = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else None
+    analysed = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else {}
+    tables = {name: table.to_pylist() for name, table in analysed.items()}
     axis, label = LADDER.get(arm, (arm, arm))
     rows = []
     for metric in arm_metrics(spec):
-        measured, low, high, n, method = _figure_values(tables, metric, spec) if tables else (None,) * 3 + (0, None)
+        measured, low, high, n, method = values_at(tables, metric, VENDOR_CONDITIONS)
         rows.append(
             {
                 "candidate": candidate,

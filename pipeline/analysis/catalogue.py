@@ -260,8 +260,16 @@ CATALOGUE: tuple[Metric, ...] = (
         unit="fraction",
         larger_is_better=False,
         kind="proportion",
-        # the interval: Wilson's of requests_failed / requests_planned (pipeline/analysis/figures.py)
-        sources=_headline(Source("throughput", "error_rate", None, None, "requests_planned")),
+        sources=_headline(
+            Source(
+                "throughput",
+                "error_rate",
+                "error_rate_ci_low",
+                "error_rate_ci_high",
+                "requests_planned",
+                "error_rate_interval_method",
+            )
+        ),
         interval=WILSON_SCORE,
         display="Error rate",
         definition="failed requests / every planned request",

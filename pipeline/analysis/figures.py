@@ -23,16 +23,14 @@ from pipeline.analysis.stats import (
     early_stopping_min_queries,
     one_sided_confidence,
     verdict,
-    wilson_interval,
 )
-from pipeline.analysis.tables import z_value
+from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_CONDITIONS_ARM  # the arm: the vendor's own benchmark
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
 
 # the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds
 COST_METHOD = "Wilson bounds of the useful share"
 SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
-VENDOR_CONDITIONS_ARM = "vendor_conditions"  # pipeline/plan/arms.py's name of the vendor's own benchmark
 ARM_QUERY = "arm_window"  # an arm's figures are the headline queries over the window this query finds
 
 SERVED_DEMAND = (
@@ -97,6 +95,21 @@ def read(source: Source, row: dict) -> tuple:
 def entries(table: str, basis: str = PRODUCTION_LOAD) -> list[Metric]:
     """The catalogue entries read from `table` at `basis`, in catalogue order."""
     return [m for m in (metrics.metric(name) for name in metrics.names(basis=basis)) if m.sources[basis].table == table]
+
+
+def values_at(tables: dict[str, list[dict]], name: str, basis: str) -> tuple:
+    """(measured, ci_low, ci_high, n, interval method) of figure `name` from one run's analysis
+    tables (one candidate's: an arm's), read where the catalogue says it is at `basis`."""
+    source = metrics.metric(name).sources[basis]
+    rows = tables.get(source.table) or []
+    if source.row_metric is not None:  # a latency table: the row of this family and percentile, whole window
+        rows = [
+            row
+            for row in rows
+            if (row["metric"], row["percentile"]) == (source.row_metric, source.row_percentile)
+            and (row.get("scope") or "all") == "all"
+        ]
+    return read(source, rows[0]) if rows else (None, None, None, 0, None)
 
 
 def latency_entry(row: dict) -> Metric | None:
@@ -164,14 +177,10 @@ def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True)
     """Throughput, SLA attainment and error rate at the production load. Throughput there is served
     demand, never judged against a capacity claim; `served_demand=False` re-computes a pack written
     before figures had a basis, when it was (pack/verify.py)."""
-    z = z_value(spec.analysis.confidence)
     out = []
     for row in rows:
         for entry in entries("throughput"):
             measured, low, high, n, method = read(entry.source, row)
-            if entry.name == "error_rate":  # Wilson's over every planned request
-                low, high = wilson_interval(row["requests_failed"], row["requests_planned"], z)
-                method = WILSON if row.get("rate_interval_method") else None
             item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
             if not served_demand and item.pop("not_judged", None):
                 item["verdict"] = verdict(item["claimed"], low, high, entry.larger_is_better)

@@ -121,4 +121,8 @@ def with_interval_methods(table: pa.Table, params: dict) -> pa.Table:
     )
     table = table.append_column("sla_attainment_interval_method", pa.array(methods, pa.string()))
     rate_method = dependence.batch_means_label(batches)
-    return table.append_column("rate_interval_method", pa.array([rate_method] * table.num_rows, pa.string()))
+    table = table.append_column("rate_interval_method", pa.array([rate_method] * table.num_rows, pa.string()))
+    # the error rate is over every planned request: Wilson's (appended by the analysis)
+    return table.append_column(
+        "error_rate_interval_method", pa.array([dependence.WILSON] * table.num_rows, pa.string())
+    )

@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.analysis import tables as analysis_tables
-from pipeline.analysis.intervals import with_wilson
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import QuerySession
 from pipeline.replay import capacity_search
@@ -81,12 +80,11 @@ def level_tables(
     accuracy_summary: pa.Table | None,
     queries: QueryCatalog = REPO_QUERIES,
 ) -> dict[str, pa.Table]:
-    """One level's throughput (with the error rate's Wilson interval), latency and cost."""
+    """One level's throughput (with the error rate's Wilson interval, as every throughput table has),
+    latency and cost."""
     tables = analysis_tables.analyse_all(source, level_spec(spec, level), accuracy_summary, queries=queries)
-    z = analysis_tables.z_value(spec.analysis.confidence)
-    throughput = with_wilson(tables["throughput"], "requests_failed", "requests_planned", "error_rate", z)
     return {
-        "level_throughput": _tagged(throughput, level),
+        "level_throughput": _tagged(tables["throughput"], level),
         "level_latency": _tagged(tables["latency_percentiles"], level),
         "level_cost": _tagged(tables["cost_per_decision"], level),
     }

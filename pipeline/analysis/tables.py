@@ -185,6 +185,7 @@ def _throughput(session: QuerySession) -> pa.Table:
         peaks.append(peak_concurrency(events.column("t_sent_ns").to_numpy(), events.column("t_end_ns").to_numpy()))
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     table = with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
+    table = with_wilson(table, "requests_failed", "requests_planned", "error_rate", session.params["z"])
     return with_interval_methods(table, session.params)
 
 

@@ -59,6 +59,20 @@ class Partition(Part):
     model_version: str
 
 
+class GlossaryEntry(Part):
+    """One figure (a latency family once) as the metric catalogue declares it
+    (`pipeline/analysis/catalogue.py` `glossary`): the pack's definitions are rendered from it."""
+
+    name: str
+    display: str
+    unit: str
+    better: str  # "higher" or "lower"
+    bases: list[str]
+    definition: str
+    interval: str
+    source: str
+
+
 class PartitionRun(Part):
     """The partition (candidate, version, run) a side-by-side pack's figures come from."""
 
@@ -171,6 +185,7 @@ class EvidencePackDraft(Part):
     history: History | MISSING = MISSING
     data_quality: list[CheckResult] | MISSING = MISSING
     lineage: RunLineage | MISSING = MISSING
+    glossary: list[GlossaryEntry] | MISSING = MISSING  # what each figure is, from the metric catalogue
 
     def document(self) -> dict[str, Any]:
         """The document as plain values: the keys that were set, in the model's order."""

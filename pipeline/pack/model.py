@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TypeVar
 
+from pipeline.analysis import catalogue
 from pipeline.analysis.figures import ARM_QUERY
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
@@ -15,7 +16,7 @@ from pipeline.pack import arms as pack_arms
 from pipeline.pack import comparison, endpoint_parts, parts, summary
 from pipeline.pack import sweep as pack_sweep
 from pipeline.pack.capacity import CapacityRow, capacity_section
-from pipeline.pack.document import EvidencePackDraft, PartitionRun, RunLineage
+from pipeline.pack.document import EvidencePackDraft, GlossaryEntry, PartitionRun, RunLineage
 from pipeline.pack.inputs import PackInputs
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.pack.server_view import cold_cache_note
@@ -171,6 +172,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         ),
         server_levels=_parts(endpoint_parts.ServerLoadLevel, inputs.server_levels),
         gpu_energy=_parts(endpoint_parts.GpuEnergy, inputs.gpu_energy),
+        glossary=_parts(GlossaryEntry, catalogue.glossary()),
     )
 
 

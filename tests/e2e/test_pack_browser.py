@@ -30,6 +30,7 @@ SECTIONS = [
     "throughput",
     "sweep",
     "validity",
+    "definitions",  # what each figure is: the metric catalogue's glossary
     "lineage",
 ]
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import jsonschema
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -277,3 +278,49 @@ def test_the_servers_own_view_is_in_the_pack(pack, pack_dir):
     assert all(row["client_requests"] > 0 for row in pack["server_ttft"])
     html = (pack_dir / "evidence_pack.html").read_text()
     assert 'id="prefix-cache-table"' in html and 'id="server-ttft-table"' in html
+
+
+def test_every_figure_of_every_pack_is_a_row_of_its_figures_table(pack_dir):
+    """data/figures.parquet is the one place a figure is made: the top pack's and each candidate's
+    figures are its rows, value for value (the pack only reads and adds lineage)."""
+    documents = [pack_dir / "evidence_pack.json", *sorted(pack_dir.glob("candidates/*/*/evidence_pack.json"))]
+    assert len(documents) == 1 + len(CANDIDATES)
+    for document in documents:
+        figures = json.loads(document.read_text())["figures"]
+        rows = pq.read_table(document.parent / "data" / "figures.parquet").to_pylist()
+        combined = {(r["candidate"], r["metric"], r["basis"]): r for r in rows if r["repeat"] is None}
+        assert len(combined) == len(figures), document
+        for figure in figures:
+            row = combined[(figure["candidate"], figure["metric"], figure["basis"])]
+            for key in ("claimed", "measured", "ci_low", "ci_high", "n", "verdict", "unit"):
+                assert figure[key] == row[key], (document, figure["metric"], key)
+            assert figure["lineage"]["sql"] == f"sql/{row['query']}.sql" or row["query"] == "arm_window"
+        bases = {r["basis"] for r in rows}
+        assert bases == {"production_load", "capacity_at_sla", "vendor_conditions"}, document
+
+
+def test_the_glossary_is_rendered_from_the_metric_catalogue(pack, pack_dir):
+    from pipeline.analysis.catalogue import glossary
+
+    assert pack["glossary"] == glossary()
+    html = (pack_dir / "evidence_pack.html").read_text()
+    markdown = (pack_dir / "evidence_pack.md").read_text()
+    assert 'id="definitions-table"' in html
+    for entry in glossary():
+        assert f"<code>{entry['name']}</code>" in html
+        assert f"| {entry['display']} | `{entry['name']}` |" in markdown
+
+
+def test_verify_names_an_edited_row_of_the_figures_table(pack_dir, tmp_path):
+    copy = tmp_path / "pack"
+    shutil.copytree(pack_dir, copy, ignore=shutil.ignore_patterns(".dagster"))
+    (sub,) = [p for p in copy.glob(f"candidates/{CANDIDATES[0]}/*") if p.is_dir()]
+    path = sub / "data" / "figures.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    edited = next(r for r in rows if (r["metric"], r["basis"]) == ("ttft_ms_p95", "production_load"))
+    edited["measured"] = edited["measured"] * 2
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    result = CliRunner().invoke(app, ["verify", str(copy)])
+    assert result.exit_code == 1
+    assert f"{CANDIDATES[0]}/ttft_ms_p95 (production_load): measured in the file" in result.output, result.output

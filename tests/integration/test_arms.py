@@ -130,9 +130,9 @@ def test_verify_recomputes_every_step_from_the_arm_timings_and_catches_an_edit(e
     }
     steps = sum(len(row["steps"]) for row in pack["headline_waterfall"])
     assert steps == 2 * 7  # two figures × (five arms, capacity at SLA, production load)
-    compared, problems = recompute_arms(pack, layout, spec, queries=REPO_QUERIES)
+    compared, problems, _ = recompute_arms(pack, layout, spec, queries=REPO_QUERIES)
     assert problems == [] and compared == len(pack["vendor_conditions"]) + steps
     edited = copy.deepcopy(pack)
     edited["headline_waterfall"][0]["steps"][2]["measured"] *= 2
-    _, problems = recompute_arms(edited, layout, spec, queries=REPO_QUERIES)
+    _, problems, _ = recompute_arms(edited, layout, spec, queries=REPO_QUERIES)
     assert any("c_output_lengths" in p or "output lengths" in p for p in problems)

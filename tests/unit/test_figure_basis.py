@@ -15,6 +15,8 @@ THROUGHPUT_ROW = {
     "requests_planned": 100,
     "requests_failed": 0,
     "error_rate": 0.0,
+    "error_rate_ci_low": 0.0,  # Wilson's for 0 of 100 (pipeline/analysis/tables.py appends it)
+    "error_rate_ci_high": 0.037,
     "sla_attainment": 0.99,
     "sla_attainment_ci_low": 0.95,
     "sla_attainment_ci_high": 1.0,

@@ -11,10 +11,11 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
-from pipeline.analysis.metrics import PERCENTILES
+from pipeline.analysis.metrics import PERCENTILES, metric, names
 
 SUM_TOLERANCE = 1e-9  # shares that must add up to one, allowing for float summation
-RATES = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
+# every rate of the throughput table (the metric catalogue's)
+RATES = tuple(name for name in names(kind="rate") if metric(name).source.table == "throughput")
 
 
 def latency_percentiles_frame(table: pa.Table) -> pd.DataFrame:
