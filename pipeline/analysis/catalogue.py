@@ -253,7 +253,7 @@ CATALOGUE: tuple[Metric, ...] = (
         ),
         interval=WILSON_OR_BATCH,
         display="SLA attainment",
-        definition="the share of steady-window requests that succeeded and met every bound of `sla` (errors miss)",
+        definition="the share of steady-window requests that succeeded and met every SLA bound (errors miss)",
     ),
     Metric(
         name="error_rate",
