@@ -1,4 +1,5 @@
--- throughput: output tokens/s, total tokens/s, requests/s and goodput per candidate over the
+-- throughput: output tokens/s, total tokens/s, requests/s and goodput (requests/s and output
+-- tokens/s of the requests that met every SLA bound) per candidate over the
 -- steady-state window, with a batch-means confidence interval over $interval_batches equal spans
 -- of send time (Student's t: requests sent close together are not independent, batches far
 -- apart nearly are; pipeline/analysis/dependence.py).
@@ -39,6 +40,9 @@ totals AS (
                 FILTER (WHERE in_steady_window AND status = 'ok'),
             0
         ) AS BIGINT) AS total_tokens,
+        CAST(coalesce(
+            sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND met_sla), 0
+        ) AS BIGINT) AS good_output_tokens,
         coalesce(sum(t_end_ns - t_sent_ns) FILTER (WHERE in_steady_window), 0) / 1e9 AS busy_s,
         quantile_disc(schedule_lag_ms, 0.99) AS schedule_lag_ms_p99
     FROM steady_requests
@@ -58,7 +62,8 @@ batch_totals AS (
         count(*) FILTER (WHERE met_sla) AS requests_good,
         sum(coalesce(output_tokens_any, 0)) FILTER (WHERE status = 'ok') AS output_tokens,
         sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0))
-            FILTER (WHERE status = 'ok') AS total_tokens
+            FILTER (WHERE status = 'ok') AS total_tokens,
+        sum(coalesce(output_tokens_any, 0)) FILTER (WHERE met_sla) AS good_output_tokens
     FROM steady_requests
     WHERE in_steady_window
     GROUP BY candidate, batch
@@ -77,7 +82,9 @@ batch_rates AS (
         coalesce(batch_totals.requests_ok, 0) * $interval_batches / nullif(window_batches.window_s, 0)
             AS requests_per_s,
         coalesce(batch_totals.requests_good, 0) * $interval_batches / nullif(window_batches.window_s, 0)
-            AS goodput_requests_per_s
+            AS goodput_requests_per_s,
+        coalesce(batch_totals.good_output_tokens, 0) * $interval_batches / nullif(window_batches.window_s, 0)
+            AS goodput_output_tokens_per_s
     FROM window_batches
     LEFT JOIN batch_totals USING (candidate, batch)
 ),
@@ -89,6 +96,7 @@ spread AS (
         stddev_samp(total_tokens_per_s) AS total_tokens_sd,
         stddev_samp(requests_per_s) AS requests_sd,
         stddev_samp(goodput_requests_per_s) AS goodput_sd,
+        stddev_samp(goodput_output_tokens_per_s) AS goodput_tokens_sd,
         sum(requests_good) / nullif(sum(requests_in_window), 0) AS attainment
     FROM batch_rates
     GROUP BY candidate
@@ -114,6 +122,7 @@ rates AS (
         CASE WHEN window_s > 0 THEN total_tokens / window_s END AS total_tokens_per_s,
         CASE WHEN window_s > 0 THEN requests_ok / window_s END AS requests_per_s,
         CASE WHEN window_s > 0 THEN requests_good / window_s END AS goodput_requests_per_s,
+        CASE WHEN window_s > 0 THEN good_output_tokens / window_s END AS goodput_output_tokens_per_s,
         CASE WHEN window_s > 0 THEN busy_s / window_s END AS mean_concurrency,
         -- batch means: a rate's standard error is the batch sd / sqrt(batches), Student's t on
         -- batches − 1 degrees of freedom; NULL below 2 batches
@@ -122,7 +131,8 @@ rates AS (
         spread.output_tokens_sd,
         spread.total_tokens_sd,
         spread.requests_sd,
-        spread.goodput_sd
+        spread.goodput_sd,
+        spread.goodput_tokens_sd
     FROM totals
     JOIN window_lengths USING (candidate)
     LEFT JOIN spread USING (candidate)
@@ -156,6 +166,10 @@ SELECT
     goodput_requests_per_s,
     greatest(goodput_requests_per_s - half_width_factor * goodput_sd, 0.0) AS goodput_requests_per_s_ci_low,
     goodput_requests_per_s + half_width_factor * goodput_sd AS goodput_requests_per_s_ci_high,
+    goodput_output_tokens_per_s,
+    greatest(goodput_output_tokens_per_s - half_width_factor * goodput_tokens_sd, 0.0)
+        AS goodput_output_tokens_per_s_ci_low,
+    goodput_output_tokens_per_s + half_width_factor * goodput_tokens_sd AS goodput_output_tokens_per_s_ci_high,
     requests_good / nullif(requests_in_window, 0) AS sla_attainment,
     -- the batch-means interval of the attainment; pipeline/analysis/tables.py keeps the wider
     -- of it and the Wilson interval

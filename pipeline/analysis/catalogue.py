@@ -235,6 +235,14 @@ CATALOGUE: tuple[Metric, ...] = (
         ("request_goodput",),
         vendor_conditions=False,  # the SLA is not an arm's business
     ),
+    _rate(
+        "goodput_output_tokens_per_s",
+        "tokens/s",
+        "Goodput (output tokens/s)",
+        "output tokens of the requests sent in the steady window that succeeded and met every SLA bound / the "
+        "window's seconds",
+        vendor_conditions=False,
+    ),
     Metric(
         name="sla_attainment",
         unit="fraction",

@@ -81,6 +81,10 @@ def test_throughput_goodput_and_error_rate(tmp_path: Path):
     assert row["total_tokens_per_s"] == pytest.approx(1100 / 9.5)
     assert row["requests_per_s"] == pytest.approx(10 / 9.5)
     assert row["goodput_requests_per_s"] == pytest.approx(5 / 9.5)  # TTFT ≤ 50 ms: q0..q4
+    # goodput in output tokens: the 100 tokens each of q0..q4 only
+    assert row["goodput_output_tokens_per_s"] == pytest.approx(500 / 9.5)
+    low, high = row["goodput_output_tokens_per_s_ci_low"], row["goodput_output_tokens_per_s_ci_high"]
+    assert 0 <= low <= row["goodput_output_tokens_per_s"] <= high
     assert row["error_rate"] == pytest.approx(2 / 12)
     assert row["output_tokens_per_s_ci_low"] <= row["output_tokens_per_s"] <= row["output_tokens_per_s_ci_high"]
 

@@ -92,6 +92,7 @@ def throughput(**overrides) -> pa.Table:
         "total_tokens_per_s": 13.0,
         "requests_per_s": 1.0,
         "goodput_requests_per_s": 0.5,
+        "goodput_output_tokens_per_s": 5.0,
         "requests_in_window": 11,
         "requests_ok": 10,
         "requests_good": 5,
@@ -110,7 +111,9 @@ def test_throughput_good():
     assert throughput_outcome(throughput()).passed
     # rates are stored rounded to the float: 1/3 token/s × 3 s is 1 token within rounding
     assert throughput_outcome(
-        throughput(window_s=3.0, output_tokens=1, output_tokens_per_s=1 / 3, total_tokens=39)
+        throughput(
+            window_s=3.0, output_tokens=1, output_tokens_per_s=1 / 3, goodput_output_tokens_per_s=1 / 3, total_tokens=39
+        )
     ).passed
 
 
@@ -118,6 +121,7 @@ def test_throughput_good():
     ("overrides", "expected"),
     [
         ({"goodput_requests_per_s": 2.0}, {"expect_column_pair_values_a_to_be_greater_than_b"}),
+        ({"goodput_output_tokens_per_s": 11.0}, {"expect_column_pair_values_a_to_be_greater_than_b"}),
         ({"output_tokens": 90}, {"expect_column_pair_values_to_be_equal"}),  # 10 tokens/s × 10 s ≠ 90
         ({"requests_per_s": float("nan")}, {"expect_column_values_to_not_be_null"}),
         (

@@ -64,6 +64,9 @@ def throughput_suite(gx, params: dict) -> list:
         *(e.ExpectColumnValuesToBeBetween(column=rate, min_value=0) for rate in RATES),
         e.ExpectColumnPairValuesAToBeGreaterThanB(column_A="requests_per_s", column_B="goodput_requests_per_s", **pair),
         e.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="output_tokens_per_s", column_B="goodput_output_tokens_per_s", **pair
+        ),
+        e.ExpectColumnPairValuesAToBeGreaterThanB(
             column_A="total_tokens_per_s", column_B="output_tokens_per_s", **pair
         ),
         *(
