@@ -73,7 +73,8 @@ def rendered(text: str) -> str:
         pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.DOTALL)
         if not pattern.search(text):
             raise SystemExit(f"{DOCUMENT.name}: no '{begin}' … '{end}' block to write")
-        text = pattern.sub(lambda _: f"{begin}\n{make()}\n{end}", text)
+        block = f"{begin}\n{make()}\n{end}"
+        text = pattern.sub(lambda _, block=block: block, text)
     return text
 
 
