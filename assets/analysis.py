@@ -36,6 +36,7 @@ from assets.support.partitions import (
 from assets.sweep import sweep_timings
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, as_table, endpoint_views
 from pipeline.analysis.figures_table import figures_of_folder
 from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.analysis.tables import analyse_all
@@ -280,3 +281,49 @@ def figures_consistent(
         pq.read_metadata(layout.path(ACCURACY_SUMMARY)).num_rows > 0,
     )
     return check_result(outcome)
+
+
+@multi_asset(
+    specs=[
+        AssetSpec(
+            file.name,
+            group_name=GROUP,
+            deps=[raw_timings, THROUGHPUT.name, sweep_timings],
+            description=f"The endpoint's own view: {file.about} (pipeline/analysis/endpoint_views.py).",
+        )
+        for file in ENDPOINT_VIEWS
+    ],
+    partitions_def=REVALIDATION_PARTITIONS,
+    name="endpoint_view_tables",
+)
+def endpoint_view_tables(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage):
+    layout = partition_layout(storage, context)
+    views = endpoint_views(layout.root, spec.load().spec)
+    for file in ENDPOINT_VIEWS:
+        yield MaterializeResult(
+            asset_key=file.name, metadata=write_table(context, layout, file, as_table(views[file.name]))
+        )
+
+
+def _view_check(file):
+    @asset_check(
+        asset=file.name,
+        name=f"{file.name}_in_bounds",
+        description=(
+            "One row per candidate (and load level); shares in [0, 1], counts and power ≥ 0, utilisation ≤ 100 %."
+        ),
+    )
+    def check(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+        rows = pq.read_table(partition_layout(storage, context).path(file)).to_pylist()
+        return check_result(rules.endpoint_view_in_bounds(file.name, rows))
+
+    return check
+
+
+(
+    token_agreement_in_bounds,
+    prefix_cache_hits_in_bounds,
+    server_ttft_in_bounds,
+    server_levels_in_bounds,
+    gpu_energy_in_bounds,
+) = (_view_check(file) for file in ENDPOINT_VIEWS)

@@ -32,6 +32,7 @@ from assets.support.run_records import (
     shared_inputs_quality,
 )
 from assets.workload import prompt_profile
+from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
 from pipeline.files.layout import PackLayout
 from pipeline.pack import gather, history
 from pipeline.pack.arms import waterfall_charts
@@ -85,6 +86,7 @@ PACK_DEPS = [
     sweep_summary,
     "arm_figures",  # assets/arms.py: the vendor's conditions and the attribution ladder
     figures,  # every figure the pack shows, made by analysis
+    *(file.name for file in ENDPOINT_VIEWS),  # the endpoint's own view, made by analysis
 ]
 
 

@@ -195,10 +195,10 @@ def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
         return _throughput(session)
 
 
-def prefix_cache_hits(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+def prefix_cache_hits(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
     """Per candidate, the prefix-cache hit rate its server reported over the steady window's
     successful requests (NULL where it reported no `cached_tokens`)."""
-    with _session(raw_timings, spec) as session:
+    with _session(raw_timings, spec, queries) as session:
         return session.run("prefix_cache_hits")
 
 

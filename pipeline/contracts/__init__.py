@@ -201,6 +201,17 @@ SWEEP_LEVELS = PackFile("sweep_levels", "parquet", _PARTITION, "per load level: 
 SWEEP_SUMMARY = PackFile(
     "sweep_summary", "parquet", _PARTITION, "the highest load level still meeting the SLA, its headroom"
 )
+TOKEN_AGREEMENT = PackFile(
+    "token_agreement", "parquet", _PARTITION, "where the server's usage and the client's token count disagree"
+)
+PREFIX_CACHE_HITS = PackFile(
+    "prefix_cache_hits", "parquet", _PARTITION, "the prefix-cache hit rate the server reported (steady window)"
+)
+SERVER_TTFT = PackFile(
+    "server_ttft", "parquet", _PARTITION, "the server's TTFT/E2E histogram percentiles beside the client's"
+)
+SERVER_LEVELS = PackFile("server_levels", "parquet", _PARTITION, "the server's queue and KV-cache use per load level")
+GPU_ENERGY = PackFile("gpu_energy", "parquet", _PARTITION, "GPU utilisation, power and joules per output token")
 FIGURES = PackFile(
     "figures",
     "parquet",
@@ -244,6 +255,11 @@ PACK_FILES: tuple[PackFile, ...] = (
     COST_PER_DECISION,
     SWEEP_LEVELS,
     SWEEP_SUMMARY,
+    TOKEN_AGREEMENT,
+    PREFIX_CACHE_HITS,
+    SERVER_TTFT,
+    SERVER_LEVELS,
+    GPU_ENERGY,
     FIGURES,
 )
 # what a partition's folder snapshots from the top one (PackLayout.sync_inputs_into)

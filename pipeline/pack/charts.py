@@ -8,12 +8,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis.repeats import first_run
+from pipeline.analysis.server_view import ServerView, read_server_view
 from pipeline.analysis.tables import analysis_params
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
 from pipeline.duck.session import QuerySession
 from pipeline.files.layout import PackLayout
 from pipeline.pack import svg
-from pipeline.pack.server_view import ServerView, read_server_view
 from pipeline.spec import Spec
 
 
@@ -85,7 +85,7 @@ def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
 
 def server_view_charts(view: ServerView | None) -> dict[str, str | None]:
     """The server's queue and KV-cache use over the production replay beside the client's TTFT
-    at each send, per candidate (pipeline/pack/server_view.py); none without server metrics."""
+    at each send, per candidate (pipeline/analysis/server_view.py); none without server metrics."""
     if view is None:
         return {"server_view": None}
     keys = ("second", "running", "waiting", "kv_cache_use", "preemptions", "prefix_cache_hit_rate", "sent_s", "ttft_ms")

@@ -102,7 +102,7 @@ class PrefixCacheHits(Part):
 
 class ColdCacheNote(Part):
     """Whether the replayed window, seen alone, reuses fewer prefix blocks than the whole log
-    (pipeline/pack/server_view.py `cold_cache_note`): then a cold cache undercounts the hits
+    (pipeline/analysis/server_view.py `cold_cache_note`): then a cold cache undercounts the hits
     production gets; `warm_prefixes` says whether the replay first sent the earlier requests whose
     prefixes the window reuses (pipeline/plan/warm_prefixes.py), and how many."""
 
@@ -138,7 +138,7 @@ class ServerTtft(Part):
 
 class GpuEnergy(Part):
     """One candidate's GPU telemetry over the production replay's steady window (its DCGM
-    exporter, `gpu_metrics_url`; pipeline/pack/gpu_view.py): utilisation, mean power, and the
+    exporter, `gpu_metrics_url`; pipeline/analysis/gpu_view.py): utilisation, mean power, and the
     joules per output token (mean power ÷ the window's output tokens per second)."""
 
     candidate: str
@@ -155,7 +155,7 @@ class GpuEnergy(Part):
 
 class ServerLoadLevel(Part):
     """The server's queue and KV-cache use over one load level's replay of one candidate (the
-    production replay's, then each sweep level's; pipeline/pack/server_view.py `server_levels`):
+    production replay's, then each sweep level's; pipeline/analysis/server_view.py `server_levels`):
     mean and maximum over the /metrics scrapes sent between the level's first send and last end."""
 
     candidate: str

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from pipeline.analysis.endpoint_views import read_views
 from pipeline.analysis.figures_table import figures_from_table
-from pipeline.analysis.repeats import first_run
-from pipeline.analysis.tables import prefix_cache_hits
 from pipeline.contracts import (
     ACCURACY_BY_LABEL,
     ACCURACY_RESULTS,
@@ -34,21 +33,23 @@ from pipeline.contracts import (
     ENDPOINT_FINGERPRINT,
     ERROR_BREAKDOWN,
     FIGURES,
+    GPU_ENERGY,
     ITL_HISTOGRAM,
     LATENCY_PERCENTILES,
+    PREFIX_CACHE_HITS,
     PROMPT_PROFILE_DOCUMENT,
     RAW_TIMINGS,
     REPLAY_SUMMARY,
+    SERVER_LEVELS,
+    SERVER_TTFT,
     SWEEP_LEVELS,
     SWEEP_REPLAY,
     SWEEP_SUMMARY,
     SWEEP_TIMINGS,
     THROUGHPUT,
+    TOKEN_AGREEMENT,
 )
-from pipeline.duck.session import run_query
 from pipeline.files.layout import PackLayout
-from pipeline.pack.gpu_view import read_gpu_energy
-from pipeline.pack.server_view import read_server_view, server_levels, ttft_comparison
 from pipeline.plan.warm_prefixes import planned_warm_up
 from pipeline.spec import LoadedSpec
 
@@ -98,6 +99,7 @@ class PackInputs:
 
 def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
     """Read every input of the pack in `layout` (after the comparison has gathered its partitions)."""
+    views = read_views(layout)
     return PackInputs(
         loaded=loaded,
         layout=layout,
@@ -117,26 +119,16 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         itl_histogram_rows=_row_count_if_written(layout.path(ITL_HISTOGRAM)),
         sweep=read_sweep_tables(layout),
         endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
-        token_agreement=run_query("token_agreement", {"raw_timings": layout.path(RAW_TIMINGS)}).to_pylist(),
-        # a repeated replay: the first run's, like the analysis tables
-        prefix_cache_hits=prefix_cache_hits(first_run(layout.path(RAW_TIMINGS)), loaded.spec).to_pylist(),
-        server_ttft=_server_ttft(layout),
-        server_levels=server_levels(layout),
+        # the endpoint's own view, as analysis made it (pipeline/analysis/endpoint_views.py)
+        token_agreement=views[TOKEN_AGREEMENT.name],
+        prefix_cache_hits=views[PREFIX_CACHE_HITS.name],
+        server_ttft=views[SERVER_TTFT.name],
+        server_levels=views[SERVER_LEVELS.name],
         warm_up_requests=len(planned_warm_up(layout)),
-        gpu_energy=read_gpu_energy(
-            layout,
-            loaded.spec.workload.replay.warmup_s,
-            loaded.spec.workload.replay.cooldown_s,
-            _rows(layout.path(THROUGHPUT)),
-        ),
+        gpu_energy=views[GPU_ENERGY.name],
         arm_figure_rows=_rows_if_written(layout.path(ARM_FIGURES)),
         arm_timings_rows=_row_count_if_written(layout.path(ARM_TIMINGS)) or 0,
     )
-
-
-def _server_ttft(layout: PackLayout) -> list[dict]:
-    view = read_server_view(layout)
-    return ttft_comparison(view) if view is not None else []
 
 
 def read_sweep_tables(layout: PackLayout) -> SweepTables:

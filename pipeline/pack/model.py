@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from pipeline.analysis import catalogue
 from pipeline.analysis.figures import ARM_QUERY
+from pipeline.analysis.server_view import cold_cache_note
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
 from pipeline.files.hashing import file_ref
@@ -19,7 +20,6 @@ from pipeline.pack.capacity import CapacityRow, capacity_section
 from pipeline.pack.document import EvidencePackDraft, GlossaryEntry, PartitionRun, RunLineage
 from pipeline.pack.inputs import PackInputs
 from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
-from pipeline.pack.server_view import cold_cache_note
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 

@@ -53,6 +53,7 @@ from pipeline.pack.arm_verify import recompute_arms
 from pipeline.pack.signing import signature_problem, stale_signature
 from pipeline.pack.summary import MEASURED, executive_summary, measured_proxy_verdict
 from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
+from pipeline.pack.view_verify import recompute_views
 from pipeline.quality import rules
 from pipeline.spec import load_spec
 
@@ -195,6 +196,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
         result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
+    result.problems += recompute_views(pack, pack_dir, spec, tables["throughput"].to_pylist(), queries)
     rows = {name: table.to_pylist() for name, table in tables.items()}
     rows |= {"accuracy_summary": accuracy.to_pylist() if accuracy is not None else [], "sweep_summary": sweep_summary}
     record = data.path(SWEEP_REPLAY)

@@ -187,3 +187,38 @@ def figures_consistent(rows: list[dict], candidate: str, claimed: list[str], sco
             "unknown_verdicts": words[:10],
         },
     )
+
+
+# what each endpoint view's values must be (pipeline/analysis/endpoint_views.py): column -> (min, max)
+VIEW_BOUNDS: dict[str, dict[str, tuple[float | None, float | None]]] = {
+    "token_agreement": {
+        "output_disagreeing": (0, None),
+        "prompt_disagreeing": (0, None),
+        "requests_compared": (0, None),
+    },
+    "prefix_cache_hits": {"hit_rate": (0, 1)},
+    "server_ttft": {
+        "server_ttft_ms_p50": (0, None),
+        "server_ttft_ms_p95": (0, None),
+        "client_ttft_ms_p50": (0, None),
+        "client_ttft_ms_p95": (0, None),
+    },
+    "server_levels": {"kv_cache_use_mean": (0, 1), "kv_cache_use_max": (0, 1), "running_mean": (0, None)},
+    "gpu_energy": {"mean_power_w": (0, None), "joules_per_output_token": (0, None), "gpu_util_pct_mean": (0, 100)},
+}
+
+
+def endpoint_view_in_bounds(name: str, rows: list[dict]) -> Outcome:
+    """One endpoint view: one row per key (no candidate twice), each bounded value within its bounds."""
+    bounds = VIEW_BOUNDS[name]
+    outside = []
+    for row in rows:
+        for column, (low, high) in bounds.items():
+            value = row.get(column)
+            if value is not None and ((low is not None and value < low) or (high is not None and value > high)):
+                outside.append(f"{row.get('candidate')}: {column} {value!r} outside [{low}, {high}]")
+    keys = [(row.get("candidate"), row.get("load_level")) for row in rows]
+    repeated = sorted({f"{k[0]} {k[1]}" for k in keys if keys.count(k) > 1})
+    return Outcome(
+        not outside and not repeated, {"rows": len(rows), "out_of_bounds": outside[:10], "repeated": repeated}
+    )

@@ -324,3 +324,20 @@ def test_verify_names_an_edited_row_of_the_figures_table(pack_dir, tmp_path):
     result = CliRunner().invoke(app, ["verify", str(copy)])
     assert result.exit_code == 1
     assert f"{CANDIDATES[0]}/ttft_ms_p95 (production_load): measured in the file" in result.output, result.output
+
+
+def test_the_endpoints_own_view_is_made_by_analysis_and_verify_names_an_edit(pack, pack_dir, tmp_path):
+    """token agreement, prefix-cache hits, the server's TTFT, its load per level and GPU energy are
+    analysis tables (data/*.parquet) that the pack's sections show row for row; an edited section in
+    the top document (hashed by nothing above it) is named by verify."""
+    for name, section in (("token_agreement", "token_agreement"), ("server_levels", "server_levels")):
+        rows = pq.read_table(pack_dir / "data" / f"{name}.parquet").to_pylist()
+        assert rows and len(rows) == len(pack[section]), name
+    copy = tmp_path / "pack"
+    shutil.copytree(pack_dir, copy, ignore=shutil.ignore_patterns(".dagster"))
+    document = json.loads((copy / "evidence_pack.json").read_text())
+    document["token_agreement"][0]["requests_compared"] += 7
+    (copy / "evidence_pack.json").write_text(json.dumps(document, indent=2) + "\n")
+    result = CliRunner().invoke(app, ["verify", str(copy)])
+    assert result.exit_code == 1
+    assert f"token_agreement {document['token_agreement'][0]['candidate']}: requests_compared" in result.output

@@ -77,6 +77,11 @@ PER_PARTITION = {
     "data/cost_per_decision.parquet",
     "data/sweep_levels.parquet",
     "data/sweep_summary.parquet",
+    "data/token_agreement.parquet",
+    "data/prefix_cache_hits.parquet",
+    "data/server_ttft.parquet",
+    "data/server_levels.parquet",
+    "data/gpu_energy.parquet",
     "data/figures.parquet",
 }
 
