@@ -195,6 +195,13 @@ def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
         return _throughput(session)
 
 
+def steady_requests(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
+    """The raw timings marked with the steady-state window, prompt-length bucket and SLA bounds, as
+    every figure reads them (the pack's latency charts draw these rows)."""
+    with _session(raw_timings, spec) as session:
+        return session.staged("steady_requests")
+
+
 def prefix_cache_hits(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
     """Per candidate, the prefix-cache hit rate its server reported over the steady window's
     successful requests (NULL where it reported no `cached_tokens`)."""

@@ -9,9 +9,8 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis.repeats import first_run
 from pipeline.analysis.server_view import ServerView, read_server_view
-from pipeline.analysis.tables import analysis_params
+from pipeline.analysis.tables import steady_requests
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
-from pipeline.duck.session import QuerySession
 from pipeline.files.layout import PackLayout
 from pipeline.pack import svg
 from pipeline.spec import Spec
@@ -129,8 +128,7 @@ def comparison_charts(pack: dict) -> dict[str, str | None]:
 
 def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
     # a repeated replay: the first run's, like the analysis tables beside the charts
-    with QuerySession({RAW_TIMINGS.name: first_run(layout.path(RAW_TIMINGS))}, analysis_params(spec)) as session:
-        marked = session.run("steady_requests").to_pylist()
+    marked = steady_requests(first_run(layout.path(RAW_TIMINGS)), spec).to_pylist()
     charts = workload_charts(pq.read_table(layout.path(PRODUCTION_SAMPLE)))
     charts.update(latency_charts(marked, spec))
     charts.update(throughput_charts(pq.read_table(layout.path(THROUGHPUT_BUCKETS)).to_pylist()))
