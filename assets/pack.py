@@ -34,14 +34,14 @@ from assets.support.run_records import (
 from assets.workload import prompt_profile
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
 from pipeline.files.layout import PackLayout
-from pipeline.pack import gather, history
-from pipeline.pack.arms import waterfall_charts
-from pipeline.pack.charts import comparison_charts, pack_charts
+from pipeline.pack.assemble import gather, history
+from pipeline.pack.assemble.arms import waterfall_charts
+from pipeline.pack.assemble.inputs import read_pack_inputs
+from pipeline.pack.assemble.model import build_pack, run_lineage
+from pipeline.pack.assemble.sweep import sweep_charts
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
-from pipeline.pack.inputs import read_pack_inputs
-from pipeline.pack.model import build_pack, run_lineage
-from pipeline.pack.render import JSON_NAME, render_markdown, write_pack
-from pipeline.pack.sweep import sweep_charts
+from pipeline.pack.render.charts import comparison_charts, pack_charts
+from pipeline.pack.render.pages import JSON_NAME, render_markdown, write_pack
 from pipeline.quality import expectations, rules
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource

@@ -17,7 +17,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render import HTML_NAME, JSON_NAME, MARKDOWN_NAME, basis_label, interval_level, num, verdict_label
+from pipeline.pack.render.pages import (
+    HTML_NAME,
+    JSON_NAME,
+    MARKDOWN_NAME,
+    basis_label,
+    interval_level,
+    num,
+    verdict_label,
+)
 from pipeline.spec import SpecError, load_spec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -83,8 +91,8 @@ def verify(
     ),
 ) -> None:
     """Re-check every hash below a pack folder (sub-packs too) and re-compute every figure from the raw timings."""
-    from pipeline.pack.signing import SigningError
-    from pipeline.pack.verify import verify_pack
+    from pipeline.pack.audit.signing import SigningError
+    from pipeline.pack.audit.verify import verify_pack
 
     try:
         result = verify_pack(pack, public_key)
@@ -117,8 +125,8 @@ def sign(
 ) -> None:
     """Verify a pack folder, then sign its root (the hash tree's) with an Ed25519 key: signature.json."""
     from pipeline.contracts import PACK_SIGNATURE
-    from pipeline.pack.signing import SigningError, sign_pack
-    from pipeline.pack.verify import verify_pack
+    from pipeline.pack.audit.signing import SigningError, sign_pack
+    from pipeline.pack.audit.verify import verify_pack
 
     result = verify_pack(pack)  # a signature vouches for a folder that verifies, never for a damaged one
     # the folder's own earlier signature, stale after a re-run, is what this command replaces
@@ -142,7 +150,7 @@ def sign(
 @app.command()
 def keygen(out: Path = typer.Option(..., "--out", help="PREFIX: writes PREFIX.key (private) and PREFIX.pub")) -> None:
     """Write a new Ed25519 key pair for `loadproof sign` (PEM; the private key readable by its owner only)."""
-    from pipeline.pack.signing import SigningError, generate_key_pair
+    from pipeline.pack.audit.signing import SigningError, generate_key_pair
 
     try:
         pair = generate_key_pair(out)

@@ -176,7 +176,7 @@ def early_stopping_note(q: float, n: int, confidence: float) -> dict:
 def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True) -> list[dict]:
     """Throughput, SLA attainment and error rate at the production load. Throughput there is served
     demand, never judged against a capacity claim; `served_demand=False` re-computes a pack written
-    before figures had a basis, when it was (pack/verify.py)."""
+    before figures had a basis, when it was (pack/audit/verify.py)."""
     out = []
     for row in rows:
         for entry in entries("throughput"):

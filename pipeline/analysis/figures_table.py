@@ -49,7 +49,7 @@ RELATIVE_TOLERANCE = 1e-9
 # the columns a figure's value is: what `loadproof verify` re-computes and compares
 VALUE_COLUMNS = ("claimed", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
 ROW_KEY = ("candidate", "metric", "basis", "repeat")
-# keys a figure has only when they say something (pack/parts.py Figure: absent, not null)
+# keys a figure has only when they say something (pack/document/parts.py Figure: absent, not null)
 _ONLY_WHEN_SET = (
     "early_stopping",
     "interval_method",

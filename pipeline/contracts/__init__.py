@@ -97,7 +97,7 @@ class PackFile:
 
 # --- beside the pack document ----------------------------------------------------------------------
 
-# `loadproof sign`'s Ed25519 signature of the folder's root (pipeline/pack/signing.py), at the top
+# `loadproof sign`'s Ed25519 signature of the folder's root (pipeline/pack/audit/signing.py), at the top
 # of a pack folder beside evidence_pack.json: the one file there no manifest lists (it is written
 # after the document whose sha256 it signs). Not a `data/` table, so not in PACK_FILES: it is never
 # copied into a partition or gathered from one.
@@ -264,7 +264,7 @@ PACK_FILES: tuple[PackFile, ...] = (
 )
 # what a partition's folder snapshots from the top one (PackLayout.sync_inputs_into)
 SHARED_INPUTS = tuple(f for f in PACK_FILES if f.scope is Scope.SHARED and f.copied)
-# what the side-by-side pack concatenates from each partition (pipeline.pack.gather)
+# what the side-by-side pack concatenates from each partition (pipeline.pack.assemble.gather)
 PARTITION_TABLES = tuple(f for f in PACK_FILES if f.scope is Scope.PARTITION and f.format == "parquet")
 
 

@@ -221,7 +221,7 @@ def merge_shards(reports: list[dict], replay) -> tuple[pa.Table, dict]:
     timings = with_load_level(timings, production_level(replay))
     stats = {key: sum(report["stats"][key] for report in reports) for key in SUMMED_STATS}
     stats["wall_s"] = max(report["stats"]["wall_s"] for report in reports)
-    # One candidate per partition; the `candidates` map stays because pack/gather.py merges the
+    # One candidate per partition; the `candidates` map stays because pack/assemble/gather.py merges the
     # partitions' summaries into one for the side-by-side pack.
     summary = {
         "mode": replay.mode,

@@ -206,7 +206,7 @@ def run_sweep(
     those the capacity search chooses (it needs the `judge`). Returns the sweep's raw timings and
     a summary of what ran, was reused or skipped (and, for a search, how it ended)."""
     runner = _Runner(plan, replay, target, settings, run_id, journal_path, log, around_level)
-    # One candidate per partition; the `candidates` (and `search`) maps stay because pack/gather.py
+    # One candidate per partition; the `candidates` (and `search`) maps stay because pack/assemble/gather.py
     # merges the partitions' sweep summaries into one for the side-by-side pack.
     summary: dict = {"mode": replay.mode, "unit": LOAD_UNITS[replay.mode], "candidates": {target.candidate: None}}
     if replay.sweep is not None and replay.sweep.search is not None:

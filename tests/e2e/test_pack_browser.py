@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.pack.render import render_html
+from pipeline.pack.render.pages import render_html
 from tests.support import chromium
 from tests.support.demo_pack import CANDIDATES, DemoPack
 

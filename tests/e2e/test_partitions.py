@@ -10,7 +10,7 @@ from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 from assets.runner import execute
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_key
 from pipeline.files.partition_keys import partition_safe
-from pipeline.pack import history
+from pipeline.pack.assemble import history
 from pipeline.reference import ReferenceServer
 from tests.support.demo_pack import FIRST_VERSION
 from tests.support.specs import profile_file

@@ -1,6 +1,6 @@
 """`loadproof sign FOLDER --key` and `loadproof verify FOLDER --public-key`: a signed demo pack
 verifies with its key, and fails (naming why) with another key, without a signature, and after
-any byte below the folder changed (ARCHITECTURE.md § 4.1, pipeline/pack/signing.py).
+any byte below the folder changed (ARCHITECTURE.md § 4.1, pipeline/pack/audit/signing.py).
 
 Each test signs a copy of the session's demo pack (no whole-graph run of its own)."""
 

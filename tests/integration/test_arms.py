@@ -19,8 +19,8 @@ from pipeline.analysis.arms import arm_figures, measured
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES
 from pipeline.files.layout import PackLayout, write_parquet
-from pipeline.pack import arms as pack_arms
-from pipeline.pack.arm_verify import recompute_arms
+from pipeline.pack.assemble import arms as pack_arms
+from pipeline.pack.audit.arm_verify import recompute_arms
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer

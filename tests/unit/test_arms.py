@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.analysis.arms import arm_figures, arm_metrics, arm_window
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.pack import arms as pack_arms
+from pipeline.pack.assemble import arms as pack_arms
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.quality import arms as arm_rules

@@ -4,7 +4,7 @@ and the asset check's rule that a search's bracket closed or its reason is recor
 import pytest
 
 from pipeline.analysis.capacity import CAPACITY_COLUMNS, capacity_rows
-from pipeline.pack.capacity import CapacityRow, capacity_section
+from pipeline.pack.assemble.capacity import CapacityRow, capacity_section
 from pipeline.quality import rules
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict

@@ -5,7 +5,7 @@ show that a claim holds and never that it is not reproduced. Hand-built rows, no
 
 from pipeline.analysis import figures as claims
 from pipeline.analysis import metrics
-from pipeline.pack.comparison import side_by_side
+from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
 

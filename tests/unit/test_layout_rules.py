@@ -28,16 +28,16 @@ SIZE_RULED = ("pipeline", "assets", "resources")
 # module of the same name in each stage it touches, so the tree is the map. Each name lists the
 # folders (relative to pipeline/) it may appear in; any other repeated basename fails.
 SAME_FEATURE_IN_EACH_STAGE = {
-    "sweep": {"spec", "replay", "analysis", "pack"},  # the load sweep: declared, replayed, analysed, packed
+    "sweep": {"spec", "replay", "analysis", "pack/assemble"},  # the load sweep: declared, replayed, analysed, packed
     # the vendor's conditions and the attribution ladder: declared, planned, replayed, analysed, checked, packed
-    "arms": {"spec", "plan", "replay", "analysis", "quality", "pack"},
+    "arms": {"spec", "plan", "replay", "analysis", "quality", "pack/assemble"},
     "accuracy": {"spec", "plan", "quality/expectations"},  # the labelled slice: declared, mixed in, checked
     "sessions": {"plan", "replay"},  # multi-turn chat sessions: planned, then replayed turn by turn
     "tables": {"analysis", "quality/expectations"},  # the analysis tables and the expectations on them
     "workload": {"spec", "quality/expectations"},  # the production traffic: declared, its tables checked
-    "repeats": {"replay", "analysis", "pack"},  # a repeated production replay: run, split by run, combined
+    "repeats": {"replay", "analysis"},  # a repeated production replay: run, then split by run and combined
     "privacy": {".", "spec"},  # privacy.text: declared (spec), applied by the leaf pipeline/privacy.py
-    "capacity": {"analysis", "pack"},  # the capacity at the SLA: its rows re-derived, then packed
+    "capacity": {"analysis", "pack/assemble"},  # the capacity at the SLA: its rows re-derived, then packed
 }
 
 

@@ -8,7 +8,7 @@ from pipeline.analysis import figures as claims
 from pipeline.analysis import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
-from pipeline.pack import comparison
+from pipeline.pack.assemble import comparison
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict

@@ -7,9 +7,8 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from pipeline.pack import schema
-from pipeline.pack.document import EvidencePack, EvidencePackDraft
-from pipeline.pack.render import JSON_NAME, write_pack
+from pipeline.pack.document import EvidencePack, EvidencePackDraft, schema
+from pipeline.pack.render.pages import JSON_NAME, write_pack
 
 SHA = "0" * 64
 
@@ -73,7 +72,9 @@ def document() -> dict:
 
 def test_the_committed_schema_is_generated_from_the_models():
     committed = schema.SCHEMA_PATH.read_text(encoding="utf-8")
-    assert committed == schema.schema_text(), "schemas/ drifted from pack/document.py: python -m pipeline.pack.schema"
+    assert committed == schema.schema_text(), (
+        "schemas/ drifted from pack/document.py: python -m pipeline.pack.document.schema"
+    )
     jsonschema.Draft202012Validator.check_schema(json.loads(committed))
 
 

@@ -1,4 +1,4 @@
-"""The signature of a pack folder's root (`pipeline/pack/signing.py`) on a hand-built folder: the
+"""The signature of a pack folder's root (`pipeline/pack/audit/signing.py`) on a hand-built folder: the
 right key holds, and each way it fails names its reason. The whole-graph flow (sign, then flip a
 byte anywhere below the folder) is in tests/e2e/test_verify_signed.py."""
 
@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipeline.contracts import PACK_SIGNATURE
 from pipeline.files.hashing import sha256_file
-from pipeline.pack.signing import SigningError, generate_key_pair, sign_pack, signature_problem, stale_signature
-from pipeline.pack.tree import covered_by
+from pipeline.pack.audit.signing import SigningError, generate_key_pair, sign_pack, signature_problem, stale_signature
+from pipeline.pack.audit.tree import covered_by
 
 
 @pytest.fixture

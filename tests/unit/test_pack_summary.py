@@ -2,7 +2,7 @@
 figures (each with its basis) and a hand-built headline waterfall; no I/O."""
 
 from pipeline.analysis import metrics
-from pipeline.pack import summary
+from pipeline.pack.assemble import summary
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 

@@ -1,4 +1,4 @@
-"""Which files a pack's manifest covers (`pipeline/pack/tree.py`), on hand-built folders: the
+"""Which files a pack's manifest covers (`pipeline/pack/audit/tree.py`), on hand-built folders: the
 whole-graph tamper tests are in tests/e2e/test_verify_tree.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from pipeline.files.hashing import sha256_file
-from pipeline.pack.tree import covered_by, subpack_entry
+from pipeline.pack.audit.tree import covered_by, subpack_entry
 
 
 def write(path: Path, text: str = "x") -> None:

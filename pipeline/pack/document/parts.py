@@ -145,7 +145,7 @@ class CandidateProxyVerdict(Part):
 
 
 class ProxyVerdict(Part):
-    """Is the published figure a good-enough proxy? Measured (pipeline/pack/summary.py) where the
+    """Is the published figure a good-enough proxy? Measured (pipeline/pack/assemble/summary.py) where the
     vendor's conditions were run, else the rule on condition divergence."""
 
     verdict: str
@@ -155,7 +155,7 @@ class ProxyVerdict(Part):
 
 
 class ExecutiveSummary(Part):
-    """Five lines a committee reads first, per candidate (pipeline/pack/summary.py)."""
+    """Five lines a committee reads first, per candidate (pipeline/pack/assemble/summary.py)."""
 
     candidate: str
     lines: list[str] = Field(min_length=5, max_length=5)

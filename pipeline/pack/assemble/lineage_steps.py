@@ -2,8 +2,8 @@
 runs them: a figure's lineage names each (copied into the pack's `sql/` with its sha256), so a
 reader can re-run the chain from the raw timings.
 
-Its own module because both the headline figures (`pack/model.py`) and the load sweep's figures
-(`pack/sweep.py`, which re-ran the headline queries per level) name the same chain; `lineage` makes
+Its own module because both the headline figures (`pack/assemble/model.py`) and the load sweep's figures
+(`pack/assemble/sweep.py`, which re-ran the headline queries per level) name the same chain; `lineage` makes
 a figure's lineage from the copied files.
 """
 

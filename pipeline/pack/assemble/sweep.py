@@ -11,8 +11,8 @@ from __future__ import annotations
 from pipeline.contracts import RAW_TIMINGS, SWEEP_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout
-from pipeline.pack import svg
-from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
+from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
+from pipeline.pack.render import svg
 from pipeline.replay.sweep import LOAD_UNITS, production_level
 from pipeline.spec import Spec
 

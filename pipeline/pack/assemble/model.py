@@ -1,4 +1,4 @@
-"""Build the evidence pack (`pack/document.py`) from its inputs (`pack/inputs.py`): the figures
+"""Build the evidence pack (`pack/document.py`) from its inputs (`pack/assemble/inputs.py`): the figures
 with their lineage, the comparison sections, the conditions, the sweep (the keys: ARCHITECTURE.md)."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from pipeline.analysis.server_view import cold_cache_note
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
 from pipeline.files.hashing import file_ref
-from pipeline.pack import arms as pack_arms
-from pipeline.pack import comparison, endpoint_parts, parts, summary
-from pipeline.pack import sweep as pack_sweep
-from pipeline.pack.capacity import CapacityRow, capacity_section
-from pipeline.pack.document import EvidencePackDraft, GlossaryEntry, PartitionRun, RunLineage
-from pipeline.pack.inputs import PackInputs
-from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
+from pipeline.pack.assemble import arms as pack_arms
+from pipeline.pack.assemble import comparison, summary
+from pipeline.pack.assemble import sweep as pack_sweep
+from pipeline.pack.assemble.capacity import CapacityRow, capacity_section
+from pipeline.pack.assemble.inputs import PackInputs
+from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
+from pipeline.pack.document import EvidencePackDraft, GlossaryEntry, PartitionRun, RunLineage, endpoint_parts, parts
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
@@ -219,7 +219,7 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, l
 
 
 def _arm_sections(inputs: PackInputs, figures: list[dict], sweep_lineage: dict | None) -> dict:
-    """`vendor_conditions` and `headline_waterfall` (pack/arms.py); empty without arms."""
+    """`vendor_conditions` and `headline_waterfall` (pack/assemble/arms.py); empty without arms."""
     spec, rows = inputs.loaded.spec, inputs.arm_figure_rows
     lineage = pack_arms.arm_lineage(inputs.layout, inputs.arm_timings_rows) if rows else None
     return {

@@ -19,7 +19,7 @@ from pipeline.analysis.stats import HOLDS
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 MEASURED, RULE = "measured", "rule on condition divergence"
-SERVED_DEMAND_AXIS = "production load"  # the waterfall's last step (pipeline/pack/arms.py PRODUCTION_LOAD)
+SERVED_DEMAND_AXIS = "production load"  # the waterfall's last step (pipeline/pack/assemble/arms.py PRODUCTION_LOAD)
 
 
 def _at(figures: list[dict], candidate: str, basis: str) -> list[dict]:

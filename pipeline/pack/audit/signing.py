@@ -1,6 +1,6 @@
 """`loadproof sign` and `verify --public-key`: an Ed25519 signature of a pack folder's root.
 
-What is signed is the root of the hash tree (`pack/tree.py`): the sha256 of the folder's own
+What is signed is the root of the hash tree (`pack/audit/tree.py`): the sha256 of the folder's own
 `evidence_pack.json`. That document lists the sha256 of every file of the folder (`manifest`) and
 of each sub-pack's document (`subpacks`), which lists that sub-pack's files in turn, so the one
 digest pins every byte below the folder; `loadproof verify` proves the files still match the tree,
@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from pipeline.contracts import PACK_SIGNATURE
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import write_text
-from pipeline.pack.tree import JSON_NAME
+from pipeline.pack.audit.tree import JSON_NAME
 
 ALGORITHM = "Ed25519"
 # what the key signs: a fixed context and the root's hex digest, so the same key signing

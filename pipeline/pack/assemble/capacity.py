@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import MISSING
 
 from pipeline.analysis.capacity import capacity_rows
-from pipeline.pack.parts import Count, FigureLineage, Number, Part
+from pipeline.pack.document.parts import Count, FigureLineage, Number, Part
 from pipeline.spec import Spec
 
 

@@ -2,7 +2,7 @@
 figure from its raw timings, with the SQL copied into the pack.
 
 What is checked, in the folder given and in every sub-pack it lists (candidates/<c>/<v>/):
-1. the hash tree (`pack/tree.py`): every file in the manifest exists with its sha256, every
+1. the hash tree (`pack/audit/tree.py`): every file in the manifest exists with its sha256, every
    sub-pack's evidence_pack.json has the sha256 its parent recorded, and no file anywhere below
    the folder is outside every manifest (the Dagster instance folder `.dagster` is the only
    exclusion). A pack written before whole-folder manifests (no `subpacks` key) fails with one
@@ -18,7 +18,7 @@ What is checked, in the folder given and in every sub-pack it lists (candidates/
    and `data/sweep_timings.parquet`, and every value must match the pack's `sweep` section;
    so must every `capacity` row (re-derived from the re-computed summary; why a search that did
    not close its bracket stopped is read from `data/sweep_replay.json`, the search's record);
-6. the signature (`pack/signing.py`): with a public key, the folder given must carry a signature
+6. the signature (`pack/audit/signing.py`): with a public key, the folder given must carry a signature
    of its root by that key; without one, a signature present in any pack must still name that
    pack's root (a stale signature is a problem, not a silent pass).
 
@@ -49,11 +49,11 @@ from pipeline.contracts import ACCURACY_RESULTS, FIGURES, ITL_HISTOGRAM, RAW_TIM
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
-from pipeline.pack.arm_verify import recompute_arms
-from pipeline.pack.signing import signature_problem, stale_signature
-from pipeline.pack.summary import MEASURED, executive_summary, measured_proxy_verdict
-from pipeline.pack.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
-from pipeline.pack.view_verify import recompute_views
+from pipeline.pack.assemble.summary import MEASURED, executive_summary, measured_proxy_verdict
+from pipeline.pack.audit.arm_verify import recompute_arms
+from pipeline.pack.audit.signing import signature_problem, stale_signature
+from pipeline.pack.audit.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
+from pipeline.pack.audit.view_verify import recompute_views
 from pipeline.quality import rules
 from pipeline.spec import load_spec
 

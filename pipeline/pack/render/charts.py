@@ -12,7 +12,7 @@ from pipeline.analysis.server_view import ServerView, read_server_view
 from pipeline.analysis.tables import steady_requests
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
 from pipeline.files.layout import PackLayout
-from pipeline.pack import svg
+from pipeline.pack.render import svg
 from pipeline.spec import Spec
 
 

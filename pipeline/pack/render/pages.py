@@ -9,8 +9,8 @@ from pathlib import Path
 import jinja2
 
 from pipeline.files.hashing import sha256_file
+from pipeline.pack.audit.tree import JSON_NAME, covered_by, subpack_entry
 from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry, SubPack
-from pipeline.pack.tree import JSON_NAME, covered_by, subpack_entry
 
 MARKDOWN_NAME = "evidence_pack.md"
 HTML_NAME = "evidence_pack.html"
@@ -114,7 +114,7 @@ def interval_level(confidence: float) -> str:
 
 def _environment(**options) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("pipeline.pack", "templates"),
+        loader=jinja2.PackageLoader("pipeline.pack.render", "templates"),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         **options,
@@ -148,7 +148,7 @@ def write_pack(
     pack_dir: Path, pack: EvidencePackDraft, charts: dict[str, str | None], *, confidence: float
 ) -> dict[str, Path]:
     """Write Markdown and HTML, then the JSON whose manifest hashes every other file below the
-    pack folder and whose `subpacks` hash each sub-pack's document (a hash tree, `pack/tree.py`),
+    pack folder and whose `subpacks` hash each sub-pack's document (a hash tree, `pack/audit/tree.py`),
     as the folder is now: the side-by-side pack is written last, over the partition packs and
     `latest.json` files the runs before it left.
 

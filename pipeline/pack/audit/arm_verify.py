@@ -10,7 +10,7 @@ from pipeline.analysis.figures_table import same_value
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.duck.catalog import QueryCatalog
 from pipeline.files.layout import PackLayout
-from pipeline.pack import arms as pack_arms
+from pipeline.pack.assemble import arms as pack_arms
 
 COMPARED = ("measured", "ci_low", "ci_high", "n")
 STEP_COMPARED = (*COMPARED, "change", "change_ci_low", "change_ci_high")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pipeline.analysis.figures import figure_key
-from pipeline.pack.render import JSON_NAME
+from pipeline.pack.render.pages import JSON_NAME
 
 
 def previous_version(versions_in_order: list[str], measured: set[str], current: str) -> str | None:

@@ -1,8 +1,8 @@
 """`schemas/evidence_pack.schema.json`, generated from the pack's models (`pack/document.py`) so
 that it cannot drift from the code that writes the pack.
 
-    python -m pipeline.pack.schema          # rewrite the committed file
-    python -m pipeline.pack.schema --check  # exit 1 when it differs (tests/unit/test_pack_schema.py)
+    python -m pipeline.pack.document.schema          # rewrite the committed file
+    python -m pipeline.pack.document.schema --check  # exit 1 when it differs (tests/unit/test_pack_schema.py)
 
 The models forbid unknown keys (a typo fails when the pack is written); the published schema
 leaves every object open instead, as its description promises: keys may be added to the pack,
@@ -71,7 +71,7 @@ def main(argv: list[str], path: Path = SCHEMA_PATH) -> int:
     if "--check" in argv:
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return 0
-        print(f"{path} differs from the pack's models: run `python -m pipeline.pack.schema`", file=sys.stderr)
+        print(f"{path} differs from the pack's models: run `python -m pipeline.pack.document.schema`", file=sys.stderr)
         return 1
     path.write_text(text, encoding="utf-8")
     print(f"wrote {path}")

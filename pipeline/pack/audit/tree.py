@@ -9,7 +9,7 @@ that verifies on its own. The hash is of the sub-pack's whole document, not of a
 manifest file: its figures, run id and lineage are pinned too, and there is no second file to
 keep in step with it.
 
-Beside the document, the folder's signature (`contracts.PACK_SIGNATURE`, `pack/signing.py`) is
+Beside the document, the folder's signature (`contracts.PACK_SIGNATURE`, `pack/audit/signing.py`) is
 not listed either: it signs the document's sha256, the tree's root, so it is written after it.
 
 The one folder excluded is the Dagster instance folder the CLI keeps inside a pack folder

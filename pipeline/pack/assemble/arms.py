@@ -31,9 +31,9 @@ from pipeline.analysis.stats import verdict
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout
-from pipeline.pack import svg
-from pipeline.pack.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
-from pipeline.pack.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
+from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
+from pipeline.pack.document.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
+from pipeline.pack.render import svg
 from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS
 from pipeline.spec import Spec
 

@@ -2,7 +2,7 @@
 
 The pack is assembled from ~15 files that earlier assets wrote into the folder (a candidate ×
 version partition's, or the shared folder the side-by-side comparison gathered them into).
-Reading them here, into one `PackInputs`, keeps the builder (`pack/model.py`) free of file
+Reading them here, into one `PackInputs`, keeps the builder (`pack/assemble/model.py`) free of file
 access and the asset shell (`assets/pack.py`) down to a call: a test can build a pack from a
 folder without Dagster.
 

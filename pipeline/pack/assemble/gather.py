@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from pipeline.contracts import ENDPOINT_FINGERPRINT, PARTITION_TABLES, REPLAY_SUMMARY, SWEEP_REPLAY
 from pipeline.files.layout import PackLayout, write_parquet, write_text
-from pipeline.pack.render import JSON_NAME
+from pipeline.pack.render.pages import JSON_NAME
 
 LATEST_NAME = "latest.json"
 REPLAY_TOTALS = ("sent", "errors", "unsent", "retries", "peak_in_flight", "wall_s")

@@ -5,10 +5,10 @@ The pack is a published contract: buyers, `loadproof verify`, the history of the
 version and the side-by-side comparison all read it. These models are that contract in code, so a
 renamed key fails the type checker and a malformed value fails when the pack is built or written,
 not when somebody reads it. `schemas/evidence_pack.schema.json` is generated from them
-(`python -m pipeline.pack.schema`; a unit test fails when the committed file differs); the
+(`python -m pipeline.pack.document.schema`; a unit test fails when the committed file differs); the
 published schema never closes an object, so keys may be added without breaking a reader of an
 older schema; none may be renamed. The measured parts and the conventions (absent keys, numbers,
-table rows): `pack/parts.py`; here, the run's records the assets add, and the document itself.
+table rows): `pack/document/parts.py`; here, the run's records the assets add, and the document itself.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import MISSING, Field
 
-from pipeline.pack.arms import VendorConditionsRow, WaterfallRow
-from pipeline.pack.capacity import CapacityRow
-from pipeline.pack.endpoint_parts import (
+from pipeline.pack.assemble.arms import VendorConditionsRow, WaterfallRow
+from pipeline.pack.assemble.capacity import CapacityRow
+from pipeline.pack.document.endpoint_parts import (
     ClientValidity,
     ColdCacheNote,
     EndpointFingerprint,
@@ -29,7 +29,7 @@ from pipeline.pack.endpoint_parts import (
     ServerTtft,
     TokenAgreement,
 )
-from pipeline.pack.parts import (
+from pipeline.pack.document.parts import (
     AccuracySection,
     Claim,
     ConcurrencyRow,
@@ -134,7 +134,7 @@ class ManifestEntry(Part):
 class SubPack(Part):
     """A complete pack in a folder below this one (candidates/<candidate>/<version>/), covered
     through its own manifest: `sha256` is its evidence_pack.json's (which holds that manifest),
-    `run_id` the run that wrote it (`pack/tree.py`)."""
+    `run_id` the run that wrote it (`pack/audit/tree.py`)."""
 
     path: RelativePath
     sha256: Sha256
@@ -151,7 +151,7 @@ class EvidencePackDraft(Part):
     generated_at: str | MISSING = MISSING
     claim: Claim | MISSING = MISSING
     figures: list[Figure]
-    # the claim at the vendor's own conditions, and the headline walked to the buyer's load (pack/arms.py)
+    # the claim at the vendor's own conditions, and the headline walked to the buyer's load (pack/assemble/arms.py)
     vendor_conditions: list[VendorConditionsRow] | MISSING = MISSING
     headline_waterfall: list[WaterfallRow] | MISSING = MISSING
     conditions: list[Condition] | MISSING = MISSING

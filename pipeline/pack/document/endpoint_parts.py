@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import MISSING
 
-from pipeline.pack.parts import Count, Number, Part, Sha256, TableRow
+from pipeline.pack.document.parts import Count, Number, Part, Sha256, TableRow
 
 
 class RooflineStep(Part):
