@@ -30,15 +30,12 @@ from pipeline.spec import Spec
 
 # the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds
 COST_METHOD = "Wilson bounds of the useful share"
-SWEEP_COST_FIGURE = "cost_per_decision_at_max_sla_load_usd"
 ARM_QUERY = "arm_window"  # an arm's figures are the headline queries over the window this query finds
 
 SERVED_DEMAND = (
     "served demand: throughput at the production load is what that load offered, not a capacity, so the claim "
     "is judged at the capacity at the SLA and at the vendor's conditions, not here"
 )
-# the tables the production-load figures are read from, in the order the pack lists them
-HEADLINE_TABLES = ("latency_percentiles", "throughput", "cost_per_decision", "accuracy_summary")
 
 
 def figure(

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import figures as made
 from pipeline.analysis.capacity import capacity_rows
-from pipeline.analysis.repeated_figures import with_repeats
+from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import (
     ACCURACY_RESULTS,
@@ -66,9 +66,9 @@ TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMM
 INPUTS_BY_QUERY: dict[str, tuple[PackFile, ...]] = {
     "latency_percentiles": (RAW_TIMINGS, ITL_HISTOGRAM),
     "throughput": (RAW_TIMINGS,),
-    "cost_per_decision": (RAW_TIMINGS,),
+    "cost_per_decision": (RAW_TIMINGS, ACCURACY_RESULTS),  # a useful decision is correct where scored
     "accuracy_summary": (ACCURACY_RESULTS,),
-    "sweep_summary": (RAW_TIMINGS, SWEEP_TIMINGS),
+    "sweep_summary": (RAW_TIMINGS, SWEEP_TIMINGS, ACCURACY_RESULTS),
     made.ARM_QUERY: (ARM_TIMINGS,),
 }
 
@@ -173,7 +173,7 @@ def figures_from_table(table: pa.Table) -> list[dict]:
         if _identity(row) in runs:
             item["repeats"] = {
                 "runs": [
-                    {key: run[key] for key in _RUN_KEYS if run.get(key) is not None or key in _KEPT_NULL}
+                    {key: run[key] for key in RUN_KEYS if run.get(key) is not None or key in _KEPT_NULL}
                     for run in runs[_identity(row)]
                 ],
                 "between_run_sd": row["between_run_sd"],
@@ -184,7 +184,6 @@ def figures_from_table(table: pa.Table) -> list[dict]:
     return out
 
 
-_RUN_KEYS = ("repeat", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
 _DROPPED = (
     "repeat",
     "between_run_sd",
