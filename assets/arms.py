@@ -19,9 +19,9 @@ from dagster import (
 
 from assets.replay import replay_plan
 from assets.support.checks import check_result
-from assets.support.metadata import table_metadata, write_table
+from assets.support.metadata import write_table
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
-from assets.support.privacy import journal_layout, planned_requests_with_text, write_raw_timings
+from assets.support.replays import PartitionReplay
 from assets.sweep import sweep_timings
 from pipeline.analysis import arms as arm_analysis
 from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
@@ -30,7 +30,6 @@ from pipeline.plan import arms as arm_plans
 from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
 from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
-from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.server_metrics import ScrapesBeside
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -49,45 +48,40 @@ GROUP = "arms"
 def arm_timings(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> MaterializeResult:
-    loaded, layout = spec.load(), partition_layout(storage, context)
-    workload, conditions = loaded.spec.workload, loaded.spec.claim.conditions
-    arms = workload.replay.arms
+    run = PartitionReplay(context, spec, storage, endpoint)
+    conditions, arms = run.spec.claim.conditions, run.replay.arms
     summaries: list[dict] = []
     if arms is None or not arm_plans.runnable(conditions):
         timings = ARM_TIMINGS_SCHEMA.empty_table()
     else:
-        plan = planned_requests_with_text(storage, loaded.spec)  # the text: the private copy (privacy.text)
-        journals = journal_layout(storage, loaded.spec, layout)  # private with mixed accuracy's replies
         # the claimed lengths under the plan's own tokenizer (hf:, gguf:, server): the lengths the server counts
-        tokenizer, min_tokens = plan_tokenizer(loaded, endpoint.target), workload.prompts.min_tokens
+        tokenizer, min_tokens = plan_tokenizer(run.loaded, endpoint.target), run.spec.workload.prompts.min_tokens
         vendor = arm_plans.vendor_conditions_arm(conditions, arms, tokenizer, min_tokens)
-        ladder = arm_plans.ladder_arms(plan, conditions, arms, tokenizer, min_tokens)
-        candidate = partition_candidate(context, loaded.spec)
+        ladder = arm_plans.ladder_arms(run.plan, conditions, arms, tokenizer, min_tokens)
 
         def arrival_step(ran: dict) -> list:
             structure = next((arm for arm in ladder if arm.arm == arm_plans.REQUEST_STRUCTURE), None)
             if structure is None:
                 return []
-            figures = arm_analysis.arm_figures(ran[arm_plans.REQUEST_STRUCTURE], loaded.spec)
-            rate = arm_analysis.measured(figures, candidate.name, arm_plans.REQUEST_STRUCTURE, "requests_per_s")
-            arm = arm_plans.arrival_process_arm(plan, structure, rate)
+            figures = arm_analysis.arm_figures(ran[arm_plans.REQUEST_STRUCTURE], run.spec)
+            rate = arm_analysis.measured(figures, run.candidate.name, arm_plans.REQUEST_STRUCTURE, "requests_per_s")
+            arm = arm_plans.arrival_process_arm(run.plan, structure, rate)
             return [arm] if arm is not None else []
 
-        scrapes = ScrapesBeside(endpoint.target(candidate), workload.replay, context.run_id, "arm")
+        scrapes = ScrapesBeside(run.target, run.replay, run.run_id, "arm")
         timings, summaries = run_arms(
             [arm for arm in [vendor, *ladder] if arm is not None],
-            endpoint.target(candidate),
-            ReplaySettings.from_spec(workload.replay, loaded.spec.privacy.text, progress=True),
+            run.target,
+            run.settings,
             arms.max_duration_s,
-            context.run_id,
-            lambda arm: journals.journal(context.run_id, f"{candidate.name}.{arm}"),
+            run.run_id,
+            lambda arm: run.journal(f"{run.candidate.name}.{arm}"),
             follow_up=arrival_step if arms.ladder else None,
             log=context.log.info,
             around_arm=scrapes.around,  # the server's own view of each arm, in data/server_metrics.parquet
         )
-        scrapes.write(layout, context.log.warning)
-    path = write_raw_timings(storage, loaded.spec, layout, ARM_TIMINGS, timings)
-    meta = table_metadata(timings, path, context.run_id)
+        scrapes.write(run.layout, context.log.warning)
+    meta = run.write(ARM_TIMINGS, timings)
     meta["arms"] = MetadataValue.json(json.loads(json.dumps(summaries, default=str)))
     return MaterializeResult(metadata=meta)
 

@@ -42,6 +42,7 @@ from assets.support.privacy import (
     write_raw_timings,
     write_with_text,
 )
+from assets.support.replays import PartitionReplay
 from assets.workload import production_sample
 from pipeline.analysis import tables
 from pipeline.analysis.repeats import run_timings
@@ -226,33 +227,26 @@ def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage:
 def replay_shard(
     context: OpExecutionContext, shard: Shard, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> list[dict]:
-    loaded, layout = spec.load(), partition_layout(storage, context)
-    replay = loaded.spec.workload.replay
-    candidate = partition_candidate(context, loaded.spec)
-    settings = shard_settings(
-        ReplaySettings.from_spec(replay, loaded.spec.privacy.text, progress=shard.count == 1), shard
-    )
-    plan = shard_plan(planned_requests_with_text(storage, loaded.spec), shard)
-    journals = journal_layout(storage, loaded.spec, layout)
-    name = candidate.name if shard.count == 1 else f"{candidate.name}-{shard.label}"
+    run = PartitionReplay(context, spec, storage, endpoint, progress=shard.count == 1)
+    name = run.candidate.name if shard.count == 1 else f"{run.candidate.name}-{shard.label}"
     scraping = beside_production_replay(  # shard 0: the prefix-cache warm-up, then the server's own view
-        endpoint.target(candidate),
-        loaded.spec.workload,
+        run.target,
+        run.spec.workload,
         shard.index,
-        layout,
-        context.run_id,
+        run.layout,
+        run.run_id,
         context.log.warning,
-        warm_rows=text_layout(storage, loaded.spec),  # the warm-up rows with their text (privacy.text)
+        warm_rows=text_layout(storage, run.spec),  # the warm-up rows with their text (privacy.text)
     )
     with scraping:
         return replay_runs(
-            plan,
-            endpoint.target(candidate),
-            settings,
+            shard_plan(run.plan, shard),
+            run.target,
+            shard_settings(run.settings, shard),
             shard,
-            replay,
-            journal_for=lambda repeat: journals.journal(context.run_id, repeat_name(name, repeat)),
-            run_id=context.run_id,
+            run.replay,
+            journal_for=lambda repeat: run.journal(repeat_name(name, repeat)),
+            run_id=run.run_id,
             log=context.log.info,
         )
 

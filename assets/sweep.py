@@ -19,9 +19,9 @@ from dagster import (
 
 from assets.replay import raw_timings, replay_plan
 from assets.support.checks import check_result, table_check
-from assets.support.metadata import table_metadata
-from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
-from assets.support.privacy import journal_layout, planned_requests_with_text, write_raw_timings
+from assets.support.partitions import REVALIDATION_PARTITIONS, partition_layout
+from assets.support.privacy import planned_requests_with_text
+from assets.support.replays import PartitionReplay
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.repeats import first_run
 from pipeline.contracts import (
@@ -33,7 +33,6 @@ from pipeline.contracts import (
 )
 from pipeline.files.layout import write_text
 from pipeline.quality import expectations, rules
-from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.server_metrics import ScrapesBeside
 from pipeline.replay.sweep import run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
@@ -54,35 +53,31 @@ GROUP = "sweep"
 def sweep_timings(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> MaterializeResult:
-    loaded, layout = spec.load(), partition_layout(storage, context)
-    replay, target = loaded.spec.workload.replay, endpoint.target(partition_candidate(context, loaded.spec))
+    run = PartitionReplay(context, spec, storage, endpoint)
     # each level's server_metrics rows, scoped by load_level (no warm-up: the production replay warmed the cache)
-    scrapes = ScrapesBeside(target, replay, context.run_id, "load_level")
-    if replay.sweep is None:
+    scrapes = ScrapesBeside(run.target, run.replay, run.run_id, "load_level")
+    if run.replay.sweep is None:
         timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
     else:
-        plan = planned_requests_with_text(storage, loaded.spec)  # the text: the private copy (privacy.text)
-        journals = journal_layout(storage, loaded.spec, layout)  # private with mixed accuracy's replies
 
         def judge(candidate, level, table):
-            source = first_run(layout.path(RAW_TIMINGS)) if table is None else table
-            return sweep_analysis.judge_level(candidate, level, source, loaded.spec)
+            source = first_run(run.layout.path(RAW_TIMINGS)) if table is None else table
+            return sweep_analysis.judge_level(candidate, level, source, run.spec)
 
         timings, summary = run_sweep(
-            plan,
-            replay,
-            target,
-            ReplaySettings.from_spec(replay, loaded.spec.privacy.text, progress=True),
-            context.run_id,
-            lambda candidate, index: journals.journal(context.run_id, f"{candidate}.sweep{index}"),
+            run.plan,
+            run.replay,
+            run.target,
+            run.settings,
+            run.run_id,
+            lambda candidate, index: run.journal(f"{candidate}.sweep{index}"),
             judge=judge,
             log=context.log.info,
             around_level=lambda candidate, level: scrapes.around(level.value),
         )
-        write_text(json.dumps(summary, indent=2), layout.path(SWEEP_REPLAY))
-    path = write_raw_timings(storage, loaded.spec, layout, SWEEP_TIMINGS, timings)
-    meta = table_metadata(timings, path, context.run_id)
-    meta["server_metrics_rows"] = scrapes.write(layout, context.log.warning).num_rows
+        write_text(json.dumps(summary, indent=2), run.layout.path(SWEEP_REPLAY))
+    meta = run.write(SWEEP_TIMINGS, timings)
+    meta["server_metrics_rows"] = scrapes.write(run.layout, context.log.warning).num_rows
     if summary is not None:
         meta["summary"] = MetadataValue.json(summary)
         if "search" in summary:  # how the capacity search ended: bracket closed, or why not

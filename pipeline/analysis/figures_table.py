@@ -60,7 +60,6 @@ _ONLY_WHEN_SET = (
     "timed_from",
     "sampled",
 )
-_KEPT_NULL = ("design_effect", "delta")  # null is a value here: "no design effect", "no claim to compare"
 # the files each query's figures are read from, for their lineage
 TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
 INPUTS_BY_QUERY: dict[str, tuple[PackFile, ...]] = {
@@ -172,10 +171,7 @@ def figures_from_table(table: pa.Table) -> list[dict]:
             item.pop("design_effect", None)
         if _identity(row) in runs:
             item["repeats"] = {
-                "runs": [
-                    {key: run[key] for key in RUN_KEYS if run.get(key) is not None or key in _KEPT_NULL}
-                    for run in runs[_identity(row)]
-                ],
+                "runs": [_run(run) for run in runs[_identity(row)]],
                 "between_run_sd": row["between_run_sd"],
                 "between_run_range": row["between_run_range"],
                 "interval_method": row["repeats_interval_method"],
@@ -194,6 +190,15 @@ _DROPPED = (
     "arm",
     "run_id",
 )
+
+
+def _run(row: dict) -> dict:
+    """One run's figure as the pack shows it: its method and design effect only where it has one."""
+    run = {key: row[key] for key in RUN_KEYS}
+    if run["interval_method"] is None:
+        run.pop("interval_method")
+        run.pop("design_effect")
+    return run
 
 
 def _identity(row: dict) -> tuple:

@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from pipeline.analysis.figures_table import figures_from_table, figures_table
 from pipeline.analysis.repeated_figures import run_figures, with_repeats
 from pipeline.analysis.repeats import run_timings
 from pipeline.duck.catalog import REPO_QUERIES
+from pipeline.pack.document.parts import Figure
 from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
 from pipeline.replay.repeats import merge_repeats, replay_runs
@@ -58,3 +60,14 @@ def test_two_runs_send_every_request_twice_and_each_figure_spans_both_runs(zero_
                 assert figure["ci_high"] >= run["ci_high"], figure["metric"]
             assert run["ci_low"] is not None or figure["ci_low"] is None, figure["metric"]
             assert run["ci_high"] is not None or figure["ci_high"] is None, figure["metric"]
+
+    # data/figures.parquet holds each run as a row of its own; the pack reads the figure back whole
+    table = figures_table(figures)
+    assert table.num_rows == len(figures) * (1 + REPEATS)
+    lineage = {"sql": "sql/x.sql", "inputs": [{"path": "data/raw_timings.parquet", "sha256": "0" * 64}]}
+    for figure, back in zip(figures, figures_from_table(table), strict=True):
+        assert back["repeats"] == {**figure["repeats"], "runs": back["repeats"]["runs"]}
+        assert [(r["repeat"], r["measured"], r["ci_low"], r["n"]) for r in back["repeats"]["runs"]] == [
+            (r["repeat"], r["measured"], r["ci_low"], r["n"]) for r in figure["repeats"]["runs"]
+        ]
+        Figure.model_validate({**{k: v for k, v in back.items() if k != "query"}, "lineage": lineage})

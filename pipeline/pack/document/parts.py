@@ -80,7 +80,7 @@ class RunFigure(Part):
 
 class RepeatedRuns(Part):
     """A figure over the runs of a repeated replay: each run's figure, the between-run spread, and
-    how the verdict's interval was formed from them (`pipeline/pack/repeats.py`)."""
+    how the verdict's interval was formed from them (`pipeline/analysis/repeated_figures.py`)."""
 
     runs: list[RunFigure] = Field(min_length=2)
     between_run_sd: Number | None

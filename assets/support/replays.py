@@ -1,0 +1,57 @@
+"""The one place a partition's replay is put together: every replay of a candidate × model version
+(the production replay's shards and repeats, the sweep's levels, the arms) sends the plan with its
+text (the private copy under `privacy.text` hash and drop) to the partition's candidate, with the
+spec's replay settings, journals where the privacy rule puts them, and writes its rows the same way
+(the reply text withheld from the pack). The assets only say which run it is and where it goes."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+import pyarrow as pa
+
+from assets.support.metadata import table_metadata
+from assets.support.partitions import partition_candidate, partition_layout
+from assets.support.privacy import journal_layout, planned_requests_with_text, write_raw_timings
+from pipeline.contracts import PackFile
+from pipeline.replay.engine import ReplaySettings
+from pipeline.replay.records import PlannedRequest
+from resources import EndpointResource, PackStorage, SpecResource
+
+
+class PartitionReplay:
+    """A replay of the partition in `context`: its spec, folder, candidate, target and settings;
+    the plan (read once, when first asked for) and a journal per named run."""
+
+    def __init__(
+        self, context, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource, progress: bool = True
+    ):
+        self.context, self.storage = context, storage
+        self.loaded = spec.load()
+        self.spec = self.loaded.spec
+        self.replay = self.spec.workload.replay
+        self.layout = partition_layout(storage, context)
+        self.candidate = partition_candidate(context, self.spec)
+        self.target = endpoint.target(self.candidate)
+        self.settings = ReplaySettings.from_spec(self.replay, self.spec.privacy.text, progress=progress)
+        self.run_id: str = context.run_id
+
+    @cached_property
+    def plan(self) -> list[PlannedRequest]:
+        """The requests to send, with their text (privacy.text: the private copy)."""
+        return planned_requests_with_text(self.storage, self.spec)
+
+    @cached_property
+    def _journals(self):
+        return journal_layout(self.storage, self.spec, self.layout)  # private with mixed accuracy's replies
+
+    def journal(self, name: str) -> Path:
+        """The crash-safe journal of one named run (e.g. `<candidate>.sweep3`)."""
+        return self._journals.journal(self.run_id, name)
+
+    def write(self, file: PackFile, timings: pa.Table) -> dict:
+        """The rows into the pack as `file` (the reply text withheld, and kept privately where mixed
+        accuracy needs it); returns the materialisation metadata."""
+        path = write_raw_timings(self.storage, self.spec, self.layout, file, timings)
+        return table_metadata(timings, path, self.run_id)
