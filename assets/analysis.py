@@ -36,12 +36,14 @@ from assets.support.partitions import (
 from assets.sweep import sweep_timings
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis.capacity import capacity_of_folder
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, as_table, endpoint_views
 from pipeline.analysis.figures_table import figures_of_folder
 from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.analysis.tables import analyse_all
 from pipeline.contracts import (
     ACCURACY_SUMMARY,
+    CAPACITY,
     COST_PER_DECISION,
     ERROR_BREAKDOWN,
     FIGURES,
@@ -250,7 +252,32 @@ def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackS
 @asset(
     partitions_def=REVALIDATION_PARTITIONS,
     group_name=GROUP,
-    deps=[*(file.name for file in TABLES), accuracy_summary, sweep_summary, "arm_figures"],
+    deps=[sweep_summary],
+    description=(
+        "Per candidate: the capacity at the SLA, the bracket around the knee (last level met, first missed, closed "
+        "to the precision or why not) and the requests/s and output tokens/s served there with their intervals."
+    ),
+)
+def capacity(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
+    layout = partition_layout(storage, context)
+    return MaterializeResult(
+        metadata=write_table(context, layout, CAPACITY, capacity_of_folder(layout.root, spec.load().spec))
+    )
+
+
+@asset_check(
+    asset=capacity,
+    description="The bracket is ordered (last met below first missed) and each rate lies inside its interval.",
+)
+def capacity_bracket_ordered(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
+    rows = pq.read_table(partition_layout(storage, context).path(CAPACITY)).to_pylist()
+    return check_result(rules.capacity_rows_consistent(rows))
+
+
+@asset(
+    partitions_def=REVALIDATION_PARTITIONS,
+    group_name=GROUP,
+    deps=[*(file.name for file in TABLES), accuracy_summary, sweep_summary, capacity, "arm_figures"],
     description=(
         "Every figure the pack shows, one row each (candidate × metric × basis; a repeated replay's runs too): "
         "claim, measured, interval, n, interval method, verdict, the query and the input files' sha256."

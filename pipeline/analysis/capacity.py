@@ -15,6 +15,13 @@ search) is judged with the default precision, and says why it is not closed in i
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.contracts import SWEEP_REPLAY, SWEEP_SUMMARY
 from pipeline.replay.capacity_search import SearchBounds, is_closed
 from pipeline.replay.sweep import KNOB_SETTING
 from pipeline.spec import Spec
@@ -104,3 +111,14 @@ def capacity_rows(spec: Spec, summary_rows: list[dict], searches: dict | None) -
             }
         )
     return rows
+
+
+def capacity_of_folder(root: Path, spec: Spec) -> pa.Table:
+    """`data/capacity.parquet` of a partition folder: the rows from its sweep summary and the
+    search's record (no rows without a sweep)."""
+    summary, record = root / SWEEP_SUMMARY.path, root / SWEEP_REPLAY.path
+    if spec.workload.replay.sweep is None or not summary.is_file():
+        return pa.table({"candidate": pa.array([], pa.string())})
+    searches = json.loads(record.read_text()).get("search") if record.is_file() else None
+    rows = [{k: v for k, v in row.items() if k != "run_id"} for row in pq.read_table(summary).to_pylist()]
+    return pa.Table.from_pylist(capacity_rows(spec, rows, searches))

@@ -201,6 +201,12 @@ SWEEP_LEVELS = PackFile("sweep_levels", "parquet", _PARTITION, "per load level: 
 SWEEP_SUMMARY = PackFile(
     "sweep_summary", "parquet", _PARTITION, "the highest load level still meeting the SLA, its headroom"
 )
+CAPACITY = PackFile(
+    "capacity",
+    "parquet",
+    _PARTITION,
+    "the capacity at the SLA: the bracket, what is served there (no rows without a sweep)",
+)
 TOKEN_AGREEMENT = PackFile(
     "token_agreement", "parquet", _PARTITION, "where the server's usage and the client's token count disagree"
 )
@@ -255,6 +261,7 @@ PACK_FILES: tuple[PackFile, ...] = (
     COST_PER_DECISION,
     SWEEP_LEVELS,
     SWEEP_SUMMARY,
+    CAPACITY,
     TOKEN_AGREEMENT,
     PREFIX_CACHE_HITS,
     SERVER_TTFT,

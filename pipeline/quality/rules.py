@@ -222,3 +222,21 @@ def endpoint_view_in_bounds(name: str, rows: list[dict]) -> Outcome:
     return Outcome(
         not outside and not repeated, {"rows": len(rows), "out_of_bounds": outside[:10], "repeated": repeated}
     )
+
+
+def capacity_rows_consistent(rows: list[dict]) -> Outcome:
+    """data/capacity.parquet: the last level met lies below the first missed, and the requests/s and
+    output tokens/s served there lie inside their intervals."""
+    problems = []
+    for row in rows:
+        met, missed = row.get("max_sla_level"), row.get("first_missed_level")
+        if met is not None and missed is not None and not met < missed:
+            problems.append(f"{row['candidate']}: met at {met}, first missed at {missed}")
+        for value, low, high in (
+            ("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
+            ("output_tokens_per_s", "ci_low", "ci_high"),
+        ):
+            v, lo, hi = row.get(value), row.get(low), row.get(high)
+            if v is not None and ((lo is not None and lo > v * (1 + 1e-9)) or (hi is not None and hi < v * (1 - 1e-9))):
+                problems.append(f"{row['candidate']}: {value} {v!r} outside [{lo!r}, {hi!r}]")
+    return Outcome(not problems, {"rows": len(rows), "problems": problems})

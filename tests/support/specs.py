@@ -49,6 +49,7 @@ ASSETS = [
     "sweep_summary",
     "arm_timings",
     "arm_figures",
+    "capacity",
     "token_agreement",
     "prefix_cache_hits",
     "server_ttft",

@@ -4,7 +4,8 @@ and the asset check's rule that a search's bracket closed or its reason is recor
 import pytest
 
 from pipeline.analysis.capacity import CAPACITY_COLUMNS, capacity_rows
-from pipeline.pack.assemble.capacity import CapacityRow, capacity_section
+from pipeline.pack.assemble.capacity import capacity_section
+from pipeline.pack.document.section_parts import CapacityRow
 from pipeline.quality import rules
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
@@ -82,9 +83,13 @@ def test_in_flight_levels_close_on_adjacent_integers():
 
 def test_the_pack_section_is_typed_and_absent_without_a_sweep():
     lineage = {"sql": "sql/sweep_summary.sql", "inputs": [{"path": "data/raw_timings.parquet", "sha256": "0" * 64}]}
-    (row,) = capacity_section(spec_with(SEARCH), [summary()], {"search": {}}, lineage)
+    rows = capacity_rows(spec_with(SEARCH), [summary()], {})  # data/capacity.parquet's (analysis made them)
+    (row,) = capacity_section(spec_with(SEARCH), [{**rows[0], "run_id": "r"}], lineage)
     assert CapacityRow.model_validate(row).lineage.sql == "sql/sweep_summary.sql"
-    assert capacity_section(spec_with(None), [], None, None) is None
+    assert capacity_section(spec_with(None), [], None) is None
+    assert rules.capacity_rows_consistent(rows).passed
+    wrong = {**rows[0], "first_missed_level": rows[0]["max_sla_level"], "ci_high": rows[0]["output_tokens_per_s"] / 2}
+    assert len(rules.capacity_rows_consistent([wrong]).metadata["problems"]) == 2
 
 
 def test_the_check_passes_a_closed_bracket_or_a_recorded_reason():

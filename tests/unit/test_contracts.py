@@ -77,6 +77,7 @@ PER_PARTITION = {
     "data/cost_per_decision.parquet",
     "data/sweep_levels.parquet",
     "data/sweep_summary.parquet",
+    "data/capacity.parquet",
     "data/token_agreement.parquet",
     "data/prefix_cache_hits.parquet",
     "data/server_ttft.parquet",

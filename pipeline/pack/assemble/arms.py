@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import math
 
-from pydantic import MISSING
-
 from pipeline.analysis import metrics
 from pipeline.analysis.arms import ARM_QUERIES
 from pipeline.analysis.figures import figure_key
@@ -32,7 +30,8 @@ from pipeline.contracts import ARM_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
-from pipeline.pack.document.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
+from pipeline.pack.document.parts import FigureLineage
+from pipeline.pack.document.section_parts import VendorConditionsRow, WaterfallRow, WaterfallStep
 from pipeline.pack.render import svg
 from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS
 from pipeline.spec import Spec
@@ -41,42 +40,6 @@ CAPACITY_AT_SLA = ("capacity at SLA", "capacity at the buyer's SLA (highest SLA-
 PRODUCTION_LOAD = ("production load", "served demand at the buyer's production load")
 # a step's figure read from a sweep level's row: the column holding it, when sweep_levels has one
 NOT_LADDER_FIGURES = ("error_rate",)
-
-
-class VendorConditionsRow(MeasuredBesideClaim):
-    """One claimed figure measured at the vendor's own conditions."""
-
-    conditions: str
-    interval_method: str | None | MISSING = MISSING
-    lineage: FigureLineage
-
-
-class WaterfallStep(Part):
-    """One step of the ladder: the figure with this axis added, and its change from the step before."""
-
-    axis: str
-    label: str
-    arm: str | None  # the arm that measured it; None for capacity at SLA and production load
-    measured: Number | None
-    ci_low: Number | None
-    ci_high: Number | None
-    n: Count
-    change: Number | None  # measured − the previous step's measured (None for the first step)
-    change_ci_low: Number | None
-    change_ci_high: Number | None
-    reason: str | MISSING = MISSING  # why the step has no value
-    lineage: FigureLineage | None
-
-
-class WaterfallRow(Part):
-    """A claimed capacity or latency figure walked from the vendor's conditions to the buyer's load."""
-
-    candidate: str
-    metric: MetricName
-    unit: str
-    claimed: Number | None
-    larger_is_better: bool
-    steps: list[WaterfallStep]
 
 
 def arm_steps() -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from pipeline.contracts import (
     ACCURACY_SUMMARY,
     ARM_FIGURES,
     ARM_TIMINGS,
+    CAPACITY,
     CLAIM_DIVERGENCE,
     CLIENT_CALIBRATION,
     COST_PER_DECISION,
@@ -60,6 +61,7 @@ class SweepTables:
 
     level_rows: list[dict] = field(default_factory=list)
     summary_rows: list[dict] = field(default_factory=list)
+    capacity_rows: list[dict] = field(default_factory=list)  # the capacity at the SLA (analysis made them)
     replay: dict | None = None
     timings_rows: int = 0
 
@@ -136,6 +138,7 @@ def read_sweep_tables(layout: PackLayout) -> SweepTables:
     return SweepTables(
         level_rows=_rows_if_written(layout.path(SWEEP_LEVELS)),
         summary_rows=_rows_if_written(layout.path(SWEEP_SUMMARY)),
+        capacity_rows=_rows_if_written(layout.path(CAPACITY)),
         replay=_json_if_written(layout.path(SWEEP_REPLAY)),
         timings_rows=_row_count_if_written(layout.path(SWEEP_TIMINGS)) or 0,
     )

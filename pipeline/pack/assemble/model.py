@@ -16,10 +16,11 @@ from pipeline.files.hashing import file_ref
 from pipeline.pack.assemble import arms as pack_arms
 from pipeline.pack.assemble import comparison, summary
 from pipeline.pack.assemble import sweep as pack_sweep
-from pipeline.pack.assemble.capacity import CapacityRow, capacity_section
+from pipeline.pack.assemble.capacity import capacity_section
 from pipeline.pack.assemble.inputs import PackInputs
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.pack.document import EvidencePackDraft, GlossaryEntry, PartitionRun, RunLineage, endpoint_parts, parts
+from pipeline.pack.document.section_parts import CapacityRow
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
@@ -206,7 +207,7 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, l
             layout, inputs.raw_timings_rows, inputs.sweep.timings_rows
         )
         input_refs.append(sweep_inputs[-1])
-        capacity = capacity_section(spec, inputs.sweep.summary_rows, inputs.sweep.replay, sweep_lineage)
+        capacity = capacity_section(spec, inputs.sweep.capacity_rows, sweep_lineage)
     # the sweep's cost figure says why it has no value when no sweep ran: it read the headline's cost
     lineages["sweep_summary"] = sweep_lineage or lineages["cost_per_decision"]
     if inputs.arm_figure_rows:

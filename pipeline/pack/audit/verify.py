@@ -45,7 +45,15 @@ from pipeline.analysis.capacity import capacity_rows
 from pipeline.analysis.figures import figure_key
 from pipeline.analysis.figures_table import figures_table, partition_figures, same_value, table_differences
 from pipeline.analysis.repeats import first_run
-from pipeline.contracts import ACCURACY_RESULTS, FIGURES, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_REPLAY, SWEEP_TIMINGS
+from pipeline.contracts import (
+    ACCURACY_RESULTS,
+    CAPACITY,
+    FIGURES,
+    ITL_HISTOGRAM,
+    RAW_TIMINGS,
+    SWEEP_REPLAY,
+    SWEEP_TIMINGS,
+)
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
@@ -278,6 +286,14 @@ def _recompute_capacity(packed: list[dict] | None, summary: list[dict], data: Pa
     record = data.path(SWEEP_REPLAY)
     searches = json.loads(record.read_text()).get("search") if record.is_file() else None
     again = {row["candidate"]: row for row in capacity_rows(spec, summary, searches)}
+    if data.path(CAPACITY).is_file():  # the table the pack read them from (packs before it have none)
+        written = {r["candidate"]: r for r in pq.read_table(data.path(CAPACITY)).to_pylist()}
+        result.problems += [
+            f"{CAPACITY.path} {candidate}: {column} in the file {row.get(column)!r}, re-computed {value!r}"
+            for candidate, row in written.items()
+            for column, value in again.get(candidate, {}).items()
+            if not same_value(row.get(column), value)
+        ]
     for missing in sorted(set(again) - {row["candidate"] for row in packed}):
         result.problems.append(f"capacity {missing}: re-computed but not in the pack")
     for row in packed:

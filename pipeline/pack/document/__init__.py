@@ -17,8 +17,6 @@ from typing import Any
 
 from pydantic import MISSING, Field
 
-from pipeline.pack.assemble.arms import VendorConditionsRow, WaterfallRow
-from pipeline.pack.assemble.capacity import CapacityRow
 from pipeline.pack.document.endpoint_parts import (
     ClientValidity,
     ColdCacheNote,
@@ -50,6 +48,7 @@ from pipeline.pack.document.parts import (
     SideBySide,
     SweepSection,
 )
+from pipeline.pack.document.section_parts import CapacityRow, VendorConditionsRow, WaterfallRow
 
 
 class Partition(Part):

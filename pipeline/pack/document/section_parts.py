@@ -1,0 +1,68 @@
+"""The typed parts of the pack's arm and capacity sections (`vendor_conditions`,
+`headline_waterfall`, `capacity`): declared with the document they belong to, built in
+`pack/assemble/arms.py` and `pack/assemble/capacity.py`."""
+
+from __future__ import annotations
+
+from pydantic import MISSING
+
+from pipeline.pack.document.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
+
+
+class VendorConditionsRow(MeasuredBesideClaim):
+    """One claimed figure measured at the vendor's own conditions."""
+
+    conditions: str
+    interval_method: str | None | MISSING = MISSING
+    lineage: FigureLineage
+
+
+class WaterfallStep(Part):
+    """One step of the ladder: the figure with this axis added, and its change from the step before."""
+
+    axis: str
+    label: str
+    arm: str | None  # the arm that measured it; None for capacity at SLA and production load
+    measured: Number | None
+    ci_low: Number | None
+    ci_high: Number | None
+    n: Count
+    change: Number | None  # measured − the previous step's measured (None for the first step)
+    change_ci_low: Number | None
+    change_ci_high: Number | None
+    reason: str | MISSING = MISSING  # why the step has no value
+    lineage: FigureLineage | None
+
+
+class WaterfallRow(Part):
+    """A claimed capacity or latency figure walked from the vendor's conditions to the buyer's load."""
+
+    candidate: str
+    metric: MetricName
+    unit: str
+    claimed: Number | None
+    larger_is_better: bool
+    steps: list[WaterfallStep]
+
+
+class CapacityRow(Part):
+    """One candidate's capacity at the SLA (levels in the sweep's unit: × logged traffic,
+    requests/s or requests in flight; `knob` the replay setting the levels turn)."""
+
+    candidate: str
+    knob: str
+    max_sla_level: Number | None  # None: not even the production level met the SLA
+    max_sla_level_label: str | None
+    first_missed_level: Number | None  # None: no level missed (the capacity is a lower bound)
+    first_missed_level_label: str | None
+    bracket_closed: bool
+    reason: str
+    requests_per_s: Number | None
+    requests_per_s_ci_low: Number | None
+    requests_per_s_ci_high: Number | None
+    output_tokens_per_s: Number | None
+    ci_low: Number | None  # of output_tokens_per_s
+    ci_high: Number | None
+    n: Count | None  # requests in the steady window at the highest SLA-meeting level
+    levels_run: Count  # levels measured, the production level included
+    lineage: FigureLineage | None | MISSING = MISSING
