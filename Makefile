@@ -40,9 +40,14 @@ lint: $(STAMP)
 	$(BIN)/sqlfluff lint sql
 	$(BIN)/lint-imports
 
+# pytest-xdist workers for `make test`: more than the cores, since most of a whole-graph test's time
+# is a replay's own real time (paced requests), not CPU; tests/conftest.py says what stays together
+TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
 # the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp, ~7 min)
 test: lint $(STAMP) $(MODEL_STAMP)
-	$(BIN)/python -m pytest --durations=25
+	$(BIN)/python -m pytest $(XDIST) --durations=25
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not real_model"

@@ -12,17 +12,26 @@ or run, and say why where they do it:
 - test_definitions: a blocking check that fails on the first asset (the run stops there);
 - test_partitions: continues from a copy of this pack with a second model version;
 - test_privacy_canary: a log and a slice with canaries planted, run under the default and `keep`.
+
+Under pytest-xdist (`make test`) the pack is still built once per run, not once per worker: it is
+built into the run's base temp folder, which every worker's own temp folder sits in, by whichever
+worker needs it first (tests/support/demo_pack.py, `shared_demo_pack`).
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from tests.support.demo_pack import DemoPack, build_demo_pack
+from tests.support.demo_pack import DemoPack, shared_demo_pack
 
 
 @pytest.fixture(scope="session")
 def demo_pack(tmp_path_factory) -> DemoPack:
-    pack = build_demo_pack(tmp_path_factory.mktemp("demo-pack"))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's base folder: each worker's basetemp is a folder in it
+    pack = shared_demo_pack(root / "demo-pack")
     assert pack.exit_code == 0, pack.output
     return pack

@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 from pipeline import REPO_ROOT, contracts
 from pipeline.cli import app
 from pipeline.files.hashing import sha256_file
-from tests.support.demo_pack import API_KEY, CANDIDATES, SLICE_ITEMS, DemoPack
+from tests.support.demo_pack import API_KEY, CANDIDATES, INSTANCE_GROUP, SLICE_ITEMS, DemoPack
 from tests.support.specs import ASSETS
 
-pytestmark = pytest.mark.slow
+# one test opens the pack's Dagster instance: never beside test_partitions' copy of it
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(INSTANCE_GROUP)]
 
 # the unpartitioned assets every candidate reads: materialised by the first candidate's run only
 SHARED_INPUTS = {

@@ -12,7 +12,7 @@ from assets.support.partitions import REVALIDATION_PARTITIONS, partition_key
 from pipeline.files.partition_keys import partition_safe
 from pipeline.pack.assemble import history
 from pipeline.reference import ReferenceServer
-from tests.support.demo_pack import FIRST_VERSION
+from tests.support.demo_pack import FIRST_VERSION, INSTANCE_GROUP
 from tests.support.specs import profile_file
 
 
@@ -62,6 +62,7 @@ def test_history_deltas_and_verdict_changes():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(INSTANCE_GROUP)  # copies the pack's Dagster instance: never while test_pack_e2e opens it
 def test_a_new_version_is_a_new_partition_whose_pack_compares_with_the_previous(
     tmp_path, write_spec, demo_pack, monkeypatch
 ):

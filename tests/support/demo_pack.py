@@ -5,11 +5,16 @@ busiest 8 s of the bundled log, the demo's load sweep and all 200 items of the b
 written by `loadproof run` with an API key set.
 
 The endpoints stop once the pack is written: tests read the pack folder and never write into it
-(one that needs to change a pack copies the folder first)."""
+(one that needs to change a pack copies the folder first). Under pytest-xdist the workers share
+one pack (`shared_demo_pack`): the first to ask builds it, the others wait for it and read it.
+The pack's Dagster instance folder is the one thing a reader might touch (opening an instance
+can write to it): the tests that open or copy it share one worker (`INSTANCE_GROUP`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import fcntl
+import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -24,6 +29,9 @@ API_KEY = "sk-loadproof-test-0123456789abcdef"
 FIRST_VERSION = "2026-11-01"  # the model version both endpoints advertise
 CANDIDATES = ("fastserve-8b", "budget-8b")
 SLICE_ITEMS = 200  # the bundled slice's size: every item is scored
+# the xdist group of the tests that open or copy the pack's `.dagster` (never two at once)
+INSTANCE_GROUP = "demo_pack_instance"
+RECORD = "demo_pack.yaml"  # what the build returned, beside the pack, for the workers that did not build it
 
 
 @dataclass(frozen=True)
@@ -60,3 +68,21 @@ def build_demo_pack(root: Path) -> DemoPack:
             spec.write_text(yaml.safe_dump(data, sort_keys=False))
             result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out)])
     return DemoPack(folder=out, spec=data, exit_code=result.exit_code, output=result.output)
+
+
+def shared_demo_pack(root: Path) -> DemoPack:
+    """The demo pack built into `root` once for every process that asks (the xdist workers of one
+    run): the first caller builds it under an exclusive lock and records the result; the others
+    wait on the lock, then read that record. Every caller gets the recorded copy, so all workers
+    see the same `DemoPack`. A build that raised leaves no record: the next caller builds again."""
+    root.mkdir(parents=True, exist_ok=True)
+    record = root / RECORD
+    with (root / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not record.is_file():
+            pack = asdict(build_demo_pack(root))
+            partial = record.with_suffix(".partial")
+            partial.write_text(yaml.safe_dump({**pack, "folder": str(pack["folder"])}, sort_keys=False))
+            os.replace(partial, record)
+        recorded = yaml.safe_load(record.read_text())
+    return DemoPack(**{**recorded, "folder": Path(recorded["folder"])})

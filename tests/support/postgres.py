@@ -14,12 +14,13 @@ import importlib.util
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from pipeline.reference import managed_server
 
 PASSWORD = "pg-secret-canary"  # trust authentication ignores it; a test checks it is written nowhere
 
@@ -47,9 +48,8 @@ SKIP_REASON = _skip_reason()
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    # the servers' own free_port: under xdist, tests/conftest.py narrows it to this worker's ports
+    return managed_server.free_port("127.0.0.1")
 
 
 def _run(command: list[str]) -> None:
