@@ -5,7 +5,7 @@ send + warm-up to the last end − cool-down, which across N back-to-back runs w
 runs' own warm-ups and drains. So each run is analysed on its own, with the very same queries:
 the tables under `data/` are the first run's (what a replay done once writes, so a spec without
 repeats gets exactly the tables it always got), and the headline figures combine every run's
-(`pipeline/pack/repeats.py`). Raw timings written before repeats have no `repeat` column: one run.
+(`pipeline/analysis/repeated_figures.py`). Raw timings written before repeats have no `repeat` column: one run.
 """
 
 from __future__ import annotations

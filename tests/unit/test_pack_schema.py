@@ -73,7 +73,7 @@ def document() -> dict:
 def test_the_committed_schema_is_generated_from_the_models():
     committed = schema.SCHEMA_PATH.read_text(encoding="utf-8")
     assert committed == schema.schema_text(), (
-        "schemas/ drifted from pack/document.py: python -m pipeline.pack.document.schema"
+        "schemas/ drifted from pack/document/: python -m pipeline.pack.document.schema"
     )
     jsonschema.Draft202012Validator.check_schema(json.loads(committed))
 

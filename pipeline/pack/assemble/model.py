@@ -1,4 +1,4 @@
-"""Build the evidence pack (`pack/document.py`) from its inputs (`pack/assemble/inputs.py`): the figures
+"""Build the evidence pack (`pack/document/__init__.py`) from its inputs (`pack/assemble/inputs.py`): the figures
 with their lineage, the comparison sections, the conditions, the sweep (the keys: ARCHITECTURE.md)."""
 
 from __future__ import annotations

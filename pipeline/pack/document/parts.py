@@ -1,4 +1,4 @@
-"""The parts of the evidence-pack document (`pack/document.py`) that `build_pack` measures and
+"""The parts of the evidence-pack document (`pack/document/__init__.py`) that `build_pack` measures and
 compiles: figures with lineage, conditions, client validity, the comparison sections, the sweep.
 
 Conventions, chosen so that the JSON stays exactly what the untyped dict wrote:

@@ -1,4 +1,4 @@
-"""`schemas/evidence_pack.schema.json`, generated from the pack's models (`pack/document.py`) so
+"""`schemas/evidence_pack.schema.json`, generated from the pack's models (`pack/document/__init__.py`) so
 that it cannot drift from the code that writes the pack.
 
     python -m pipeline.pack.document.schema          # rewrite the committed file
