@@ -13,7 +13,6 @@ row has `repeat` NULL and the spread between runs). `partition_figures` makes th
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -21,21 +20,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis import figures as made
-from pipeline.analysis.capacity import capacity_rows
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
-from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     ACCURACY_SUMMARY,
     ARM_FIGURES,
     ARM_TIMINGS,
+    CAPACITY,
     COST_PER_DECISION,
     FIGURES,
     FIGURES_SCHEMA,
     ITL_HISTOGRAM,
     LATENCY_PERCENTILES,
     RAW_TIMINGS,
-    SWEEP_REPLAY,
     SWEEP_SUMMARY,
     SWEEP_TIMINGS,
     THROUGHPUT,
@@ -76,20 +73,19 @@ def partition_figures(
     spec: Spec,
     tables: dict[str, list[dict]],
     raw_timings: Path | pa.Table,
-    sweep_search: dict | None = None,
+    capacity: list[dict] | None = None,
     arm_rows: list[dict] | None = None,
     queries: QueryCatalog = REPO_QUERIES,
     served_demand: bool = True,
 ) -> list[dict]:
     """Every figure from the analysis tables (`tables`: latency_percentiles, throughput,
     cost_per_decision, accuracy_summary, sweep_summary, as rows), a repeated replay's combined over
-    its runs (each run re-analysed from `raw_timings`), the capacity's from the sweep summary and
-    the search's record, and the vendor-conditions arm's."""
+    its runs (each run re-analysed from `raw_timings`), the capacity's from its rows
+    (`analysis.capacity.capacity_rows`: none without a sweep), and the vendor-conditions arm's."""
     accuracy = tables.get("accuracy_summary") or []
     summary = tables.get("sweep_summary") or []
     figures = made.headline_figures(spec, tables, served_demand)
-    if sweep_ran(spec):
-        figures += made.capacity_figures(spec, capacity_rows(spec, summary, sweep_search))
+    figures += made.capacity_figures(spec, capacity or [])
     figures += made.sweep_figures(spec, summary)
     accuracy_table = pa.Table.from_pylist(accuracy) if accuracy else None
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
@@ -101,9 +97,8 @@ def figures_of_folder(root: Path, spec: Spec) -> pa.Table:
     """`data/figures.parquet` of the partition folder `root`, from the analysis tables written there
     (the `figures` asset; `loadproof verify` re-computes the tables from the raw timings first)."""
     tables = {file.name: _rows(root / file.path) for file in TABLE_FILES}
-    sweep_record = root / SWEEP_REPLAY.path
-    search = json.loads(sweep_record.read_text()).get("search") if sweep_record.is_file() else None
-    figures = partition_figures(spec, tables, root / RAW_TIMINGS.path, search, _rows(root / ARM_FIGURES.path))
+    capacity, arm_rows = _rows(root / CAPACITY.path), _rows(root / ARM_FIGURES.path)  # the capacity asset's rows
+    figures = partition_figures(spec, tables, root / RAW_TIMINGS.path, capacity, arm_rows)
     return figures_table(figures, input_hashes(root))
 
 

@@ -13,6 +13,7 @@ import pytest
 from pipeline.analysis import catalogue
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.capacity import capacity_rows
 from pipeline.analysis.figures import ARM_QUERY, VENDOR_CONDITIONS_ARM, values_at
 from pipeline.analysis.figures_table import figures_from_table, figures_table, partition_figures, table_differences
 from pipeline.contracts import ACCURACY_RESULTS_SCHEMA, RAW_TIMING_RECORD_SCHEMA
@@ -83,7 +84,8 @@ def made(tmp_path_factory) -> dict:
         for name, basis in ENTRIES
         if basis == catalogue.VENDOR_CONDITIONS
     ]
-    figures = partition_figures(the_spec, tables, raw, None, arm_rows)
+    capacity = capacity_rows(the_spec, tables["sweep_summary"], None)  # the capacity asset's rows (a level list)
+    figures = partition_figures(the_spec, tables, raw, capacity, arm_rows)
     return {"spec": the_spec, "figures": figures, "table": figures_table(figures)}
 
 

@@ -197,7 +197,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     # no histogram: re-built
     tables = analysis_tables.analyse_all(first_run(data.path(RAW_TIMINGS)), spec, accuracy, queries=queries)
     sweep_summary = _recompute_sweep(pack.get("sweep"), data, spec, accuracy, result, queries)
-    _recompute_capacity(pack.get("capacity"), sweep_summary, data, spec, result)
+    capacity = _recompute_capacity(pack.get("capacity"), sweep_summary, data, spec, result)
     compared, problems, arm_rows = recompute_arms(pack, data, spec, queries)  # the vendor_conditions rows among them
     result.arm_rows_recomputed += compared
     result.problems += problems
@@ -207,11 +207,9 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     result.problems += recompute_views(pack, pack_dir, spec, tables["throughput"].to_pylist(), queries)
     rows = {name: table.to_pylist() for name, table in tables.items()}
     rows |= {"accuracy_summary": accuracy.to_pylist() if accuracy is not None else [], "sweep_summary": sweep_summary}
-    record = data.path(SWEEP_REPLAY)
-    search = json.loads(record.read_text()).get("search") if record.is_file() else None
     with_bases = any("basis" in figure for figure in pack["figures"])  # before bases, throughput was judged
     recomputed = partition_figures(
-        spec, rows, data.path(RAW_TIMINGS), search, arm_rows, queries, served_demand=with_bases
+        spec, rows, data.path(RAW_TIMINGS), capacity, arm_rows, queries, served_demand=with_bases
     )
     if data.path(FIGURES).is_file():
         result.problems += table_differences(pq.read_table(data.path(FIGURES)), figures_table(recomputed))
