@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import metrics
 from pipeline.analysis.catalogue import VENDOR_CONDITIONS
-from pipeline.analysis.figures import values_at
+from pipeline.analysis.figures import figure_rows, values_at
 from pipeline.analysis.tables import analyse_all
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import run_query
@@ -83,7 +83,7 @@ def one_arm_figures(
     concurrency = int(spec.claim.conditions.concurrency or 1)
     window = arm_window(timings, concurrency, arm != ARRIVAL_PROCESS, queries)
     analysed = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else {}
-    tables = {name: table.to_pylist() for name, table in analysed.items()}
+    tables = figure_rows(analysed)
     axis, label = LADDER.get(arm, (arm, arm))
     rows = []
     for metric in arm_metrics(spec):

@@ -14,8 +14,17 @@ the figure's lineage (the query's copy in the pack, the queries it read, the inp
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from pipeline.analysis import metrics
-from pipeline.analysis.catalogue import CAPACITY_AT_SLA, PRODUCTION_LOAD, VENDOR_CONDITIONS, Metric, Source
+from pipeline.analysis.catalogue import (
+    CAPACITY_AT_SLA,
+    CATALOGUE,
+    PRODUCTION_LOAD,
+    VENDOR_CONDITIONS,
+    Metric,
+    Source,
+)
 from pipeline.analysis.dependence import WILSON
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
@@ -31,6 +40,9 @@ from pipeline.spec import Spec
 # the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds
 COST_METHOD = "Wilson bounds of the useful share"
 ARM_QUERY = "arm_window"  # an arm's figures are the headline queries over the window this query finds
+
+# every analysis table a figure is read from (the catalogue's sources)
+SOURCE_TABLES = frozenset(source.table for entry in CATALOGUE for source in entry.sources.values())
 
 SERVED_DEMAND = (
     "served demand: throughput at the production load is what that load offered, not a capacity, so the claim "
@@ -76,6 +88,12 @@ def figure_key(item: dict) -> tuple[str, str, str]:
     """A figure's identity in a pack: candidate, metric and basis (a pack written before bases
     has only production-load figures)."""
     return item["candidate"], item["metric"], item.get("basis", PRODUCTION_LOAD)
+
+
+def figure_rows(tables: dict[str, pa.Table]) -> dict[str, list[dict]]:
+    """The rows of the analysis tables a figure is read from (`analyse_all`'s ITL histogram and
+    per-second buckets, which can be large, are no figure's source and are left as they are)."""
+    return {name: table.to_pylist() for name, table in tables.items() if name in SOURCE_TABLES}
 
 
 def read(source: Source, row: dict) -> tuple:

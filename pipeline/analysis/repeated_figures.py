@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import dependence, metrics
-from pipeline.analysis.figures import figure_key, headline_figures
+from pipeline.analysis.figures import figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
 from pipeline.analysis.stats import verdict
 from pipeline.analysis.tables import analyse_all
@@ -72,7 +72,7 @@ def run_figures(spec: Spec, timings: pa.Table, accuracy_summary: pa.Table | None
     """One run's latency, throughput and cost figures, as a replay done once reports them (accuracy,
     scored on the labelled slice, is not repeated)."""
     tables = analyse_all(timings, spec, accuracy_summary, queries=queries)
-    return headline_figures(spec, {name: table.to_pylist() for name, table in tables.items()})
+    return headline_figures(spec, figure_rows(tables))
 
 
 def combined(figure: dict, runs: list[dict], confidence: float) -> dict:

@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
 from pipeline.analysis.capacity import capacity_rows
-from pipeline.analysis.figures import figure_key
+from pipeline.analysis.figures import figure_key, figure_rows
 from pipeline.analysis.figures_table import figures_table, partition_figures, same_value, table_differences
 from pipeline.analysis.repeats import first_run
 from pipeline.contracts import (
@@ -204,8 +204,8 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     stored_histogram = data.path(ITL_HISTOGRAM)
     if stored_histogram.is_file() and not _same_histogram(pq.read_table(stored_histogram), tables["itl_histogram"]):
         result.problems.append(f"{ITL_HISTOGRAM.path}: differs from the histogram re-built from the raw timings")
-    result.problems += recompute_views(pack, pack_dir, spec, tables["throughput"].to_pylist(), queries)
-    rows = {name: table.to_pylist() for name, table in tables.items()}
+    rows = figure_rows(tables)
+    result.problems += recompute_views(pack, pack_dir, spec, rows["throughput"], queries)
     rows |= {"accuracy_summary": accuracy.to_pylist() if accuracy is not None else [], "sweep_summary": sweep_summary}
     with_bases = any("basis" in figure for figure in pack["figures"])  # before bases, throughput was judged
     recomputed = partition_figures(
