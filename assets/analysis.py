@@ -37,7 +37,7 @@ from assets.sweep import sweep_timings
 from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.capacity import capacity_of_folder
-from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, as_table, endpoint_views
+from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, endpoint_views
 from pipeline.analysis.figures_table import figures_of_folder
 from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.analysis.tables import analyse_all
@@ -328,7 +328,7 @@ def endpoint_view_tables(context: AssetExecutionContext, spec: SpecResource, sto
     views = endpoint_views(layout.root, spec.load().spec)
     for file in ENDPOINT_VIEWS:
         yield MaterializeResult(
-            asset_key=file.name, metadata=write_table(context, layout, file, as_table(views[file.name]))
+            asset_key=file.name, metadata=write_table(context, layout, file, pa.Table.from_pylist(views[file.name]))
         )
 
 

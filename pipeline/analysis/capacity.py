@@ -120,5 +120,4 @@ def capacity_of_folder(root: Path, spec: Spec) -> pa.Table:
     if spec.workload.replay.sweep is None or not summary.is_file():
         return pa.table({"candidate": pa.array([], pa.string())})
     searches = json.loads(record.read_text()).get("search") if record.is_file() else None
-    rows = [{k: v for k, v in row.items() if k != "run_id"} for row in pq.read_table(summary).to_pylist()]
-    return pa.Table.from_pylist(capacity_rows(spec, rows, searches))
+    return pa.Table.from_pylist(capacity_rows(spec, pq.read_table(summary).to_pylist(), searches))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis.gpu_view import read_gpu_energy
@@ -33,7 +32,6 @@ from pipeline.contracts import (
     SERVER_TTFT,
     THROUGHPUT,
     TOKEN_AGREEMENT,
-    PackFile,
 )
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import run_query
@@ -71,10 +69,6 @@ def endpoint_views(
     }
 
 
-def as_table(rows: list[dict]) -> pa.Table:
-    return pa.Table.from_pylist(rows)
-
-
 def read_views(layout: PackLayout) -> dict[str, list[dict]]:
     """The views as written in the folder (none where a pack was written before them)."""
     return {file.name: _rows(layout.path(file)) for file in ENDPOINT_VIEWS}
@@ -84,7 +78,3 @@ def _rows(path: Path) -> list[dict]:
     if not path.is_file():
         return []
     return [{k: v for k, v in row.items() if k != "run_id"} for row in pq.read_table(path).to_pylist()]
-
-
-def view_file(name: str) -> PackFile:
-    return next(file for file in ENDPOINT_VIEWS if file.name == name)

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pipeline.analysis import metrics
 from pipeline.analysis.catalogue import (
+    BY_NAME,
     CAPACITY_AT_SLA,
     CATALOGUE,
     PRODUCTION_LOAD,
@@ -109,7 +110,7 @@ def read(source: Source, row: dict) -> tuple:
 
 def entries(table: str, basis: str = PRODUCTION_LOAD) -> list[Metric]:
     """The catalogue entries read from `table` at `basis`, in catalogue order."""
-    return [m for m in (metrics.metric(name) for name in metrics.names(basis=basis)) if m.sources[basis].table == table]
+    return [m for m in CATALOGUE if basis in m.sources and m.sources[basis].table == table]
 
 
 def values_at(tables: dict[str, list[dict]], name: str, basis: str) -> tuple:
@@ -129,8 +130,7 @@ def values_at(tables: dict[str, list[dict]], name: str, basis: str) -> tuple:
 
 def latency_entry(row: dict) -> Metric | None:
     """The catalogue entry a latency_percentiles row is (None for a family the catalogue lacks)."""
-    name = metrics.latency_figure_name(row["metric"], row["percentile"])
-    return metrics.metric(name) if name in metrics.known_names() else None
+    return BY_NAME.get(metrics.latency_figure_name(row["metric"], row["percentile"]))
 
 
 def latency_figures(

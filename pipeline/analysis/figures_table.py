@@ -134,8 +134,8 @@ def figures_table(figures: list[dict], inputs: dict[str, list[tuple[str, str]]] 
                 "repeats_interval_method": repeats.get("interval_method"),
             }
         rows.append(row)
+        identity = {key: item.get(key) for key in ("candidate", "metric", "basis", "arm", "unit", "claimed")}
         for run in (repeats or {}).get("runs", []):
-            identity = {key: item.get(key) for key in ("candidate", "metric", "basis", "arm", "unit", "claimed")}
             rows.append({**_row({**identity, **run}), **lineage})
     return pa.Table.from_pylist(rows, schema=FIGURES_SCHEMA)
 

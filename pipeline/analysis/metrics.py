@@ -4,6 +4,7 @@ declaration of every figure); this module only keeps the questions the stages as
 
 from pipeline.analysis.catalogue import (  # noqa: F401  (re-exported: the stages import them from here)
     BASES,
+    BY_NAME,
     CAPACITY_AT_SLA,
     FROM_SCHEDULE,
     LATENCY_METRICS,
@@ -37,7 +38,7 @@ def describe(name: str) -> tuple[str, bool]:
 
 def percentile_of(name: str) -> float | None:
     """The quantile a latency figure names (ttft_ms_p99 → 0.99); None for other figures."""
-    return metric(name).percentile if name in known_names() else None
+    return BY_NAME[name].percentile if name in BY_NAME else None
 
 
 def claim_kind(name: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.analysis.catalogue import PRODUCTION_LOAD, names
+from pipeline.analysis.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
 from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.files.hashing import sha256_file
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
@@ -26,6 +26,11 @@ from pipeline.quality.outcome import Outcome
 from pipeline.replay.sweep import level_for_value, level_plan
 
 VERDICTS = (HOLDS, NOT_REPRODUCED, INCONCLUSIVE, None)
+CAPACITY_SOURCES = [
+    entry.sources[CAPACITY_AT_SLA]
+    for entry in CATALOGUE
+    if CAPACITY_AT_SLA in entry.sources and entry.sources[CAPACITY_AT_SLA].table == "capacity"
+]
 
 
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
@@ -232,11 +237,9 @@ def capacity_rows_consistent(rows: list[dict]) -> Outcome:
         met, missed = row.get("max_sla_level"), row.get("first_missed_level")
         if met is not None and missed is not None and not met < missed:
             problems.append(f"{row['candidate']}: met at {met}, first missed at {missed}")
-        for value, low, high in (
-            ("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
-            ("output_tokens_per_s", "ci_low", "ci_high"),
-        ):
-            v, lo, hi = row.get(value), row.get(low), row.get(high)
+        for source in CAPACITY_SOURCES:  # the columns the catalogue reads the capacity figures from
+            value = source.value
+            v, lo, hi = row.get(value), row.get(source.ci_low or ""), row.get(source.ci_high or "")
             if v is not None and ((lo is not None and lo > v * (1 + 1e-9)) or (hi is not None and hi < v * (1 - 1e-9))):
                 problems.append(f"{row['candidate']}: {value} {v!r} outside [{lo!r}, {hi!r}]")
     return Outcome(not problems, {"rows": len(rows), "problems": problems})
