@@ -40,6 +40,7 @@ from pipeline.contracts.schemas import (  # noqa: F401  (re-exported: every stag
     REPLAY_PLAN_SCHEMA,
     SERVER_METRICS_SCHEMA,
     SHARD_COLUMN,
+    STREAM_KIND_COLUMNS,
     SWEEP_TIMINGS_SCHEMA,
 )
 
@@ -155,7 +156,15 @@ RAW_TIMINGS = PackFile(
     pa.schema([*RAW_TIMING_RECORD_SCHEMA, SHARD_COLUMN, *LOAD_LEVEL_COLUMNS, REPEAT_COLUMN]),
     # columns the queries read that a replay may not write (load_level: only a load sweep has levels;
     # labelled_item_id: only accuracy mixed into the load), and files written before them
-    optional=("load_level", "retry_count", "labelled_item_id", *FROM_SCHEDULE_COLUMNS, "repeat", *COUNTED_BY_SERVER),
+    optional=(
+        "load_level",
+        "retry_count",
+        "labelled_item_id",
+        *FROM_SCHEDULE_COLUMNS,
+        "repeat",
+        *COUNTED_BY_SERVER,
+        *STREAM_KIND_COLUMNS,
+    ),
 )
 SERVER_METRICS = PackFile(
     "server_metrics",
@@ -173,7 +182,7 @@ SWEEP_TIMINGS = PackFile(
     _PARTITION,
     "the plan replayed at each further load level (no rows without a sweep)",
     SWEEP_TIMINGS_SCHEMA,
-    optional=(*FROM_SCHEDULE_COLUMNS, *COUNTED_BY_SERVER),
+    optional=(*FROM_SCHEDULE_COLUMNS, *COUNTED_BY_SERVER, *STREAM_KIND_COLUMNS),
 )
 ARM_TIMINGS = PackFile("arm_timings", "parquet", _PARTITION, "each arm's requests (pipeline/replay/arms.py)")
 ARM_FIGURES = PackFile("arm_figures", "parquet", _PARTITION, "each arm's figures (pipeline/analysis/arms.py)")

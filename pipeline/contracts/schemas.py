@@ -150,11 +150,33 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         ("cached_tokens", pa.int64()),
         # how output_tokens was counted (replay/records.py `output_count`): usage | tokenizer:<name> | chunks
         ("output_tokens_source", pa.string()),
+        # what the stream carried (replay/reply_reading.py): `content_chunks` counts every token
+        # chunk, these the reasoning and tool-call ones among them (the rest are answer text)
+        ("reasoning_chunks", pa.int64()),
+        ("tool_call_chunks", pa.int64()),
+        ("tool_calls", pa.int64()),  # tool calls the reply made (distinct indices)
+        # the first answer-text or tool-call chunk, after any reasoning (TTFO: from t_sent_ns)
+        ("t_first_output_ns", pa.int64()),
+        ("ttfo_ms", pa.float64()),
+        # reasoning tokens (part of output_tokens) and how they were counted: usage (its
+        # completion_tokens_details.reasoning_tokens) | tokenizer:<name> | chunks
+        ("reasoning_tokens", pa.int64()),
+        ("reasoning_tokens_source", pa.string()),
     ]
 )
 # read as NULL from files written before they existed
 FROM_SCHEDULE_COLUMNS = ("ttft_from_schedule_ms", "e2e_from_schedule_ms")
 COUNTED_BY_SERVER = ("cached_tokens", "output_tokens_source")  # token counts' provenance, recorded later
+# what the stream carried besides answer text (issue 25); NULL in files written before
+STREAM_KIND_COLUMNS = (
+    "reasoning_chunks",
+    "tool_call_chunks",
+    "tool_calls",
+    "t_first_output_ns",
+    "ttfo_ms",
+    "reasoning_tokens",
+    "reasoning_tokens_source",
+)
 # the load level every replayed row carries (the production level's in raw_timings)
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]
 SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent the request

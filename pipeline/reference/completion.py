@@ -7,6 +7,7 @@ request's ground-truth timeline record, written before the bytes that end the ex
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Send
 
+from pipeline.reference.agent_replies import AgentReply, AgentRequest, agent_reply
 from pipeline.reference.faults import (
     FAULT_HEADER,
     WRONG_USAGE_OFFSET,
@@ -24,7 +26,7 @@ from pipeline.reference.faults import (
     UnknownFault,
     abort_connection,
 )
-from pipeline.reference.generation import GenerationRequest, Reply, Writer
+from pipeline.reference.generation import GenerationRequest, Writer
 from pipeline.reference.openai_wire import (
     BadRequest,
     ChatRequest,
@@ -144,31 +146,58 @@ class Completion:
 
         messages = [m.model_dump() for m in body.messages] if isinstance(body, ChatRequest) else None
         tokens = message_tokens(messages) if messages is not None else tokenize(cast(str, prompt))
+        if isinstance(body, ChatRequest) and body.tools:  # the chat template writes the tools into the prompt
+            tokens = tokens + tokenize(json.dumps(body.tools))
         prompt_tokens = len(tokens)
         requested = body.requested_max_tokens()
-        reply = state.writer(
-            GenerationRequest(
-                state.profile,
-                self.kind,
-                messages,
-                prompt,
-                state.profile.default_max_tokens if requested is None else requested,
-                body.stop,
-                body.temperature,
-                body.seed,
-            )
+        generation = GenerationRequest(
+            state.profile,
+            self.kind,
+            messages,
+            prompt,
+            state.profile.default_max_tokens if requested is None else requested,
+            body.stop,
+            body.temperature,
+            body.seed,
         )
-        completion_tokens = count_tokens(reply.text)
+        reasoning = state.profile.reasoning
+        if isinstance(body, ChatRequest):
+            if reasoning is not None and (body.reasoning_effort or "medium") not in reasoning.effort_scale:
+                known = ", ".join(reasoning.effort_scale)
+                return self._refuse(
+                    error_response(
+                        400,
+                        f"reasoning_effort {body.reasoning_effort!r} is not supported; known: {known}",
+                        "invalid_request_error",
+                        "reasoning_effort",
+                        "invalid_value",
+                    )
+                )
+            agent = AgentRequest(
+                body.tools, body.tool_choice, body.response_format, body.reasoning_effort, body.enable_thinking
+            )
+            reply = agent_reply(generation, agent, state.writer, reasoning)
+        else:
+            reply = AgentReply([], state.writer(generation))
+        completion_tokens = count_tokens(reply.answer.text) + reply.pieces - len(reply.answer.pieces)
         self.record.prompt_tokens, self.record.completion_tokens = prompt_tokens, completion_tokens
+        reasoning_tokens = len(reply.reasoning) if reasoning is not None and self.kind == "chat" else None
+        self.record.reasoning_tokens = reasoning_tokens
         counts = (
             None
             if fault == "no_usage"
-            else usage(prompt_tokens, completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0))
+            else usage(
+                prompt_tokens,
+                completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0),
+                reasoning_tokens,
+            )
         )
         if state.engine is not None and fault != "stall":
             hashes = block_hashes(tokens, state.profile.kv_block_tokens) if state.profile.prefix_cache else ()
             try:
-                self.handle = state.engine.submit(prompt_tokens, len(reply.pieces), self.record.arrival_ns, hashes)
+                self.handle = state.engine.submit(
+                    prompt_tokens, reply.pieces, self.record.arrival_ns, hashes, reply.constrained
+                )
             except PromptTooLong as exc:
                 return self._refuse(
                     error_response(400, str(exc), "invalid_request_error", "messages", "context_length_exceeded")
@@ -218,11 +247,25 @@ class Completion:
     def _tokens(self, n: int) -> AsyncIterator[int]:
         return self.handle.tokens() if self.handle is not None else _instant_tokens(n)
 
+    def _chunks(self, reply: AgentReply) -> list[tuple[bool, bytes]]:
+        """Every token's SSE chunk in streaming order, each with whether it is output (an answer
+        or tool-call piece) rather than reasoning."""
+        field = self.state.profile.reasoning.field if self.state.profile.reasoning else "reasoning_content"
+        shapes = self.shapes
+        chunks = [(False, shapes.delta_chunk({field: piece})) for piece in reply.reasoning]
+        chunks += [(True, shapes.content_chunk(piece)) for piece in reply.answer.pieces]
+        if reply.tool_call is not None:
+            chunks.append((True, shapes.tool_call_chunk(reply.tool_call, None)))
+            chunks += [(True, shapes.tool_call_chunk(reply.tool_call, piece)) for piece in reply.tool_pieces or []]
+        return chunks
+
     async def _events(
-        self, reply: Reply, fault: str | None, counts: dict | None, include_usage: bool
+        self, reply: AgentReply, fault: str | None, counts: dict | None, include_usage: bool
     ) -> AsyncIterator[bytes]:
         # The record is written before the bytes that end the exchange (or carry the fault) go
-        # out, so a client that has seen the end can already read it in the timeline.
+        # out, so a client that has seen the end can already read it in the timeline. A
+        # `buffered` fault holds every output piece until the last token (a buffering tool-call
+        # parser), then sends them at once.
         try:
             role = self.shapes.role_chunk()
             if role is not None:
@@ -231,8 +274,10 @@ class Completion:
                 self._finish_record(200, "fault")
                 await asyncio.sleep(self.state.profile.faults.stall_s)
                 return
-            cut_at = len(reply.pieces) // 2 if fault in ("cut", "malformed") else None
-            async for i in self._tokens(len(reply.pieces)):
+            chunks = self._chunks(reply)
+            cut_at = len(chunks) // 2 if fault in ("cut", "malformed") else None
+            held: list[bytes] = []
+            async for i in self._tokens(len(chunks)):
                 if i == cut_at:
                     self._finish_record(200, "fault")
                     if fault == "cut":
@@ -240,8 +285,15 @@ class Completion:
                     else:
                         yield b'data: {"id": "' + self.record.completion_id.encode() + b'", "choices": [\n\n'
                     return
-                self.record.mark_first_token()
-                yield self.shapes.content_chunk(reply.pieces[i])
+                output, chunk = chunks[i]
+                if output and fault == "buffered":
+                    held.append(chunk)
+                    continue
+                self.record.mark_first_token(output)
+                yield chunk
+            if held:
+                self.record.mark_first_token(True)
+                yield b"".join(held)
             yield self.shapes.finish_chunk(reply.finish_reason)
             if include_usage and counts is not None:
                 yield self.shapes.usage_chunk(self._with_cached(counts))
@@ -252,11 +304,11 @@ class Completion:
             if not self._written:  # the client went away first
                 self._finish_record(200, "disconnected")
 
-    async def _whole(self, reply: Reply, fault: str | None, counts: dict | None) -> Response:
+    async def _whole(self, reply: AgentReply, fault: str | None, counts: dict | None) -> Response:
         if fault == "stall":
             self._finish_record(0, "fault")
             await asyncio.sleep(self.state.profile.faults.stall_s)
-        async for _ in self._tokens(len(reply.pieces)):
+        async for _ in self._tokens(reply.pieces):
             pass
         if fault == "cut":
             self._finish_record(0, "fault")
@@ -268,9 +320,16 @@ class Completion:
             return Response(
                 b'{"id": "' + self.record.completion_id.encode() + b'", "choices": [', media_type="application/json"
             )
-        self.record.mark_first_token()
+        self.record.mark_first_token(True)
         self._finish_record(200, "fault" if fault else "ok")
-        return JSONResponse(self.shapes.whole(reply.text, reply.finish_reason, counts and self._with_cached(counts)))
+        profile_reasoning = self.state.profile.reasoning
+        reasoning = (
+            (profile_reasoning.field, "".join(reply.reasoning)) if reply.reasoning and profile_reasoning else None
+        )
+        body = self.shapes.whole(
+            reply.answer.text, reply.finish_reason, counts and self._with_cached(counts), reasoning, reply.tool_call
+        )
+        return JSONResponse(body)
 
     def _with_cached(self, counts: dict[str, Any]) -> dict[str, Any]:
         """Usage plus `prompt_tokens_details.cached_tokens` (OpenAI's shape) where the engine has

@@ -41,6 +41,17 @@ class ChatRequest(_Common):
 
     messages: list[_Message] = Field(min_length=1)
     max_completion_tokens: int | None = Field(default=None, ge=0)
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+
+    @property
+    def enable_thinking(self) -> bool | None:
+        """`chat_template_kwargs.enable_thinking` (Qwen3's and vLLM's switch), when given."""
+        value = (self.chat_template_kwargs or {}).get("enable_thinking")
+        return value if isinstance(value, bool) else None
 
     def requested_max_tokens(self) -> int | None:
         return self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
@@ -100,12 +111,17 @@ def parse_body(raw_bytes: bytes, model_type: type[_Common]) -> _Common:
         ) from None
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {
+def usage(prompt_tokens: int, completion_tokens: int, reasoning_tokens: int | None = None) -> dict[str, Any]:
+    """OpenAI's usage object; with `reasoning_tokens`, its `completion_tokens_details` too (they
+    are part of `completion_tokens`)."""
+    counts: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if reasoning_tokens is not None:
+        counts["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
+    return counts
 
 
 def sse(payload: dict[str, Any] | str) -> bytes:
@@ -137,6 +153,21 @@ class Shapes:
             }
         )
 
+    def tool_call_chunk(self, call: dict[str, Any], arguments: str | None) -> bytes:
+        """One streamed tool-call piece: the first (`arguments` None) names the call, as OpenAI's
+        does — index, id, type and the function's name with empty arguments; the rest carry
+        argument text under the same index."""
+        if arguments is None:
+            piece = {
+                "index": 0,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": ""},
+            }
+        else:
+            piece = {"index": 0, "function": {"arguments": arguments}}
+        return self.delta_chunk({"tool_calls": [piece]})
+
     def finish_chunk(self, finish_reason: str) -> bytes:
         if self.kind == "chat":
             return self.delta_chunk({}, finish_reason)
@@ -159,14 +190,23 @@ class Shapes:
         obj = "chat.completion.chunk" if self.kind == "chat" else "text_completion"
         return sse({**self._head(obj), "choices": [], "usage": counts})
 
-    def whole(self, text: str, finish_reason: str, counts: dict[str, Any] | None) -> dict[str, Any]:
+    def whole(
+        self,
+        text: str,
+        finish_reason: str,
+        counts: dict[str, Any] | None,
+        reasoning: tuple[str, str] | None = None,
+        tool_call: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The whole reply; `reasoning`: (its field name, its text); `tool_call`: id, name, arguments."""
         if self.kind == "chat":
-            choice = {
-                "index": 0,
-                "finish_reason": finish_reason,
-                "logprobs": None,
-                "message": {"role": "assistant", "content": text},
-            }
+            message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else text}
+            if reasoning is not None:
+                message[reasoning[0]] = reasoning[1]
+            if tool_call is not None:
+                function = {"name": tool_call["name"], "arguments": tool_call["arguments"]}
+                message["tool_calls"] = [{"id": tool_call["id"], "type": "function", "function": function}]
+            choice = {"index": 0, "finish_reason": finish_reason, "logprobs": None, "message": message}
             body = {**self._head("chat.completion"), "choices": [choice]}
         else:
             choice = {"index": 0, "finish_reason": finish_reason, "logprobs": None, "text": text}

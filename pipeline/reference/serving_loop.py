@@ -77,14 +77,27 @@ class EngineLoop:
     # --- request side ------------------------------------------------------------------------
 
     def submit(
-        self, prompt_tokens: int, output_tokens: int, arrival_mono_ns: int, block_hashes: tuple[int, ...] = ()
+        self,
+        prompt_tokens: int,
+        output_tokens: int,
+        arrival_mono_ns: int,
+        block_hashes: tuple[int, ...] = (),
+        constrained: bool = False,
     ) -> SequenceHandle:
-        """Queue a request (`block_hashes`: its prompt's, for the prefix cache); raises
-        PromptTooLong when it could never fit the KV cache."""
+        """Queue a request (`block_hashes`: its prompt's, for the prefix cache; `constrained`: a
+        schema or tool call constrains its output); raises PromptTooLong when it could never fit
+        the KV cache."""
         self.core.check_fits(prompt_tokens, output_tokens)
         if self._task is None or self._task.done():
             self.start()  # started lazily when the app runs without a lifespan (in-process ASGI)
-        seq = Sequence(self._next_id, prompt_tokens, output_tokens, arrival_ns=-1, block_hashes=block_hashes)
+        seq = Sequence(
+            self._next_id,
+            prompt_tokens,
+            output_tokens,
+            arrival_ns=-1,
+            block_hashes=block_hashes,
+            constrained=constrained,
+        )
         self._next_id += 1
         handle = SequenceHandle(seq, arrival_mono_ns)
         self._pending.append(handle)

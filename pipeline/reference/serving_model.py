@@ -14,7 +14,8 @@ One step, at virtual time T:
    first; waiting sequences are admitted in arrival order (strict FIFO: the head blocks the
    rest) while fewer than `max_running_seqs` run and the KV cache can take them. A sequence whose
    prefill completes in this step produces its next token at the end of the step.
-4. Duration = step_overhead + prefill_ms_per_token × prefill tokens + decode_step_ms(decoders).
+4. Duration = step_overhead + prefill_ms_per_token × prefill tokens + decode_step_ms(decoders)
+   + constrained_decode_ms_per_token × the decoders whose output a schema or tool call constrains.
 
 Prefix cache (`prefix_cache: true`, prefix_cache.py): a sequence admitted (or re-admitted after a
 pre-emption) starts its `context_prefilled` at the tokens of its leading prompt blocks already
@@ -44,11 +45,12 @@ def decode_step_ms(profile: ServingProfile, running: int) -> float:
     return profile.decode_ms_per_token * (1 + profile.decode_slowdown_per_seq * (max(running, 1) - 1))
 
 
-def step_duration_ns(profile: ServingProfile, prefill_tokens: int, decoding: int) -> int:
-    """Modelled duration of one engine step, in integer ns (so timelines compare exactly)."""
+def step_duration_ns(profile: ServingProfile, prefill_tokens: int, decoding: int, constrained: int = 0) -> int:
+    """Modelled duration of one engine step, in integer ns (so timelines compare exactly);
+    `constrained` of the `decoding` sequences pay the grammar's per-token cost."""
     ms = profile.step_overhead_ms + prefill_ms(profile, prefill_tokens)
     if decoding:
-        ms += decode_step_ms(profile, decoding)
+        ms += decode_step_ms(profile, decoding) + profile.constrained_decode_ms_per_token * constrained
     return round(ms * NS_PER_MS)
 
 
@@ -73,6 +75,7 @@ class Sequence:
     block_hashes: tuple[int, ...] = ()  # the prompt's chained block hashes (prefix_cache.py)
     cached_tokens: int | None = None  # prompt tokens found in the prefix cache at first admission
     blocks_registered: int = 0  # leading prompt blocks this sequence has put in the cache
+    constrained: bool = False  # a JSON schema or tool call constrains its output (costed per token)
 
     @property
     def context_tokens(self) -> int:
@@ -157,7 +160,7 @@ class EngineCore:
         prefill_tokens = sum(n for _, n in chunks)
         result = StepResult(
             now_ns,
-            step_duration_ns(self.profile, prefill_tokens, len(decoders)),
+            step_duration_ns(self.profile, prefill_tokens, len(decoders), sum(s.constrained for s in decoders)),
             prefill_tokens,
             len(decoders),
             preempted=preempted,

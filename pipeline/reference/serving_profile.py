@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 # Fault names, as written in a profile's `faults.rates` and in the `x-reference-fault` header.
-FaultKind = Literal["5xx", "429", "reset", "stall", "cut", "malformed", "wrong_usage", "no_usage", "model_not_found"]
+FaultKind = Literal[
+    "5xx", "429", "reset", "stall", "cut", "malformed", "wrong_usage", "no_usage", "model_not_found", "buffered"
+]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
 
@@ -71,6 +73,36 @@ def load_oracle_config(path: str | Path) -> OracleConfig:
     return OracleConfig.model_validate(data).resolved(path.parent)
 
 
+# how much of `reasoning.tokens` each `reasoning_effort` spends (OpenAI's effort names)
+DEFAULT_EFFORT_SCALE = {"none": 0.0, "minimal": 0.25, "low": 0.5, "medium": 1.0, "high": 2.0}
+
+
+class ReasoningConfig(BaseModel):
+    """A reasoning model (`reasoning:`): every chat reply first streams reasoning pieces (one token
+    each, in `delta.<field>`), then the answer or a tool call; usage reports them in
+    `completion_tokens_details.reasoning_tokens`, and they count in `completion_tokens` and in
+    `max_tokens` (OpenAI's accounting)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: int = Field(ge=0, description="reasoning tokens of a reply at `reasoning_effort: medium` (or none given)")
+    effort_scale: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_EFFORT_SCALE),
+        description="reasoning_effort -> multiple of `tokens`; an effort not listed is refused (400)",
+    )
+    field: Literal["reasoning_content", "reasoning"] = Field(
+        default="reasoning_content",
+        description="the delta key (vLLM/DeepSeek: reasoning_content; OpenRouter: reasoning)",
+    )
+
+    def tokens_for(self, effort: str | None, enable_thinking: bool | None) -> int:
+        """Reasoning tokens for a request's effort; `chat_template_kwargs.enable_thinking: false`
+        turns reasoning off (Qwen3's switch)."""
+        if enable_thinking is False:
+            return 0
+        return round(self.tokens * self.effort_scale[effort or "medium"])
+
+
 class ServingProfile(BaseModel):
     """Timing model of a simulated serving engine with continuous batching (see serving_model.py).
 
@@ -109,6 +141,13 @@ class ServingProfile(BaseModel):
         default=None, ge=1, description="blocks the prefix cache keeps (LRU); none: as many as kv_cache_tokens holds"
     )
     default_max_tokens: int = Field(default=128, ge=0)
+    constrained_decode_ms_per_token: float = Field(
+        default=0.0,
+        ge=0,
+        description="extra cost per token of each decoding sequence whose output a JSON schema or a tool "
+        "call constrains (the grammar mask), added to the step",
+    )
+    reasoning: ReasoningConfig | None = None
     seed: int = 0
     faults: FaultConfig = Field(default_factory=FaultConfig)
     oracle: OracleConfig | None = None
@@ -120,6 +159,7 @@ class ServingProfile(BaseModel):
             self.prefill_ms_per_token == 0
             and self.decode_ms_per_token == 0
             and self.step_overhead_ms == 0
+            and self.constrained_decode_ms_per_token == 0
             and self.kv_cache_tokens is None
         )
 

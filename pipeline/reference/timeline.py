@@ -8,11 +8,12 @@ process of the machine — so they compare directly with the replay's `t_*_ns` c
 | `request_id` | the client's `x-loadproof-request-id` (else `x-request-id`) header; null when absent |
 | `completion_id`, `endpoint`, `stream`, `fault`, `http_status`, `outcome` | what was asked and what happened |
 | `arrival_ns` | monotonic, when the request reached the app (before its body was read) |
-| `first_token_ns` | monotonic, just before the first content chunk was handed to the socket |
+| `first_token_ns` | monotonic, just before the first token's chunk (reasoning, answer or tool call) went out |
+| `first_output_ns` | monotonic, just before the first answer or tool-call chunk (after reasoning) went out |
 | `end_ns` | monotonic, just before the last chunk (`[DONE]`, or the whole body) was handed to the socket |
 | `arrival_unix_ns`, `end_unix_ns` | the same two instants on the wall clock (time.time_ns) |
 | `*_virtual_ns` | arrival / admission / first token / end on the engine's virtual clock |
-| `prompt_tokens`, `completion_tokens` | model accounting |
+| `prompt_tokens`, `completion_tokens`, `reasoning_tokens` | model accounting (reasoning: null if none) |
 | `engine_seq`, `preemptions` | admission order; how often the sequence was preempted |
 | `lag_ns` | how far real time trailed the model |
 """
@@ -38,10 +39,12 @@ class TimelineRecord:
     http_status: int = 200
     outcome: str = "ok"  # ok | error | fault | disconnected
     first_token_ns: int | None = None
+    first_output_ns: int | None = None
     end_ns: int | None = None
     end_unix_ns: int | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
     arrival_virtual_ns: int | None = None
     admitted_virtual_ns: int | None = None
     first_token_virtual_ns: int | None = None
@@ -51,9 +54,14 @@ class TimelineRecord:
     lag_ns: int | None = None
     cached_tokens: int | None = None  # prompt tokens the prefix cache held at first admission
 
-    def mark_first_token(self) -> None:
-        if self.first_token_ns is None:
-            self.first_token_ns = time.perf_counter_ns()
+    def mark_first_token(self, output: bool = True) -> None:
+        """Before a token's chunk goes out; `output`: an answer or tool-call piece, not reasoning."""
+        if self.first_token_ns is None or (output and self.first_output_ns is None):
+            now = time.perf_counter_ns()
+            if self.first_token_ns is None:
+                self.first_token_ns = now
+            if output and self.first_output_ns is None:
+                self.first_output_ns = now
 
     def mark_end(self) -> None:
         self.end_ns = time.perf_counter_ns()

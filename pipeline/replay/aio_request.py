@@ -135,7 +135,7 @@ async def send_chat(
         outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]
     except TimeoutError:
         outcome.error_type, outcome.error_message = "total_timeout", f"no end after {total_timeout_s} s"
-    return finish(outcome, body, reader.text_parts)
+    return finish(outcome, body, reader)
 
 
 async def _read_events(response: aiohttp.ClientResponse, reader: StreamReader) -> None:

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pipeline.tokens import count_tokens
+
 
 @dataclass(frozen=True)
 class PlannedRequest:
@@ -65,8 +67,20 @@ class RequestOutcome:
     finish_reason: str | None = None
     retry_after_s: float | None = None
     reply_text: str | None = (
-        None  # the content received: a session's next turn carries it; recorded for labelled requests only
+        None  # the answer received: a session's next turn carries it; recorded for labelled requests only
     )
+    # what the stream carried besides answer text (reply_reading.StreamReader)
+    t_first_output_ns: int | None = None  # the first answer or tool-call chunk
+    reasoning_chunks: int = 0
+    tool_call_chunks: int = 0
+    tool_calls: int = 0
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    # the reasoning text's count under the plan's real tokenizer, where usage does not give it
+    reasoning_tokens_counted: int | None = None
+    reasoning_tokens_counter: str | None = None
+    # every token's text (reasoning, answer, tool calls) and the reasoning's: counted, never recorded
+    streamed_text: list[str] | None = None
+    reasoning_text: str | None = None
 
 
 def _ms(ns: int) -> float:
@@ -74,7 +88,8 @@ def _ms(ns: int) -> float:
 
 
 def ttft_ms(t_sent_ns: int, t_first_token_ns: int) -> float:
-    """TTFT: send to the first chunk carrying generated content."""
+    """TTFT: send to the first chunk carrying a token of any kind (answer, reasoning, tool call);
+    TTFO is the same with the first answer or tool-call chunk."""
     return _ms(t_first_token_ns - t_sent_ns)
 
 
@@ -90,15 +105,40 @@ def from_schedule_ms(t_scheduled_ns: int, t_ns: int) -> float:
 
 
 def itl_ms(chunk_times_ns: list[int]) -> list[float]:
-    """ITL: the gaps between consecutive content chunks."""
+    """ITL: the gaps between consecutive token chunks (of every kind)."""
     return [_ms(b - a) for a, b in zip(chunk_times_ns, chunk_times_ns[1:])]
 
 
 def tpot_ms(e2e: float, ttft: float, output_tokens: int | None) -> float | None:
-    """TPOT: (E2E − TTFT) / (output tokens − 1); undefined for fewer than two tokens."""
+    """TPOT: (E2E − TTFT) / (output tokens − 1); undefined for fewer than two tokens. The output
+    tokens are the ones the stream timed: a server that reports reasoning tokens it never
+    streams (hidden reasoning) has them taken out first (`timed_output_tokens`)."""
     if output_tokens is None or output_tokens < 2:
         return None
     return (e2e - ttft) / (output_tokens - 1)
+
+
+def timed_output_tokens(output_tokens: int | None, outcome: RequestOutcome) -> int | None:
+    """The output tokens the stream's timing covers: all of them, less reasoning tokens that usage
+    reports but no reasoning chunk carried (a model that reasons without streaming it: those
+    tokens were generated before the first chunk, inside TTFT)."""
+    if output_tokens is None or outcome.reasoning_chunks or not outcome.reasoning_tokens:
+        return output_tokens
+    return max(output_tokens - outcome.reasoning_tokens, 0)
+
+
+def reasoning_count(outcome: RequestOutcome) -> tuple[int | None, str | None]:
+    """The reply's reasoning tokens and their source: usage's count, else the reasoning text
+    under the plan's real tokenizer, else loadproof-approx's count of it (`tokenizer:approx`);
+    0 from the chunks when no reasoning was streamed nor reported. None for a failed request
+    that streamed none."""
+    if outcome.reasoning_tokens is not None:
+        return outcome.reasoning_tokens, USAGE
+    if outcome.reasoning_tokens_counter is not None:
+        return outcome.reasoning_tokens_counted, f"tokenizer:{outcome.reasoning_tokens_counter}"
+    if outcome.reasoning_text:
+        return count_tokens(outcome.reasoning_text), "tokenizer:approx"
+    return (0, CHUNKS) if outcome.error_type is None else (None, None)
 
 
 # how `output_tokens` was counted, and how far the count may sit from the server's own: a count
@@ -134,7 +174,9 @@ def build_record(
     ok = outcome.error_type is None
     first = chunks[0] if chunks else None
     output_tokens, output_tokens_source = output_count(outcome)
+    reasoning_tokens, reasoning_source = reasoning_count(outcome)
     ttft = ttft_ms(outcome.t_sent_ns, first) if ok and first is not None else None
+    first_output = outcome.t_first_output_ns
     e2e = e2e_ms(outcome.t_sent_ns, outcome.t_end_ns) if ok else None
     return {
         "run_id": run_id,
@@ -149,7 +191,9 @@ def build_record(
         if first is not None and ttft is not None
         else None,
         "e2e_from_schedule_ms": from_schedule_ms(t_scheduled_ns, outcome.t_end_ns) if e2e is not None else None,
-        "tpot_ms": tpot_ms(e2e, ttft, output_tokens) if ttft is not None and e2e is not None else None,
+        "tpot_ms": tpot_ms(e2e, ttft, timed_output_tokens(output_tokens, outcome))
+        if ttft is not None and e2e is not None
+        else None,
         "itl_ms": itl_ms(chunks) if ok else None,
         "prompt_tokens": outcome.prompt_tokens,
         "output_tokens": output_tokens,
@@ -180,4 +224,11 @@ def build_record(
         "attempts_json": json.dumps(attempts) if attempts and len(attempts) > 1 else None,
         "labelled_item_id": labelled_item_id,
         "reply_text": outcome.reply_text if labelled_item_id is not None else None,
+        "reasoning_chunks": outcome.reasoning_chunks,
+        "tool_call_chunks": outcome.tool_call_chunks,
+        "tool_calls": outcome.tool_calls,
+        "t_first_output_ns": first_output,
+        "ttfo_ms": ttft_ms(outcome.t_sent_ns, first_output) if ok and first_output is not None else None,
+        "reasoning_tokens": reasoning_tokens,
+        "reasoning_tokens_source": reasoning_source,
     }

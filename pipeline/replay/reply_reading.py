@@ -112,12 +112,33 @@ def cached_tokens(usage: dict) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def reasoning_tokens(usage: dict) -> int | None:
+    """`usage.completion_tokens_details.reasoning_tokens` (OpenAI's shape; vLLM's with a reasoning
+    parser), part of `completion_tokens`; None where the server does not say."""
+    details = usage.get("completion_tokens_details")
+    value = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# where a chunk's delta carries reasoning text: vLLM, SGLang, DeepSeek and llama.cpp write
+# `reasoning_content`; OpenRouter and vLLM's newer parsers `reasoning`
+REASONING_KEYS = ("reasoning_content", "reasoning")
+
+
 class StreamReader:
-    """The SSE data payloads of one streamed reply, in order, into the outcome."""
+    """The SSE data payloads of one streamed reply, in order, into the outcome.
+
+    Every chunk that carries a token of any kind is one arrival in `chunk_times_ns` (TTFT, ITL and
+    TPOT run over all of them): answer text (`delta.content`), reasoning text
+    (`delta.reasoning_content` / `delta.reasoning`) and tool-call pieces (`delta.tool_calls`, the
+    name and argument pieces of each call by its `index`). The first answer or tool-call chunk is
+    also `t_first_output_ns` (TTFO)."""
 
     def __init__(self, outcome: RequestOutcome):
         self.outcome = outcome
-        self.text_parts: list[str] = []
+        self.text_parts: list[str] = []  # the answer
+        self.reasoning_parts: list[str] = []
+        self.tool_calls: dict[int, dict[str, str]] = {}  # index -> {"name", "arguments"}
         self.done = False
 
     def feed(self, data: str, now_ns: int) -> None:
@@ -140,15 +161,51 @@ class StreamReader:
             outcome.prompt_tokens = usage.get("prompt_tokens")
             outcome.output_tokens = usage.get("completion_tokens")
             outcome.cached_tokens = cached_tokens(usage)
+            outcome.reasoning_tokens = reasoning_tokens(usage)
         for choice in payload.get("choices") or []:
             if not isinstance(choice, dict):
                 raise StreamError("malformed_sse", "choice is not a JSON object")
-            content = (choice.get("delta") or {}).get("content")
-            if content:
-                outcome.chunk_times_ns.append(now_ns)
-                self.text_parts.append(content)
+            delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise StreamError("malformed_sse", "delta is not a JSON object")
+            self._tokens(delta, now_ns)
             if choice.get("finish_reason"):
                 outcome.finish_reason = choice["finish_reason"]
+
+    def _tokens(self, delta: dict, now_ns: int) -> None:
+        """The tokens one delta carries, of each kind, stamped with its arrival."""
+        outcome = self.outcome
+        content = delta.get("content")
+        reasoning = next((v for k in REASONING_KEYS if isinstance(v := delta.get(k), str) and v), None)
+        calls = delta.get("tool_calls")
+        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        if reasoning:
+            self.reasoning_parts.append(reasoning)
+            outcome.reasoning_chunks += 1
+        if isinstance(content, str) and content:
+            self.text_parts.append(content)
+        else:
+            content = None
+        for call in calls:
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            index = call.get("index") if isinstance(call.get("index"), int) else len(self.tool_calls)
+            piece = self.tool_calls.setdefault(index, {"name": "", "arguments": ""})
+            for key in ("name", "arguments"):
+                if isinstance(function.get(key), str):
+                    piece[key] += function[key]
+        if calls:
+            outcome.tool_call_chunks += 1
+        if reasoning or content or calls:
+            outcome.chunk_times_ns.append(now_ns)
+            if (content or calls) and outcome.t_first_output_ns is None:
+                outcome.t_first_output_ns = now_ns
+
+    @property
+    def streamed_text(self) -> list[str]:
+        """Every token's text the stream carried, one string per kind: reasoning, answer, each tool
+        call's name and its arguments (counted apart: their tokens do not run into each other)."""
+        calls = [part for call in self.tool_calls.values() for part in (call["name"], call["arguments"])]
+        return [part for part in ("".join(self.reasoning_parts), "".join(self.text_parts), *calls) if part]
 
     def end(self) -> None:
         """The body ended cleanly: it must have said `[DONE]`."""
@@ -156,11 +213,16 @@ class StreamReader:
             raise StreamError("stream_incomplete", "stream ended before [DONE]")
 
 
-def finish(outcome: RequestOutcome, body: dict, text_parts: list[str]) -> RequestOutcome:
-    """End time, the client's own token count and, for a reply that ended well, its usage flag."""
+def finish(outcome: RequestOutcome, body: dict, reader: StreamReader) -> RequestOutcome:
+    """End time, the client's own token counts and, for a reply that ended well, its usage flag.
+    The client's output count covers every token streamed (reasoning and tool calls are output
+    tokens too); `reply_text` is the answer alone."""
     outcome.t_end_ns = time.perf_counter_ns()
-    outcome.reply_text = "".join(text_parts)  # the engine records it for labelled requests only
-    outcome.output_tokens_client = count_tokens(outcome.reply_text)
+    outcome.reply_text = "".join(reader.text_parts)  # the engine records it for labelled requests only
+    outcome.streamed_text = reader.streamed_text
+    outcome.reasoning_text = "".join(reader.reasoning_parts)
+    outcome.output_tokens_client = sum(count_tokens(part) for part in outcome.streamed_text)
+    outcome.tool_calls = len(reader.tool_calls)
     if outcome.error_type is None:
         usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
         outcome.usage_issue = usage_issue(outcome, body.get("max_tokens"), usage_asked)
@@ -176,12 +238,18 @@ def reply_counters(plan) -> dict[str | None, Tokenizer]:
 
 
 def count_reply(outcome: RequestOutcome, counter: Tokenizer | None) -> None:
-    """Where usage is missing, the reply text's count under a real tokenizer as the client's count
-    (`output_tokens` takes it: records.output_count). Only there: a GGUF vocabulary takes ~1 ms
-    per 300 tokens, in the replay's event loop, which a server that reports usage need not pay."""
-    if counter is not None and outcome.output_tokens is None and outcome.reply_text is not None:
-        outcome.output_tokens_client = counter.count_text(outcome.reply_text)
+    """Where usage is missing, the streamed text's count under a real tokenizer as the client's
+    count (`output_tokens` takes it: records.output_count); where usage does not give the
+    reasoning tokens, the reasoning text's count under it too. Only there: a GGUF vocabulary takes
+    ~1 ms per 300 tokens, in the replay's event loop, which a server that reports usage need not pay."""
+    if counter is None:
+        return
+    if outcome.output_tokens is None and outcome.streamed_text is not None:
+        outcome.output_tokens_client = sum(counter.count_text(part) for part in outcome.streamed_text)
         outcome.output_tokens_counter = counter.name
+    if outcome.reasoning_tokens is None and outcome.reasoning_text:
+        outcome.reasoning_tokens_counted = counter.count_text(outcome.reasoning_text)
+        outcome.reasoning_tokens_counter = counter.name
 
 
 def usage_issue(outcome: RequestOutcome, max_tokens: int | None, usage_asked: bool) -> str | None:

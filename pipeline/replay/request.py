@@ -75,7 +75,7 @@ async def send_chat(
     except httpx.HTTPError as exc:
         outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
         outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]
-    return finish(outcome, body, reader.text_parts)
+    return finish(outcome, body, reader)
 
 
 def _transport_error_type(exc: httpx.HTTPError, response_started: bool = False) -> str:

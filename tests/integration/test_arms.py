@@ -3,9 +3,12 @@ conditions holds there (and an impossible one is not reproduced), every ladder s
 `loadproof verify`'s arm part re-computes the pack's two sections from the arms' raw timings and
 catches an edited figure.
 
-The zero-delay profile answers at once, so a generous claim (1 token/s, 60 s latencies) holds and
-an impossible one (10^12 tokens/s, a 0.001 ms TTFT) cannot: the verdicts do not depend on how
-fast this machine is."""
+The profile decodes at a fixed 5 ms a token (no prefill, no batching slowdown), so a generous claim
+(1 token/s, 60 s latencies) holds and an impossible one (10^12 tokens/s, a 0.001 ms TTFT) cannot:
+the verdicts do not depend on how fast this machine is. The vendor-conditions arm sends 40
+requests over about a second (not 12 in a few milliseconds, as with a zero-delay profile): a
+stall of the loaded machine then cannot empty one of its five send-time batches and pull the
+throughput interval down to 0."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from pipeline.analysis.arms import arm_figures, measured
 from pipeline.contracts import ARM_TIMINGS
@@ -32,11 +36,25 @@ from tests.support.arm_plans import buyer_plan
 from tests.support.specs import demo_spec_dict
 
 
+ARM_REQUESTS = 40
+STEADY_PROFILE = {
+    "name": "steady",
+    "model": "reference-model",
+    "version": "2026-11-01",
+    "prefill_ms_per_token": 0,
+    "decode_ms_per_token": 5,
+    "decode_slowdown_per_seq": 0,
+    "max_running_seqs": 100000,
+    "default_max_tokens": 128,
+    "seed": 0,
+}
+
+
 def spec_claiming(**figures) -> Spec:
     data = demo_spec_dict()
     data["claim"]["figures"] = figures
     data["claim"]["conditions"].update(input_tokens=32, output_tokens=8, concurrency=2)
-    data["workload"]["replay"]["arms"] = {"requests": 12, "max_duration_s": 30}
+    data["workload"]["replay"]["arms"] = {"requests": ARM_REQUESTS, "max_duration_s": 30}
     return Spec.model_validate(data)
 
 
@@ -53,7 +71,9 @@ def run_every_arm(spec: Spec, tmp_path: Path):
         arm = plan_arms.arrival_process_arm(plan, ladder[-1], rate)
         return [arm] if arm else []
 
-    with ReferenceServer("zero") as server:
+    profile = tmp_path / "steady.yaml"
+    profile.write_text(yaml.safe_dump(STEADY_PROFILE))
+    with ReferenceServer(str(profile)) as server:
         return run_arms(
             [arm for arm in planned + ladder if arm is not None],
             Target("ref", server.base_url, "reference-model"),
@@ -79,7 +99,7 @@ def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
     timings, summaries = every_arm
     assert [s["arm"] for s in summaries] == list(plan_arms.LADDER)
     assert {s["arm"]: s["sent"] for s in summaries} == {
-        "a_vendor_conditions": 12,
+        "a_vendor_conditions": ARM_REQUESTS,
         "b_prompt_lengths": 6,
         "c_output_lengths": 6,
         "d_request_structure": 6,
@@ -89,14 +109,14 @@ def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
     rows = pack_arms.vendor_conditions_section(
         spec, figures, {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
     )
-    # ten requests cannot bound a p95 or p99 from above: those stay inconclusive, never "not reproduced"
+    # 38 requests cannot bound a p95 or p99 from above: those stay inconclusive, never "not reproduced"
     assert {row.metric: row.verdict for row in rows} == {
         "output_tokens_per_s": "holds",
         "ttft_ms_p95": "inconclusive",
         "e2e_ms_p99": "inconclusive",
     }
     throughput = next(row for row in rows if row.metric == "output_tokens_per_s")
-    assert throughput.verdict == "holds" and throughput.n == 10  # 12 sent, the first wave of 2 left out
+    assert throughput.verdict == "holds" and throughput.n == ARM_REQUESTS - 2  # the first wave of 2 left out
     assert "accuracy" not in {row.metric for row in rows}
 
 

@@ -140,6 +140,13 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "repeat": "BIGINT",
         "cached_tokens": "BIGINT",
         "output_tokens_source": "VARCHAR",
+        "reasoning_chunks": "BIGINT",
+        "tool_call_chunks": "BIGINT",
+        "tool_calls": "BIGINT",
+        "t_first_output_ns": "BIGINT",
+        "ttfo_ms": "DOUBLE",
+        "reasoning_tokens": "BIGINT",
+        "reasoning_tokens_source": "VARCHAR",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -154,6 +161,13 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("repeat", pa.int64()),
             ("cached_tokens", pa.int64()),
             ("output_tokens_source", pa.string()),
+            ("reasoning_chunks", pa.int64()),
+            ("tool_call_chunks", pa.int64()),
+            ("tool_calls", pa.int64()),
+            ("t_first_output_ns", pa.int64()),
+            ("ttfo_ms", pa.float64()),
+            ("reasoning_tokens", pa.int64()),
+            ("reasoning_tokens_source", pa.string()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added

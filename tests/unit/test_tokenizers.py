@@ -170,7 +170,15 @@ def test_output_tokens_say_where_they_came_from(tokenizer_json: Path):
     without = _record(output_tokens_client=5)
     assert (without["output_tokens"], without["output_tokens_source"]) == (3, "chunks")
     # no usage, the plan's real tokenizer: its count of the reply text
-    outcome = RequestOutcome(t_sent_ns=0, sent_at=WHEN, t_end_ns=1, reply_text="account refund")
+    outcome = RequestOutcome(
+        t_sent_ns=0,
+        sent_at=WHEN,
+        t_end_ns=1,
+        reply_text="refund",
+        streamed_text=["account", "refund"],  # reasoning, then the answer: output tokens both
+        reasoning_text="account",
+        reasoning_chunks=1,
+    )
     [item] = planned_requests(
         build_plan(
             pa.table(
@@ -189,8 +197,14 @@ def test_output_tokens_say_where_they_came_from(tokenizer_json: Path):
         )
     )
     count_reply(outcome, reply_counters([item]).get(item.tokenizer))
-    assert outcome.output_tokens_client == HfTokenizer(tokenizer_json).count_text("account refund")
+    hf = HfTokenizer(tokenizer_json)
+    assert outcome.output_tokens_client == hf.count_text("account") + hf.count_text("refund")
     assert outcome.output_tokens_counter == "hf:tokenizer.json"
+    # usage gave no reasoning tokens: the reasoning text under the same tokenizer
+    assert (outcome.reasoning_tokens_counted, outcome.reasoning_tokens_counter) == (
+        hf.count_text("account"),
+        "hf:tokenizer.json",
+    )
     reported = RequestOutcome(t_sent_ns=0, sent_at=WHEN, t_end_ns=1, reply_text="card", output_tokens=9)
     count_reply(reported, reply_counters([item]).get(item.tokenizer))  # usage given: no count in the hot path
     assert reported.output_tokens_counter is None

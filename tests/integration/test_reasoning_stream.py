@@ -1,0 +1,151 @@
+"""A reasoning model behind an agent, streamed over loopback: the reference endpoint reasons for 20
+tokens, then answers (or calls a tool) for 10, one token every 10 ms, and reports its reasoning
+tokens in usage. Through both HTTP clients the raw timing must see every token:
+
+- TTFT within one token gap of the server's first reasoning chunk, TTFO within one gap of its
+  first answer (or tool-call) chunk — both from the server's own timeline;
+- TPOT within 10 % of the true per-token time — the server's own, from its timeline (the
+  profile's 10 ms, less whatever the loaded machine's event loop added) — and ITL over all 30
+  tokens;
+- reasoning tokens equal to the server's count; a tool call counted, its finish reason kept.
+A buffering server (every output piece held back, then flushed) shows as zero gaps."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from pipeline.reference import ReferenceServer
+from pipeline.reference.faults import FAULT_HEADER
+from pipeline.reference.timeline import read_timeline
+from pipeline.replay import aio_request, request
+from pipeline.replay.records import build_record
+from pipeline.replay.reply_reading import chat_body
+
+TOKEN_MS = 10.0
+REASONING, ANSWER = 20, 10
+PROFILE = {
+    "name": "reasoning",
+    "model": "reference-model",
+    "prefill_ms_per_token": 0,
+    "decode_ms_per_token": TOKEN_MS,
+    "decode_slowdown_per_seq": 0,
+    "max_running_seqs": 8,
+    "reasoning": {"tokens": REASONING},
+    "seed": 0,
+}
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather of a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+            "required": ["city", "unit"],
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reasoning")
+    (folder / "reasoning.yaml").write_text(yaml.safe_dump(PROFILE))
+    timeline = folder / "timeline.jsonl"
+    with ReferenceServer(str(folder / "reasoning.yaml"), timeline_path=timeline) as running:
+        yield running, timeline
+
+
+def _send(transport: str, url: str, body: dict, request_id: str, fault: str | None = None):
+    headers = {"x-loadproof-request-id": request_id, **({FAULT_HEADER: fault} if fault else {})}
+
+    async def go():
+        if transport == "aiohttp":
+            async with aio_request.make_session(30) as session:
+                return await aio_request.send_chat(session, url, body, headers, 30)
+        async with httpx.AsyncClient() as client:
+            return await request.send_chat(client, url, body, headers, 30)
+
+    outcome = asyncio.run(go())
+    return outcome, build_record(
+        run_id="r",
+        candidate="c",
+        request_id=request_id,
+        scheduled_offset_s=0.0,
+        t_scheduled_ns=outcome.t_sent_ns,
+        prompt_tokens_client=5,
+        max_tokens=body["max_tokens"],
+        outcome=outcome,
+    )
+
+
+def _served(timeline: Path, request_id: str) -> dict:
+    return next(row for row in read_timeline(timeline) if row["request_id"] == request_id)
+
+
+def _body(**fields) -> dict:
+    body = chat_body("reference-model", [{"role": "user", "content": "plan my trip"}], REASONING + ANSWER)
+    return {**body, **fields}
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_every_streamed_token_counts_reasoning_first(server, transport):
+    running, timeline = server
+    outcome, row = _send(transport, f"{running.base_url}/chat/completions", _body(), f"think-{transport}")
+    served = _served(timeline, f"think-{transport}")
+    assert row["status"] == "ok" and row["finish_reason"] == "length"
+    assert (row["reasoning_chunks"], row["content_chunks"], row["tool_calls"]) == (REASONING, REASONING + ANSWER, 0)
+    assert row["reasoning_tokens"] == served["reasoning_tokens"] == REASONING
+    assert row["reasoning_tokens_source"] == "usage" and row["output_tokens"] == REASONING + ANSWER
+    sent = row["t_sent_ns"]
+    # TTFT at the first reasoning chunk, TTFO at the first answer chunk: within one token gap
+    assert abs(row["t_first_token_ns"] - served["first_token_ns"]) / 1e6 < TOKEN_MS
+    assert abs(row["t_first_output_ns"] - served["first_output_ns"]) / 1e6 < TOKEN_MS
+    assert row["ttfo_ms"] == pytest.approx((row["t_first_output_ns"] - sent) / 1e6)
+    assert row["tpot_ms"] == pytest.approx(_true_tpot_ms(served), rel=0.10)
+    assert len(row["itl_ms"]) == REASONING + ANSWER - 1
+    assert sum(row["itl_ms"]) == pytest.approx((served["end_ns"] - served["first_token_ns"]) / 1e6, rel=0.10)
+    assert outcome.reply_text and outcome.reasoning_text and outcome.reasoning_text not in outcome.reply_text
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_streamed_tool_call_is_output_and_counts(server, transport):
+    running, timeline = server
+    body = _body(tools=[WEATHER], tool_choice="required", reasoning_effort="low", max_tokens=60)
+    outcome, row = _send(transport, f"{running.base_url}/chat/completions", body, f"tool-{transport}")
+    served = _served(timeline, f"tool-{transport}")
+    assert row["status"] == "ok" and row["finish_reason"] == "tool_calls" and row["tool_calls"] == 1
+    assert row["reasoning_tokens"] == served["reasoning_tokens"] == REASONING // 2  # low effort: half
+    assert row["tool_call_chunks"] == served["completion_tokens"] - REASONING // 2
+    assert row["output_tokens"] == served["completion_tokens"] == row["content_chunks"]
+    assert abs(row["t_first_output_ns"] - served["first_output_ns"]) / 1e6 < TOKEN_MS
+    assert row["tpot_ms"] == pytest.approx(_true_tpot_ms(served), rel=0.10)
+    assert outcome.reply_text == ""  # no answer text: the tool call is the output
+    assert "get_weather" in outcome.streamed_text
+
+
+def test_without_reasoning_ttfo_is_ttft(server):
+    running, _ = server
+    body = _body(chat_template_kwargs={"enable_thinking": False})
+    _, row = _send("aiohttp", f"{running.base_url}/chat/completions", body, "no-think")
+    assert row["reasoning_tokens"] == 0 and row["reasoning_chunks"] == 0
+    assert row["ttfo_ms"] == row["ttft_ms"]
+
+
+def test_a_buffering_server_flushes_the_answer_at_once(server):
+    running, timeline = server
+    _, row = _send("aiohttp", f"{running.base_url}/chat/completions", _body(), "buffered", fault="buffered")
+    served = _served(timeline, "buffered")
+    answer_gaps = row["itl_ms"][REASONING:]  # the gaps among the answer's chunks
+    assert len(answer_gaps) == ANSWER - 1 and max(answer_gaps) < 1.0  # flushed in one write
+    assert abs(row["t_first_output_ns"] - served["first_output_ns"]) / 1e6 < TOKEN_MS  # held to the end
+
+
+def _true_tpot_ms(served: dict) -> float:
+    """The server's own time per output token after the first: first token to end, per gap."""
+    return (served["end_ns"] - served["first_token_ns"]) / 1e6 / (served["completion_tokens"] - 1)
