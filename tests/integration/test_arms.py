@@ -35,7 +35,6 @@ from pipeline.spec.arms import Arms
 from tests.support.arm_plans import buyer_plan
 from tests.support.specs import demo_spec_dict
 
-
 ARM_REQUESTS = 40
 STEADY_PROFILE = {
     "name": "steady",
