@@ -321,6 +321,28 @@ raw_timings_expectations = table_check(
         "negative duration, output ≤ max_tokens (within the count's uncertainty: output_tokens_source)."
     ),
 )
+raw_timings_stream_tokens_seen = table_check(
+    RAW_TIMINGS,
+    "stream_tokens_seen",
+    expectations.stream_tokens_seen_suite,
+    blocking=True,
+    description=(
+        "TPOT and ITL agree beyond what batching explains: the server's output count is at most 2× the tokens of the "
+        "text the client received, for 95 % of requests (else tokens streamed in a form the reader missed)."
+    ),
+    suite_name="stream_tokens_seen",
+)
+raw_timings_stream_gaps = table_check(
+    RAW_TIMINGS,
+    "stream_gaps",
+    expectations.stream_gaps_suite,
+    severity=AssetCheckSeverity.WARN,
+    description=(
+        "Tokens arrive one by one: no bursts of zero gaps (a server that buffers output and flushes it, which "
+        "collapses ITL and delays TTFO)."
+    ),
+    suite_name="stream_gaps",
+)
 raw_timings_endpoint_health = table_check(
     RAW_TIMINGS,
     "endpoint_health",

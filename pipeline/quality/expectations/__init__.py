@@ -23,6 +23,7 @@ from pipeline.quality.expectations.replay import (
     replay_plan_suite,
 )
 from pipeline.quality.expectations.runner import FAILED_DETAIL_LIMIT, validate
+from pipeline.quality.expectations.streams import stream_frame, stream_gaps_suite, stream_tokens_seen_suite
 from pipeline.quality.expectations.tables import (
     cost_per_decision_suite,
     error_breakdown_frame,
@@ -43,6 +44,9 @@ from pipeline.quality.expectations.workload import (
 )
 
 __all__ = [
+    "stream_frame",
+    "stream_gaps_suite",
+    "stream_tokens_seen_suite",
     "FAILED_DETAIL_LIMIT",
     "LOG_ORDER_MOSTLY",
     "UNSCORABLE",

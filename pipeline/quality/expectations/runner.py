@@ -89,7 +89,8 @@ def _failure(item) -> dict:
     if examples:
         detail["examples"] = explain.example_rows(examples)
     detail["what"] = explain.failure_words(detail)
-    detail["hint"] = explain.hint(kind)
+    # an expectation may carry its own hint (`meta={"hint": ...}`) where the kind's would not fit the cause
+    detail["hint"] = (item.expectation_config.meta or {}).get("hint") or explain.hint(kind)
     return detail
 
 

@@ -1,0 +1,78 @@
+"""The two checks on how streams were read: tokens the server counted but the client never saw
+fail the run (the issue's reasoning case: 30 counted, 10 seen), batching and hidden reasoning do
+not; buffered output (zero gaps at a real per-token time) is flagged, an instant server is not."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from pipeline.quality.expectations import stream_frame, stream_gaps_suite, stream_tokens_seen_suite, validate
+
+
+def _row(request_id: str, **overrides) -> dict:
+    row = {
+        "candidate": "c",
+        "request_id": request_id,
+        "status": "ok",
+        "output_tokens": 30,
+        "output_tokens_source": "usage",
+        "output_tokens_client": 30,
+        "content_chunks": 30,
+        "reasoning_chunks": 20,
+        "reasoning_tokens": 20,
+        "reasoning_tokens_source": "usage",
+        "tpot_ms": 10.0,
+        "itl_ms": [10.0] * 29,
+    }
+    return {**row, **overrides}
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows)
+
+
+def test_every_token_seen_passes_and_batching_is_not_a_miss():
+    rows = [_row(f"r{i}") for i in range(10)]
+    # a server that puts three tokens in each chunk: 10 chunks, but the text holds 30 tokens
+    rows += [_row(f"b{i}", content_chunks=10, reasoning_chunks=7, itl_ms=[30.0] * 9) for i in range(10)]
+    outcome = validate(stream_tokens_seen_suite, _frame(rows), name="stream_tokens_seen")
+    assert outcome.passed, outcome.metadata
+
+
+def test_reasoning_the_client_did_not_see_fails_with_a_hint_that_names_the_cause():
+    # the issue's endpoint read by a client that knows only delta.content: 30 counted, 10 seen
+    unseen = [
+        _row(f"r{i}", output_tokens_client=10, content_chunks=10, reasoning_chunks=0, reasoning_tokens_source="chunks")
+        for i in range(10)
+    ]
+    outcome = validate(stream_tokens_seen_suite, _frame(unseen), name="stream_tokens_seen")
+    assert not outcome.passed
+    [failure] = outcome.metadata["failed"]
+    assert failure["unexpected_count"] == 10
+    assert "did not see" in failure["hint"] and "did not see" in outcome.metadata["explanation"]
+    assert stream_frame(pd.DataFrame(unseen))["unseen_token_factor"].iloc[0] == pytest.approx(3.0)
+
+
+def test_reasoning_usage_reports_but_never_streams_is_not_a_miss():
+    hidden = [_row(f"h{i}", output_tokens_client=10, content_chunks=10, reasoning_chunks=0) for i in range(10)]
+    assert stream_frame(pd.DataFrame(hidden))["unseen_token_factor"].iloc[0] == pytest.approx(1.0)
+    assert validate(stream_tokens_seen_suite, _frame(hidden), name="stream_tokens_seen").passed
+
+
+def test_a_few_misses_pass_within_mostly_and_failed_requests_are_not_judged():
+    rows = [_row(f"r{i}") for i in range(39)] + [_row("odd", output_tokens_client=5, content_chunks=5)]
+    rows += [_row("failed", status="error", output_tokens_client=0, content_chunks=0)]
+    assert validate(stream_tokens_seen_suite, _frame(rows), name="stream_tokens_seen").passed
+
+
+def test_buffered_output_is_flagged_and_an_instant_server_is_not():
+    buffered = [_row(f"b{i}", itl_ms=[10.0] * 20 + [0.01] * 9 + [0.02] * 10) for i in range(10)]
+    under_half = validate(stream_gaps_suite, _frame(buffered), name="stream_gaps")
+    assert stream_frame(pd.DataFrame(buffered))["zero_gap_share"].iloc[0] == pytest.approx(19 / 39)
+    assert under_half.passed  # under half the gaps: not a burst
+    flushed = [_row(f"f{i}", itl_ms=[10.0] * 5 + [0.01] * 24) for i in range(10)]
+    outcome = validate(stream_gaps_suite, _frame(flushed), name="stream_gaps")
+    assert not outcome.passed and "flushes" in outcome.metadata["failed"][0]["hint"]
+    instant = [_row(f"i{i}", tpot_ms=0.01, itl_ms=[0.01] * 29) for i in range(10)]
+    assert validate(stream_gaps_suite, _frame(instant), name="stream_gaps").passed
