@@ -72,7 +72,7 @@ def test_even_placement_by_hand():
         (10, 7.5, f"labelled:{items[2]}"),
     ]
     first = rows[2]
-    assert (first["prompt_source"], first["max_tokens"], first["min_tokens"]) == ("labelled", 16, None)
+    assert (first["prompt_source"], first["max_tokens"], first["min_tokens"]) == ("labelled", cfg.max_tokens, None)
     assert json.loads(first["messages_json"]) == json.loads(
         load_slice(cfg, DEMO_SLICE).column("messages_json")[0].as_py()
     )
