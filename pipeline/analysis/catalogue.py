@@ -96,9 +96,19 @@ class Metric:
 # --- latency percentiles: one family each, at every percentile ---------------------------------
 
 LATENCY_FAMILIES = {  # family -> (display, definition, the name `vllm bench serve` gives it)
-    "ttft_ms": ("TTFT", "monotonic time from request send to the first SSE chunk carrying generated content", "ttft"),
-    "tpot_ms": ("TPOT", "(E2E − TTFT) / (output tokens − 1), per request", "tpot"),
-    "itl_ms": ("ITL", "the gaps between consecutive content chunks, over every chunk of every request", "itl"),
+    "ttft_ms": (
+        "TTFT",
+        "monotonic time from request send to the first streamed token of any kind: answer text, reasoning text or a "
+        "tool-call piece",
+        "ttft",
+    ),
+    "tpot_ms": ("TPOT", "(E2E − TTFT) / (output tokens − 1), per request, reasoning and tool calls included", "tpot"),
+    "itl_ms": (
+        "ITL",
+        "the gaps between consecutive streamed token chunks (answer, reasoning, tool call), over every chunk of every "
+        "request",
+        "itl",
+    ),
     "e2e_ms": ("E2E", "send to the end of the stream (or of the body when not streaming)", "e2el"),
     "ttft_from_schedule_ms": (
         "TTFT from the schedule",
