@@ -1,5 +1,5 @@
 -- latency_samples (a view over the staged requests, read twice and never held): one row per
--- TTFT, TPOT and E2E value of a successful request in the steady-state window (TTFT and E2E
+-- TTFT, TTFO, TPOT and E2E value of a successful request in the steady-state window (TTFT and E2E
 -- also from the planned send time; NULL, so no row, in packs written before them), with its
 -- prompt-length bucket, its send-time batch and its histogram bin. The bin is
 -- floor(sqrt(value) · 512): sqrt is correctly rounded and 512 a power of two, so the bin never
@@ -10,13 +10,15 @@
 -- staged: steady_requests
 WITH steady AS (
     SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, batch, ttft_ms, tpot_ms, e2e_ms,
-           ttft_from_schedule_ms, e2e_from_schedule_ms
+           ttft_from_schedule_ms, e2e_from_schedule_ms, ttfo_ms
     FROM steady_requests
     WHERE in_steady_window AND status = 'ok'
 ),
 long AS (
     SELECT candidate, prompt_bucket_lower, prompt_bucket_upper, batch, metric, value
-    FROM steady UNPIVOT (value FOR metric IN (ttft_ms, tpot_ms, e2e_ms, ttft_from_schedule_ms, e2e_from_schedule_ms))
+    FROM steady UNPIVOT (
+        value FOR metric IN (ttft_ms, tpot_ms, e2e_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, ttfo_ms)
+    )
 )
 SELECT
     candidate,

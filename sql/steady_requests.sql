@@ -9,8 +9,8 @@
 -- of the window) for the batch-means intervals (pipeline/analysis/dependence.py).
 -- Production requests only: a labelled item mixed into the load (labelled_item_id set) is load
 -- the endpoint served, but is scored in accuracy_results, not counted in these figures.
--- view: raw_timings (load_level, retry_count, labelled_item_id and cached_tokens added as NULL when
--- missing)
+-- view: raw_timings (load_level, retry_count, labelled_item_id, cached_tokens and the stream
+-- kind columns — ttfo_ms, reasoning_tokens, tool_call_valid, … — added as NULL when missing)
 WITH production AS (
     SELECT * FROM raw_timings
     WHERE labelled_item_id IS NULL
@@ -31,10 +31,11 @@ timings AS (
     SELECT
         candidate, load_level, status, error_type,
         coalesce(retry_count, 0) AS retry_count,
-        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms, ttft_from_schedule_ms, e2e_from_schedule_ms,
+        ttft_ms, tpot_ms, e2e_ms, schedule_lag_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, ttfo_ms,
         coalesce(prompt_tokens, prompt_tokens_client) AS prompt_tokens_any,
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
         cached_tokens,
+        reasoning_tokens, tool_call_valid, structured_output_valid,
         t_sent_ns, t_end_ns
     FROM production
 ),

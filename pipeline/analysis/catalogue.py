@@ -20,78 +20,26 @@ Percentile suffixes drop the decimal point: p99.9 is `p999` (so `ttft_ms_p999`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-Kind = Literal["latency percentile", "rate", "proportion", "cost", "quality"]
-
-# Where a claimed figure is judged (its `basis`). Throughput at an offered load can never exceed
-# that load, so a capacity claim is judged at the buyer's capacity at the SLA (the highest load
-# the sweep found still meeting it) and at the vendor's own conditions, never against the
-# throughput the production load happened to offer (that is shown as served demand).
-PRODUCTION_LOAD = "production_load"
-CAPACITY_AT_SLA = "capacity_at_sla"
-VENDOR_CONDITIONS = "vendor_conditions"
-BASES = (PRODUCTION_LOAD, CAPACITY_AT_SLA, VENDOR_CONDITIONS)
-
-PERCENTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99, "p999": 0.999}
-
-# interval methods, in words (the per-row method a table names is more precise: `Source.method`)
-ORDER_STATISTIC = "exact binomial order statistic, widened to batch means where the send-time batches show dependence"
-BATCH_MEANS = "batch means over analysis.interval_batches spans of send time, Student's t"
-WILSON_OR_BATCH = "the wider of Wilson's and the batch-means ratio interval"
-WILSON_SCORE = "Wilson score"
-USEFUL_SHARE = "the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds"
-NO_INTERVAL = "none (a claim on it stays inconclusive)"
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where analysis reads a figure: one row of `table` per candidate (a latency table: the row
-    whose `metric` and `percentile` match, over the whole window) and these columns of it."""
-
-    table: str  # an analysis table (its rows: analysis's, `pipeline/analysis/figures.py`)
-    value: str
-    ci_low: str | None  # None: the figure has no interval
-    ci_high: str | None
-    n: str  # what the figure counts (requests, items, gaps)
-    method: str | None = None  # the column naming the row's own interval method, where the table names one
-    # a latency table's row is picked by these (metric family, percentile); None for one-row-per-candidate tables
-    row_metric: str | None = None
-    row_percentile: str | None = None
-    query: str | None = None  # the sql/ query that computes the table, when not of the same name
-
-    @property
-    def sql(self) -> str:
-        return self.query or self.table
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    unit: str
-    larger_is_better: bool
-    kind: Kind
-    sources: dict[str, Source]  # basis -> where analysis reads the figure at that basis
-    interval: str  # the interval method, in words
-    display: str
-    definition: str
-    claim_names: tuple[str, ...] = ()
-
-    @property
-    def bases(self) -> tuple[str, ...]:
-        return tuple(self.sources)
-
-    @property
-    def source(self) -> Source:
-        """The headline source: at the production load (or the basis the figure has)."""
-        return self.sources.get(PRODUCTION_LOAD) or next(iter(self.sources.values()))
-
-    @property
-    def percentile(self) -> float | None:
-        """The quantile a latency figure names (ttft_ms_p99 → 0.99); None for other figures."""
-        return PERCENTILES[self.source.row_percentile] if self.source.row_percentile else None
-
+from pipeline.analysis.catalogue_model import (  # noqa: F401  (re-exported: the stages read them from here)
+    BASES,
+    BATCH_MEANS,
+    CAPACITY_AT_SLA,
+    NO_INTERVAL,
+    ORDER_STATISTIC,
+    PERCENTILES,
+    PRODUCTION_LOAD,
+    USEFUL_SHARE,
+    VENDOR_CONDITIONS,
+    WILSON_OR_BATCH,
+    WILSON_SCORE,
+    Kind,
+    Metric,
+    Source,
+    capacity_source,
+    headline_sources,
+    latency_figure_name,
+    vllm_names,
+)
 
 # --- latency percentiles: one family each, at every percentile ---------------------------------
 
@@ -110,6 +58,12 @@ LATENCY_FAMILIES = {  # family -> (display, definition, the name `vllm bench ser
         "itl",
     ),
     "e2e_ms": ("E2E", "send to the end of the stream (or of the body when not streaming)", "e2el"),
+    "ttfo_ms": (
+        "TTFO",
+        "time to first output token: send to the first answer-text or tool-call token after any reasoning (equal to "
+        "TTFT for a model that does not reason)",
+        None,
+    ),
     "ttft_from_schedule_ms": (
         "TTFT from the schedule",
         "TTFT timed from the planned send time, so a request the client sent late keeps its wait",
@@ -127,30 +81,6 @@ LATENCY_METRICS = tuple(LATENCY_FAMILIES)
 FROM_SCHEDULE = {"ttft_ms": "ttft_from_schedule_ms", "e2e_ms": "e2e_from_schedule_ms"}
 
 
-def latency_figure_name(family: str, percentile: str) -> str:
-    return f"{family}_{percentile}"
-
-
-def _vllm_names(vllm: str | None, percentile: str) -> tuple[str, ...]:
-    """`vllm bench serve`'s keys for a percentile: p99_ttft_ms, p99.9_ttft_ms, median_ttft_ms."""
-    if vllm is None:
-        return ()
-    label = {"p999": "p99.9"}.get(percentile, percentile)
-    names = (f"{label}_{vllm}_ms",)
-    return names + ((f"median_{vllm}_ms",) if percentile == "p50" else ())
-
-
-def _headline(source: Source, vendor_conditions: bool = True) -> dict[str, Source]:
-    """At the production load and, where an arm measures it, at the vendor's conditions: an arm is
-    analysed by the headline's own queries (pipeline/analysis/arms.py), so the source is the same."""
-    return {PRODUCTION_LOAD: source, **({VENDOR_CONDITIONS: source} if vendor_conditions else {})}
-
-
-# the capacity at the SLA (pipeline/analysis/capacity.py: sweep_summary reshaped, one row per candidate)
-def _capacity(value: str, low: str, high: str) -> Source:
-    return Source("capacity", value, low, high, "n", query="sweep_summary")
-
-
 def _latency_entries() -> list[Metric]:
     out = []
     for family, (display, definition, vllm) in LATENCY_FAMILIES.items():
@@ -161,7 +91,7 @@ def _latency_entries() -> list[Metric]:
                     unit="ms",
                     larger_is_better=False,
                     kind="latency percentile",
-                    sources=_headline(
+                    sources=headline_sources(
                         Source(
                             "latency_percentiles",
                             "value",
@@ -176,7 +106,7 @@ def _latency_entries() -> list[Metric]:
                     interval=ORDER_STATISTIC,
                     display=f"{display} {percentile.replace('p999', 'p99.9')}",
                     definition=definition,
-                    claim_names=_vllm_names(vllm, percentile),
+                    claim_names=vllm_names(vllm, percentile),
                 )
             )
     return out
@@ -196,7 +126,7 @@ def _rate(
     headline = Source(
         "throughput", name, f"{name}_ci_low", f"{name}_ci_high", "requests_in_window", "rate_interval_method"
     )
-    sources = _headline(headline, vendor_conditions)
+    sources = headline_sources(headline, vendor_conditions)
     if capacity is not None:
         sources = {PRODUCTION_LOAD: headline, CAPACITY_AT_SLA: capacity, **sources}
     return Metric(
@@ -220,7 +150,7 @@ CATALOGUE: tuple[Metric, ...] = (
         "Output tokens/s",
         "output tokens of the successful requests sent in the steady window / the window's seconds",
         ("output_throughput", "output_token_throughput"),
-        capacity=_capacity("output_tokens_per_s", "ci_low", "ci_high"),
+        capacity=capacity_source("output_tokens_per_s", "ci_low", "ci_high"),
     ),
     _rate(
         "total_tokens_per_s",
@@ -235,7 +165,7 @@ CATALOGUE: tuple[Metric, ...] = (
         "Requests/s",
         "successful requests sent in the steady window / the window's seconds",
         ("request_throughput",),
-        capacity=_capacity("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
+        capacity=capacity_source("requests_per_s", "requests_per_s_ci_low", "requests_per_s_ci_high"),
     ),
     _rate(
         "goodput_requests_per_s",
@@ -258,7 +188,7 @@ CATALOGUE: tuple[Metric, ...] = (
         unit="fraction",
         larger_is_better=True,
         kind="proportion",
-        sources=_headline(
+        sources=headline_sources(
             Source(
                 "throughput",
                 "sla_attainment",
@@ -278,7 +208,7 @@ CATALOGUE: tuple[Metric, ...] = (
         unit="fraction",
         larger_is_better=False,
         kind="proportion",
-        sources=_headline(
+        sources=headline_sources(
             Source(
                 "throughput",
                 "error_rate",
@@ -297,7 +227,7 @@ CATALOGUE: tuple[Metric, ...] = (
         unit="fraction",
         larger_is_better=True,
         kind="quality",
-        sources=_headline(
+        sources=headline_sources(
             Source("accuracy_summary", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "scored"),
             vendor_conditions=False,
         ),
@@ -310,7 +240,7 @@ CATALOGUE: tuple[Metric, ...] = (
         unit="USD",
         larger_is_better=False,
         kind="cost",
-        sources=_headline(
+        sources=headline_sources(
             Source(
                 "cost_per_decision",
                 "cost_per_decision_usd",
@@ -330,7 +260,7 @@ CATALOGUE: tuple[Metric, ...] = (
         unit="USD",
         larger_is_better=False,
         kind="cost",
-        sources=_headline(
+        sources=headline_sources(
             Source("cost_per_decision", "cost_per_million_output_tokens_usd", None, None, "requests_in_window"),
             vendor_conditions=False,
         ),
@@ -357,6 +287,65 @@ CATALOGUE: tuple[Metric, ...] = (
         definition="cost per useful decision at the highest load level still meeting the SLA",
     ),
 )
+
+
+def _reply_mix(name: str, unit: str, kind: Kind, display: str, definition: str, interval: str, n: str) -> Metric:
+    """What the steady window's successful replies held (sql/reply_mix.sql, in the throughput
+    table): judged at the production load only — the vendor's synthetic prompts carry no tools,
+    schemas or reasoning settings of the buyer's."""
+    return Metric(
+        name=name,
+        unit=unit,
+        larger_is_better=kind == "quality",
+        kind=kind,
+        sources={PRODUCTION_LOAD: Source("throughput", name, f"{name}_ci_low", f"{name}_ci_high", n)},
+        interval=interval,
+        display=display,
+        definition=definition,
+    )
+
+
+REPLY_MIX = (
+    _reply_mix(
+        "reasoning_tokens_per_request",
+        "tokens",
+        "per request",
+        "Reasoning tokens per request",
+        "reasoning tokens (usage's completion_tokens_details.reasoning_tokens, else the streamed reasoning under the "
+        "plan's tokenizer) per successful steady-window request; they are output tokens",
+        BATCH_MEANS + " (ratio estimator)",
+        "replies",
+    ),
+    _reply_mix(
+        "reasoning_share",
+        "fraction",
+        "proportion",
+        "Reasoning share of output",
+        "reasoning tokens / output tokens of the successful steady-window requests (1 − it is the answer-only share)",
+        BATCH_MEANS + " (ratio estimator)",
+        "replies",
+    ),
+    _reply_mix(
+        "tool_call_schema_accuracy",
+        "fraction",
+        "quality",
+        "Tool-call schema accuracy",
+        "of the replies that end in tool_calls, the share whose every call names a tool that was offered and whose "
+        "arguments parse and validate against that tool's JSON schema (K2-Vendor-Verifier's schema_accuracy)",
+        WILSON_SCORE,
+        "tool_call_replies",
+    ),
+    _reply_mix(
+        "structured_output_valid_rate",
+        "fraction",
+        "quality",
+        "Structured-output valid rate",
+        "of the replies to a json_schema (or json_object) request, the share that validate against it",
+        WILSON_SCORE,
+        "structured_replies",
+    ),
+)
+CATALOGUE = CATALOGUE + REPLY_MIX
 
 BY_NAME = {metric.name: metric for metric in CATALOGUE}
 BY_CLAIM_NAME = {alias: metric.name for metric in CATALOGUE for alias in metric.claim_names}

@@ -27,6 +27,7 @@ CLAIM_KINDS = {
     "cost": "cost",
     "latency percentile": "latency at load",
     "proportion": "latency at load",
+    "per request": "latency at load",  # what the replies held (reasoning tokens): judged at the production load
 }
 
 

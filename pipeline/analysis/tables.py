@@ -186,7 +186,43 @@ def _throughput(session: QuerySession) -> pa.Table:
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     table = with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
     table = with_wilson(table, "requests_failed", "requests_planned", "error_rate", session.params["z"])
-    return with_interval_methods(table, session.params)
+    return with_interval_methods(_with_reply_mix(session, table), session.params)
+
+
+def _with_reply_mix(session: QuerySession, table: pa.Table) -> pa.Table:
+    """The throughput rows with what the replies held (sql/reply_mix.sql: reasoning per request and
+    share of output, tool-call and structured-output validity with Wilson intervals), per
+    candidate; NULL for a candidate without a successful reply in the window."""
+    replies = session.run("reply_mix")
+    mix = {row["candidate"]: row for row in replies.to_pylist()}
+    candidates = table.column("candidate").to_pylist()
+    for name in REPLY_MIX_COLUMNS:
+        values = [mix.get(c, {}).get(name) for c in candidates]
+        table = table.append_column(name, pa.array(values, replies.schema.field(name).type))
+    z = session.params["z"]
+    table = with_wilson(table, "tool_call_replies_valid", "tool_call_replies", "tool_call_schema_accuracy", z)
+    return with_wilson(table, "structured_replies_valid", "structured_replies", "structured_output_valid_rate", z)
+
+
+# sql/reply_mix.sql's columns, appended to the throughput table (its candidate aside)
+REPLY_MIX_COLUMNS = (
+    "replies",
+    "replies_reasoning",
+    "reasoning_tokens",
+    "reply_output_tokens",
+    "reasoning_tokens_per_request",
+    "reasoning_tokens_per_request_ci_low",
+    "reasoning_tokens_per_request_ci_high",
+    "reasoning_share",
+    "reasoning_share_ci_low",
+    "reasoning_share_ci_high",
+    "tool_call_replies",
+    "tool_call_replies_valid",
+    "tool_call_schema_accuracy",
+    "structured_replies",
+    "structured_replies_valid",
+    "structured_output_valid_rate",
+)
 
 
 def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:

@@ -162,6 +162,11 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # completion_tokens_details.reasoning_tokens) | tokenizer:<name> | chunks
         ("reasoning_tokens", pa.int64()),
         ("reasoning_tokens_source", pa.string()),
+        # a reply's validity, never its text (pipeline/accuracy/agent_scorers.py): its tool calls
+        # (NULL unless it finished in tool_calls) and its structured answer (NULL unless the
+        # request asked for a JSON schema or object)
+        ("tool_call_valid", pa.bool_()),
+        ("structured_output_valid", pa.bool_()),
     ]
 )
 # read as NULL from files written before they existed
@@ -176,6 +181,8 @@ STREAM_KIND_COLUMNS = (
     "ttfo_ms",
     "reasoning_tokens",
     "reasoning_tokens_source",
+    "tool_call_valid",
+    "structured_output_valid",
 )
 # the load level every replayed row carries (the production level's in raw_timings)
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]

@@ -78,6 +78,11 @@ class RequestOutcome:
     # the reasoning text's count under the plan's real tokenizer, where usage does not give it
     reasoning_tokens_counted: int | None = None
     reasoning_tokens_counter: str | None = None
+    # the reply's tool calls ({"name", "arguments"}) and its validity flags (agent_scorers): the
+    # calls and every text below are read, never recorded
+    tool_call_pieces: list[dict] | None = None
+    tool_call_valid: bool | None = None
+    structured_output_valid: bool | None = None
     # every token's text (reasoning, answer, tool calls) and the reasoning's: counted, never recorded
     streamed_text: list[str] | None = None
     reasoning_text: str | None = None
@@ -231,4 +236,6 @@ def build_record(
         "ttfo_ms": ttft_ms(outcome.t_sent_ns, first_output) if ok and first_output is not None else None,
         "reasoning_tokens": reasoning_tokens,
         "reasoning_tokens_source": reasoning_source,
+        "tool_call_valid": outcome.tool_call_valid,
+        "structured_output_valid": outcome.structured_output_valid,
     }

@@ -223,6 +223,7 @@ def finish(outcome: RequestOutcome, body: dict, reader: StreamReader) -> Request
     outcome.reasoning_text = "".join(reader.reasoning_parts)
     outcome.output_tokens_client = sum(count_tokens(part) for part in outcome.streamed_text)
     outcome.tool_calls = len(reader.tool_calls)
+    outcome.tool_call_pieces = list(reader.tool_calls.values())
     if outcome.error_type is None:
         usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
         outcome.usage_issue = usage_issue(outcome, body.get("max_tokens"), usage_asked)

@@ -38,9 +38,20 @@ def spec() -> Spec:
 
 
 def requests(ttft_ms: int, prefix: str) -> list[dict]:
-    """40 requests 250 ms apart, 20 output tokens each, two of them failed."""
+    """40 requests 250 ms apart, 20 output tokens each (5 of them reasoning), two of them failed;
+    every fourth ends in a tool call (half of those valid), every other fourth answers a JSON schema."""
     return [
-        timing(f"{prefix}{i}", S + i * 250 * MS, ttft_ms * MS, 400 * MS, tokens=20, error="http_5xx" if i < 2 else None)
+        timing(
+            f"{prefix}{i}",
+            S + i * 250 * MS,
+            ttft_ms * MS,
+            400 * MS,
+            tokens=20,
+            error="http_5xx" if i < 2 else None,
+            reasoning=5,
+            tool_call_valid=i % 8 == 0 if i % 4 == 0 else None,
+            structured_output_valid=True if i % 4 == 1 else None,
+        )
         for i in range(40)
     ]
 

@@ -147,6 +147,8 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "ttfo_ms": "DOUBLE",
         "reasoning_tokens": "BIGINT",
         "reasoning_tokens_source": "VARCHAR",
+        "tool_call_valid": "BOOLEAN",
+        "structured_output_valid": "BOOLEAN",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -168,6 +170,8 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("ttfo_ms", pa.float64()),
             ("reasoning_tokens", pa.int64()),
             ("reasoning_tokens_source", pa.string()),
+            ("tool_call_valid", pa.bool_()),
+            ("structured_output_valid", pa.bool_()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added

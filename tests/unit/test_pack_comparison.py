@@ -52,9 +52,8 @@ def test_bucket_rows_do_not_become_headline_figures(tmp_path: Path):
     rows = latency_rows(tmp_path, 50, spec)
     rows += [{**row, "scope": "0-255"} for row in rows]
     figures = claims.latency_figures(spec, rows)
-    assert (
-        len(figures) == 6 * 5
-    )  # six metrics (TTFT and E2E twice: from the send, from the schedule) × five percentiles, scope 'all' only
+    # seven families (TTFT and E2E twice: from the send, from the schedule; TTFO) × five percentiles, scope 'all' only
+    assert len(figures) == 7 * 5
 
 
 def test_side_by_side_and_ranking_for_two_candidates():
