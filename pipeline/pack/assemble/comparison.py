@@ -106,5 +106,31 @@ def latency_by_bucket(latency_rows: list[dict]) -> list[dict]:
     return list(cells.values())
 
 
+# the reply-mix section's figures, in its column order (pipeline/analysis/catalogue.py)
+REPLY_MIX_FIGURES = (
+    "ttft_ms_p50",
+    "ttfo_ms_p50",
+    "ttft_ms_p95",
+    "ttfo_ms_p95",
+    "reasoning_tokens_per_request",
+    "reasoning_share",
+    "tool_call_schema_accuracy",
+    "structured_output_valid_rate",
+)
+
+
+def reply_mix(figures: list[dict]) -> list[dict]:
+    """Per candidate, the reply-mix figures at the production load (read from the figures, never
+    computed here); no rows when no candidate reasoned, called a tool or answered a schema."""
+    rows: dict[str, dict] = {}
+    for f in figures:
+        if f["metric"] in REPLY_MIX_FIGURES and f.get("basis", "production_load") == "production_load":
+            entry = rows.setdefault(f["candidate"], {"candidate": f["candidate"], "figures": {}})
+            entry["figures"][f["metric"]] = {k: f.get(k) for k in ("metric", "measured", "ci_low", "ci_high", "n")}
+    agentic = ("reasoning_tokens_per_request", "tool_call_schema_accuracy", "structured_output_valid_rate")
+    shown = any((row["figures"].get(name) or {}).get("measured") for row in rows.values() for name in agentic)
+    return list(rows.values()) if shown else []
+
+
 def errors_by_type(error_rows: list[dict]) -> list[dict]:
     return [row for row in error_rows if row["outcome"] != "ok"]

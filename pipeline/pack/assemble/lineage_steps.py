@@ -16,7 +16,7 @@ LATENCY_STEPS = (
     "latency_counts",
     "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/dependence.py)
 )
-THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events")
+THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events", "reply_mix")
 
 
 def lineage(sql_files: list[dict], inputs: list[dict]) -> dict:

@@ -145,6 +145,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
             parts.AccuracySection, comparison.accuracy_section(inputs.accuracy_rows, inputs.accuracy_label_rows)
         ),
         latency_by_bucket=_parts(parts.LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
+        reply_mix=_parts(parts.ReplyMixRow, comparison.reply_mix(figures)),
         errors_by_type=_parts(parts.ErrorRow, comparison.errors_by_type(inputs.error_rows)),
         concurrency=[
             parts.ConcurrencyRow(

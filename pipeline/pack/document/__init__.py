@@ -44,6 +44,7 @@ from pipeline.pack.document.parts import (
     RankingRow,
     RelativePath,
     ReplaySummary,
+    ReplyMixRow,
     Sha256,
     SideBySide,
     SweepSection,
@@ -167,6 +168,7 @@ class EvidencePackDraft(Part):
     ranking: list[RankingRow] | MISSING = MISSING
     accuracy: AccuracySection | None | MISSING = MISSING  # None: no labelled slice
     latency_by_bucket: list[LatencyBucket] | MISSING = MISSING
+    reply_mix: list[ReplyMixRow] | MISSING = MISSING  # reasoning, tool calls, structured output; [] when none
     errors_by_type: list[ErrorRow] | MISSING = MISSING
     concurrency: list[ConcurrencyRow] | MISSING = MISSING
     sweep: SweepSection | None | MISSING = MISSING  # None: no load sweep ran

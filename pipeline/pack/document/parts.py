@@ -259,6 +259,25 @@ class LatencyBucket(Part):
     values: dict[str, Number | None]
 
 
+class MixFigure(Part):
+    """One figure of the reply-mix section, as the figures table holds it."""
+
+    metric: MetricName
+    measured: Number | None
+    ci_low: Number | None
+    ci_high: Number | None
+    n: Count | None
+
+
+class ReplyMixRow(Part):
+    """What one candidate's replies held at the production load: TTFT beside TTFO, reasoning
+    tokens and their share of the output, tool-call and structured-output validity (each a row
+    of `data/figures.parquet`; absent where the figure was not measured)."""
+
+    candidate: str
+    figures: dict[str, MixFigure]
+
+
 class ErrorRow(TableRow):
     """A row of the error_breakdown table (every outcome but 'ok')."""
 
