@@ -1,6 +1,7 @@
 """How long do 10 million raw-timing rows take to aggregate into every analysis table?
 
     python bench/analysis_10m.py [--rows 10000000] [--itl-mean 100] [--data DIR] [--per-table] [--verify]
+                                 [--baseline REF]
 
 1. Generates synthetic raw timings once (bench/analysis_synthetic.py, ~1.2e9 inter-chunk gaps).
 2. Builds their ITL histogram once (sql/itl_histogram.sql), as the replay does when it writes
@@ -13,6 +14,11 @@
    alone (the ITL histogram re-built from the gap lists), in a subprocess, and checks that its
    ITL figures equal those read from the stored histogram.
 
+5. `--baseline REF` (e.g. `--baseline main`) times before and after in one run on the same data:
+   the analysis code of git REF (`git archive` of it into a temporary folder, imported through
+   PYTHONPATH) and then the current code, each in a subprocess of its own (so each peak RSS is
+   its own), and checks that every table of the two is the same.
+
 Generation and the histogram run in subprocesses, so the peak RSS printed for the analysis is
 its own. The load average (`os.getloadavg`) is printed before and after: the machine is shared.
 """
@@ -21,10 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -101,18 +110,87 @@ def verify_path(raw: Path) -> None:
     print("ITL_P99 " + json.dumps(itl_p99(tables["latency_percentiles"])), flush=True)
 
 
-def one_session(raw: Path, histogram: Path, spec: Spec) -> pa.Table:
+def one_session(raw: Path, histogram: Path, spec: Spec) -> dict[str, pa.Table]:
     print("all tables from one session (what analyse_all does), step by step:")
     started = time.perf_counter()
+    tables: dict[str, pa.Table] = {}
     with analysis_tables._session(raw, spec) as session:
         print(f"  {'steady_requests':<22} {time.perf_counter() - started:7.2f} s  (staged)", flush=True)
-        timed("throughput", lambda: analysis_tables._throughput(session))
-        timed("throughput_buckets", lambda: session.staged("throughput_buckets"))
-        timed("error_breakdown", lambda: session.run("error_breakdown"))
-        timed("cost_per_decision", lambda: analysis_tables._cost(session, spec, None))
-        _, latency = timed("latency_percentiles", lambda: analysis_tables._latency(session, spec, histogram))
+        tables["throughput"] = timed("throughput", lambda: analysis_tables._throughput(session))[1]
+        tables["throughput_buckets"] = timed("throughput_buckets", lambda: session.staged("throughput_buckets"))[1]
+        tables["error_breakdown"] = timed("error_breakdown", lambda: session.run("error_breakdown"))[1]
+        tables["cost_per_decision"] = timed("cost_per_decision", lambda: analysis_tables._cost(session, spec, None))[1]
+        tables["latency_percentiles"] = timed(
+            "latency_percentiles", lambda: analysis_tables._latency(session, spec, histogram)
+        )[1]
     print(f"  {'all tables':<22} {time.perf_counter() - started:7.2f} s   peak RSS {peak_rss_gb():.2f} GB")
-    return latency
+    return tables
+
+
+def session_only(raw: Path, histogram: Path, out: Path) -> None:
+    """One session's tables (the code `pipeline` imports: PYTHONPATH picks it), written to `out`."""
+    print(f"  code: {Path(analysis_tables.__file__).parent}; {load()}", flush=True)
+    for name, table in one_session(raw, histogram, bench_spec()).items():
+        write_parquet(table, out / f"{name}.parquet")
+    print(f"  {load()}", flush=True)
+
+
+def baseline_tree(ref: str, folder: Path) -> Path:
+    """The repository at `ref` (its tracked files, as `git archive` writes them) under `folder`."""
+    archive = folder / "tree.tar"
+    with archive.open("wb") as out:
+        subprocess.run(["git", "-C", str(REPO_ROOT), "archive", ref], stdout=out, check=True)
+    commit = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", ref], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    tree = folder / commit
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    archive.unlink()
+    return tree
+
+
+def timed_subprocess(label: str, raw: Path, histogram: Path, out: Path, code: Path) -> None:
+    print(f"{label} (subprocess, pipeline from {code}):", flush=True)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    subprocess.run(
+        [sys.executable, __file__, "--session-only", str(raw), str(histogram), str(out)], env=env, check=True
+    )
+
+
+def same_value(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def compare_tables(before: Path, after: Path) -> None:
+    """Every table of the two runs, row by row: equal, or where and by how much they differ."""
+    print("before and after, table by table:")
+    for path in sorted(before.glob("*.parquet")):
+        old, new = pq.read_table(path), pq.read_table(after / path.name)
+        if old.schema != new.schema or old.num_rows != new.num_rows:
+            print(f"  {path.stem:<22} DIFFERENT shape: {old.shape} {old.schema.names} / {new.shape} {new.schema.names}")
+            continue
+        cells, worst = 0, 0.0
+        for old_row, new_row in zip(old.to_pylist(), new.to_pylist()):
+            for key, value in old_row.items():
+                if not same_value(value, new_row[key]):
+                    cells += 1
+                    if isinstance(value, float) and isinstance(new_row[key], float) and value:
+                        worst = max(worst, abs(new_row[key] - value) / abs(value))
+                    elif cells <= 3:
+                        print(f"    {path.stem}.{key}: {value!r} → {new_row[key]!r}")
+        verdict = "identical" if cells == 0 else f"{cells} cells differ (largest relative difference {worst:.1e})"
+        print(f"  {path.stem:<22} {old.num_rows:>7,} rows  {verdict}")
+
+
+def before_and_after(ref: str, raw: Path, histogram: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="loadproof-baseline-") as folder:
+        tree = baseline_tree(ref, Path(folder))
+        timed_subprocess(f"before: {ref} ({tree.name})", raw, histogram, Path(folder) / "before", tree)
+        timed_subprocess("after: this checkout", raw, histogram, Path(folder) / "after", REPO_ROOT)
+        compare_tables(Path(folder) / "before", Path(folder) / "after")
 
 
 def per_table(raw: Path, histogram: Path, spec: Spec) -> None:
@@ -136,6 +214,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("/tmp/loadproof_bench"))
     parser.add_argument("--per-table", action="store_true", help="also time each table in its own session")
     parser.add_argument("--verify", action="store_true", help="also time the re-computation from the raw timings alone")
+    parser.add_argument(
+        "--baseline", metavar="REF", help="first time git REF's analysis code on the same data (before and after)"
+    )
+    parser.add_argument("--session-only", nargs=3, type=Path, metavar=("RAW", "HIST", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--build-histogram", nargs=2, type=Path, metavar=("RAW", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--verify-path", type=Path, metavar="RAW", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -143,6 +225,8 @@ def main() -> None:
         return build_histogram(*args.build_histogram)
     if args.verify_path:
         return verify_path(args.verify_path)
+    if args.session_only:
+        return session_only(*args.session_only)
 
     stem = f"{args.rows}_{int(args.itl_mean)}"
     raw, histogram = args.data / f"raw_timings_{stem}.parquet", args.data / f"itl_histogram_{stem}.parquet"
@@ -175,7 +259,11 @@ def main() -> None:
 
     if args.per_table:
         per_table(raw, histogram, spec)
-    latency = one_session(raw, histogram, spec)
+    if args.baseline:
+        before_and_after(args.baseline, raw, histogram)
+        print(f"done; {load()}")
+        return
+    latency = one_session(raw, histogram, spec)["latency_percentiles"]
     from_histogram = itl_p99(latency)
     for candidate, (value, low, high, n) in from_histogram.items():
         print(f"    {candidate} itl_ms_p99 {value:.3f} ms [{low:.3f}, {high:.3f}], n {n:,} gaps (every gap, to 1 µs)")
