@@ -1,7 +1,7 @@
 """How long do 10 million raw-timing rows take to aggregate into every analysis table?
 
     python bench/analysis_10m.py [--rows 10000000] [--itl-mean 100] [--data DIR] [--per-table] [--verify]
-                                 [--baseline REF]
+                                 [--baseline REF [--repeat N]]
 
 1. Generates synthetic raw timings once (bench/analysis_synthetic.py, ~1.2e9 inter-chunk gaps).
 2. Builds their ITL histogram once (sql/itl_histogram.sql), as the replay does when it writes
@@ -17,7 +17,9 @@
 5. `--baseline REF` (e.g. `--baseline main`) times before and after in one run on the same data:
    the analysis code of git REF (`git archive` of it into a temporary folder, imported through
    PYTHONPATH) and then the current code, each in a subprocess of its own (so each peak RSS is
-   its own), and checks that every table of the two is the same.
+   its own), and checks that every table of the two is the same. `--repeat N` alternates the
+   two N times and prints each step's best wall and CPU seconds: CPU seconds (every thread's)
+   say more than the wall clock on a machine shared with other work.
 
 Generation and the histogram run in subprocesses, so the peak RSS printed for the analysis is
 its own. The load average (`os.getloadavg`) is printed before and after: the machine is shared.
@@ -67,15 +69,23 @@ def load() -> str:
     return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
+def cpu_s() -> float:
+    """CPU seconds this process has used, every thread (DuckDB's too): less at the mercy of the
+    other work on a shared machine than the wall clock."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+STEP_TIMES: dict[str, tuple[float, float]] = {}  # label → (wall s, CPU s), for --session-only
+
+
 def timed(label: str, compute) -> tuple[float, object]:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_s()
     result = compute()
-    seconds = time.perf_counter() - started
-    rows = result.num_rows if isinstance(result, pa.Table) else ""
-    print(
-        f"  {label:<22} {seconds:7.2f} s  ({rows:,} rows)" if rows != "" else f"  {label:<22} {seconds:7.2f} s",
-        flush=True,
-    )
+    seconds, cpu = time.perf_counter() - started, cpu_s() - cpu_started
+    STEP_TIMES[label] = (seconds, cpu)
+    rows = f"  ({result.num_rows:,} rows)" if isinstance(result, pa.Table) else ""
+    print(f"  {label:<22} {seconds:7.2f} s  cpu {cpu:6.2f} s{rows}", flush=True)
     return seconds, result
 
 
@@ -112,10 +122,10 @@ def verify_path(raw: Path) -> None:
 
 def one_session(raw: Path, histogram: Path, spec: Spec) -> dict[str, pa.Table]:
     print("all tables from one session (what analyse_all does), step by step:")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_s()
     tables: dict[str, pa.Table] = {}
-    with analysis_tables._session(raw, spec) as session:
-        print(f"  {'steady_requests':<22} {time.perf_counter() - started:7.2f} s  (staged)", flush=True)
+    session = timed("steady_requests", lambda: analysis_tables._session(raw, spec))[1]
+    with session:
         tables["throughput"] = timed("throughput", lambda: analysis_tables._throughput(session))[1]
         tables["throughput_buckets"] = timed("throughput_buckets", lambda: session.staged("throughput_buckets"))[1]
         tables["error_breakdown"] = timed("error_breakdown", lambda: session.run("error_breakdown"))[1]
@@ -123,7 +133,9 @@ def one_session(raw: Path, histogram: Path, spec: Spec) -> dict[str, pa.Table]:
         tables["latency_percentiles"] = timed(
             "latency_percentiles", lambda: analysis_tables._latency(session, spec, histogram)
         )[1]
-    print(f"  {'all tables':<22} {time.perf_counter() - started:7.2f} s   peak RSS {peak_rss_gb():.2f} GB")
+    seconds, cpu = time.perf_counter() - started, cpu_s() - cpu_started
+    STEP_TIMES["all tables"] = (seconds, cpu)
+    print(f"  {'all tables':<22} {seconds:7.2f} s  cpu {cpu:6.2f} s   peak RSS {peak_rss_gb():.2f} GB")
     return tables
 
 
@@ -133,6 +145,8 @@ def session_only(raw: Path, histogram: Path, out: Path) -> None:
     for name, table in one_session(raw, histogram, bench_spec()).items():
         write_parquet(table, out / f"{name}.parquet")
     print(f"  {load()}", flush=True)
+    times = {"steps": STEP_TIMES, "peak_rss_gb": peak_rss_gb(), "load": os.getloadavg()[0]}
+    (out / "times.json").write_text(json.dumps(times))
 
 
 def baseline_tree(ref: str, folder: Path) -> Path:
@@ -165,32 +179,59 @@ def same_value(a: object, b: object) -> bool:
 
 
 def compare_tables(before: Path, after: Path) -> None:
-    """Every table of the two runs, row by row: equal, or where and by how much they differ."""
+    """Every table of the two runs, cell by cell: identical, or which columns differ and by how much."""
     print("before and after, table by table:")
     for path in sorted(before.glob("*.parquet")):
         old, new = pq.read_table(path), pq.read_table(after / path.name)
         if old.schema != new.schema or old.num_rows != new.num_rows:
             print(f"  {path.stem:<22} DIFFERENT shape: {old.shape} {old.schema.names} / {new.shape} {new.schema.names}")
             continue
-        cells, worst = 0, 0.0
+        cells, worst, columns = 0, 0.0, set()
         for old_row, new_row in zip(old.to_pylist(), new.to_pylist()):
             for key, value in old_row.items():
-                if not same_value(value, new_row[key]):
-                    cells += 1
-                    if isinstance(value, float) and isinstance(new_row[key], float) and value:
-                        worst = max(worst, abs(new_row[key] - value) / abs(value))
-                    elif cells <= 3:
-                        print(f"    {path.stem}.{key}: {value!r} → {new_row[key]!r}")
-        verdict = "identical" if cells == 0 else f"{cells} cells differ (largest relative difference {worst:.1e})"
+                if same_value(value, new_row[key]):
+                    continue
+                cells += 1
+                columns.add(key)
+                if isinstance(value, float) and isinstance(new_row[key], float) and value:
+                    worst = max(worst, abs(new_row[key] - value) / abs(value))
+                else:
+                    worst = math.inf
+        verdict = (
+            "identical"
+            if cells == 0
+            else f"{cells} cells differ, in {', '.join(sorted(columns))} (largest relative difference {worst:.1e})"
+        )
         print(f"  {path.stem:<22} {old.num_rows:>7,} rows  {verdict}")
 
 
-def before_and_after(ref: str, raw: Path, histogram: Path) -> None:
+def before_and_after(ref: str, raw: Path, histogram: Path, repeat: int) -> None:
+    """`repeat` times, alternately, REF's code then this checkout's on the same data; each
+    step's best wall and CPU seconds of the repeats, the largest peak RSS, every table compared."""
     with tempfile.TemporaryDirectory(prefix="loadproof-baseline-") as folder:
         tree = baseline_tree(ref, Path(folder))
-        timed_subprocess(f"before: {ref} ({tree.name})", raw, histogram, Path(folder) / "before", tree)
-        timed_subprocess("after: this checkout", raw, histogram, Path(folder) / "after", REPO_ROOT)
-        compare_tables(Path(folder) / "before", Path(folder) / "after")
+        sides = {f"before ({ref}, {tree.name})": tree, "after (this checkout)": REPO_ROOT}
+        runs: dict[str, list[dict]] = {label: [] for label in sides}
+        for turn in range(repeat):
+            for label, code in sides.items():
+                out = Path(folder) / f"{label.split()[0]}{turn}"
+                timed_subprocess(f"{label}, run {turn + 1} of {repeat}", raw, histogram, out, code)
+                runs[label].append(json.loads((out / "times.json").read_text()))
+        compare_tables(Path(folder) / "before0", Path(folder) / "after0")
+    print(f"best of {repeat} (wall s / CPU s), alternating runs; peak RSS the largest, load average at the end:")
+    steps = list(next(iter(runs.values()))[0]["steps"])
+    print(f"  {'step':<22}" + "".join(f"{label.split()[0]:>18}" for label in runs))
+    for step in steps:
+        cells = []
+        for side in runs.values():
+            wall = min(run["steps"][step][0] for run in side)
+            cpu = min(run["steps"][step][1] for run in side)
+            cells.append(f"{wall:8.2f} / {cpu:6.2f}")
+        print(f"  {step:<22}" + "".join(f"{cell:>18}" for cell in cells))
+    rss = "".join(f"{max(run['peak_rss_gb'] for run in side):>15.2f} GB" for side in runs.values())
+    print(f"  {'peak RSS':<22}" + rss)
+    loads = "".join(f"{' '.join(format(run['load'], '.1f') for run in side):>18}" for side in runs.values())
+    print(f"  {'load average (1 min)':<22}" + loads)
 
 
 def per_table(raw: Path, histogram: Path, spec: Spec) -> None:
@@ -217,6 +258,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline", metavar="REF", help="first time git REF's analysis code on the same data (before and after)"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="with --baseline: alternate the two this many times")
     parser.add_argument("--session-only", nargs=3, type=Path, metavar=("RAW", "HIST", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--build-histogram", nargs=2, type=Path, metavar=("RAW", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--verify-path", type=Path, metavar="RAW", help=argparse.SUPPRESS)
@@ -260,7 +302,7 @@ def main() -> None:
     if args.per_table:
         per_table(raw, histogram, spec)
     if args.baseline:
-        before_and_after(args.baseline, raw, histogram)
+        before_and_after(args.baseline, raw, histogram, args.repeat)
         print(f"done; {load()}")
         return
     latency = one_session(raw, histogram, spec)["latency_percentiles"]
