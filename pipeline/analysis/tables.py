@@ -135,7 +135,9 @@ def _stage_bin_values(session: QuerySession, spans: pa.Table, replace: bool = Fa
 
 def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None = None) -> pa.Table:
     _bind_itl_histogram(session, spec, histogram)
-    session.define_view("latency_samples")  # cheap to derive twice from the staged requests
+    # the values one per row, never held: the bins are defined there, and a pack's older copies of the
+    # latency queries read it (the repository's read each metric's column of steady_requests)
+    session.define_view("latency_samples")
     aware = spec.analysis.intervals == "dependence_aware"
     queries = session.queries
     # the values per batch and bin, staged once for the two queries that read them (a pack's own
