@@ -5,7 +5,7 @@ WITH outcomes AS (
     SELECT candidate, coalesce(error_type, CASE WHEN status = 'ok' THEN 'ok' ELSE 'unknown_error' END) AS outcome
     FROM steady_requests
 ),
-counted AS (
+counted AS MATERIALIZED (
     SELECT candidate, outcome, count(*) AS requests
     FROM outcomes
     GROUP BY candidate, outcome

@@ -3,11 +3,12 @@
 -- (`below`) and how many the batch holds (`total`): what the batch-means standard error of the
 -- empirical CDF at the point is made of (pipeline/analysis/dependence.py, Woodruff's interval).
 -- TTFT, TPOT and E2E count the steady requests' values through their sqrt bins (whole bins below
--- the point counted, only the point's own bin compared value by value: 22 s → 2.5 s at 10 M
+-- the point counted, only the point's own bin compared value by value, its values read from
+-- latency_bin_values, which holds every bin a point lies in: 22 s → 2.5 s → 1 s at 10 M
 -- requests); ITL counts whole-µs gaps from the histogram, every gap in the batch of its
 -- request's send time (so the gaps of one request, which move together, stay in one batch). A
 -- batch with no values is simply absent.
--- view: latency_samples; staged: latency_batch_bins, itl_histogram (or bound to
+-- staged: latency_batch_bins, latency_bin_values, itl_histogram (or bound to
 -- data/itl_histogram.parquet); view: points
 WITH point_bins AS (
     -- each point in latency_samples' histogram bin (floor(sqrt(value) · 512), as it bins values)
@@ -41,15 +42,15 @@ in_the_bin AS (
         point_bins.metric,
         point_bins.scope,
         point_bins.q,
-        samples.batch,
+        bin_values.batch,
         count(*) AS below_in_bin
     FROM point_bins
-    JOIN latency_samples AS samples
-        ON point_bins.candidate = samples.candidate
-       AND point_bins.metric = samples.metric
-       AND point_bins.bin = samples.bin
-    WHERE (point_bins.scope_order = -1 OR point_bins.scope_order = samples.prompt_bucket_lower)
-      AND samples.value <= point_bins.value
+    JOIN latency_bin_values AS bin_values
+        ON point_bins.candidate = bin_values.candidate
+       AND point_bins.metric = bin_values.metric
+       AND point_bins.scope = bin_values.scope
+       AND point_bins.bin = bin_values.bin
+    WHERE bin_values.value <= point_bins.value
     GROUP BY ALL
 ),
 request_counts AS (

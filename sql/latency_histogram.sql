@@ -25,17 +25,31 @@ by_bucket AS (
     SELECT * FROM request_bins
     UNION ALL
     SELECT * FROM gap_bins
+),
+scoped AS (
+    SELECT
+        candidate,
+        metric,
+        CASE WHEN prompt_bucket_upper IS NULL THEN prompt_bucket_lower || '+'
+             ELSE prompt_bucket_lower || '-' || prompt_bucket_upper END AS scope,
+        prompt_bucket_lower AS scope_order,
+        bin,
+        CAST(values_in_bin AS BIGINT) AS values_in_bin
+    FROM by_bucket
+    UNION ALL
+    SELECT
+        candidate, metric, 'all' AS scope, -1 AS scope_order, bin, CAST(sum(values_in_bin) AS BIGINT) AS values_in_bin
+    FROM by_bucket
+    GROUP BY candidate, metric, bin
 )
 SELECT
     candidate,
     metric,
-    CASE WHEN prompt_bucket_upper IS NULL THEN prompt_bucket_lower || '+'
-         ELSE prompt_bucket_lower || '-' || prompt_bucket_upper END AS scope,
-    prompt_bucket_lower AS scope_order,
+    scope,
+    scope_order,
     bin,
-    CAST(values_in_bin AS BIGINT) AS values_in_bin
-FROM by_bucket
-UNION ALL
-SELECT candidate, metric, 'all' AS scope, -1 AS scope_order, bin, CAST(sum(values_in_bin) AS BIGINT) AS values_in_bin
-FROM by_bucket
-GROUP BY candidate, metric, bin
+    values_in_bin,
+    CAST(
+        sum(values_in_bin) OVER (PARTITION BY candidate, metric, scope ORDER BY bin) - values_in_bin AS BIGINT
+    ) AS before_bin
+FROM scoped

@@ -5,43 +5,40 @@
 -- short to bound it) come from pipeline.analysis.stats.order_statistic_ranks, widened where
 -- the run's send-time batches show dependence (pipeline/analysis/dependence.py: the method
 -- that set them is `interval_method`). Each rank is located in
--- the histogram, then only the values of the bins holding a wanted rank are sorted: exact order
--- statistics without sorting every value. An ITL bin is one whole microsecond (itl_histogram),
--- so an ITL order statistic is its bin in ms: exact to 1 µs, nothing sorted.
--- staged: latency_histogram; view: latency_samples; view: ranks
+-- the histogram (its before_bin: the values of the lower bins), then only the values of the bins
+-- holding a wanted rank are sorted: exact order statistics without sorting every value. Those
+-- values come from latency_bin_values, staged with every bin the ranks can reach (pipeline/
+-- analysis/tables.py re-stages it should a widened rank fall outside). An ITL bin is one whole
+-- microsecond (itl_histogram), so an ITL order statistic is its bin in ms: exact to 1 µs,
+-- nothing sorted.
+-- staged: latency_histogram, latency_bin_values; view: ranks
 WITH wanted AS (
     SELECT DISTINCT candidate, metric, scope, rank
     FROM ranks UNPIVOT (rank FOR kind IN (point_rank, low_rank, high_rank))
 ),
-cumulative AS (
-    SELECT
-        candidate, metric, scope, scope_order, bin, values_in_bin,
-        sum(values_in_bin) OVER (PARTITION BY candidate, metric, scope ORDER BY bin) - values_in_bin AS before_bin
-    FROM latency_histogram
-),
 located AS (
-    SELECT wanted.candidate, wanted.metric, wanted.scope, cumulative.scope_order, wanted.rank, cumulative.bin,
-           wanted.rank - cumulative.before_bin AS rank_in_bin
+    SELECT wanted.candidate, wanted.metric, wanted.scope, histogram.scope_order, wanted.rank, histogram.bin,
+           wanted.rank - histogram.before_bin AS rank_in_bin
     FROM wanted
-    JOIN cumulative
-        ON wanted.candidate = cumulative.candidate
-       AND wanted.metric = cumulative.metric
-       AND wanted.scope = cumulative.scope
-       AND wanted.rank > cumulative.before_bin
-       AND wanted.rank <= cumulative.before_bin + cumulative.values_in_bin
+    JOIN latency_histogram AS histogram
+        ON wanted.candidate = histogram.candidate
+       AND wanted.metric = histogram.metric
+       AND wanted.scope = histogram.scope
+       AND wanted.rank > histogram.before_bin
+       AND wanted.rank <= histogram.before_bin + histogram.values_in_bin
 ),
 needed_bins AS (
-    SELECT DISTINCT candidate, metric, scope, scope_order, bin FROM located
+    SELECT DISTINCT candidate, metric, scope, bin FROM located
     WHERE metric <> 'itl_ms'
 ),
 in_needed_bins AS (
-    SELECT needed_bins.candidate, needed_bins.metric, needed_bins.scope, needed_bins.bin, samples.value
-    FROM latency_samples AS samples
+    SELECT needed_bins.candidate, needed_bins.metric, needed_bins.scope, needed_bins.bin, bin_values.value
+    FROM latency_bin_values AS bin_values
     JOIN needed_bins
-        ON samples.candidate = needed_bins.candidate
-       AND samples.metric = needed_bins.metric
-       AND samples.bin = needed_bins.bin
-    WHERE needed_bins.scope_order = -1 OR needed_bins.scope_order = samples.prompt_bucket_lower
+        ON bin_values.candidate = needed_bins.candidate
+       AND bin_values.metric = needed_bins.metric
+       AND bin_values.scope = needed_bins.scope
+       AND bin_values.bin = needed_bins.bin
 ),
 sorted_bins AS (
     -- each needed bin's values in order (a sort per bin, cheaper than one window over them all)

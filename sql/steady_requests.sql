@@ -11,7 +11,9 @@
 -- the endpoint served, but is scored in accuracy_results, not counted in these figures.
 -- view: raw_timings (load_level, retry_count, labelled_item_id, cached_tokens and the stream
 -- kind columns — ttfo_ms, reasoning_tokens, tool_call_valid, … — added as NULL when missing)
-WITH production AS (
+WITH production AS NOT MATERIALIZED (
+    -- read twice rather than held: the window bounds read four narrow columns of the file again,
+    -- which costs less than materialising every column of 10 M rows first (7.5 → 4.5 s CPU)
     SELECT * FROM raw_timings
     WHERE labelled_item_id IS NULL
 ),

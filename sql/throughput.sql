@@ -11,9 +11,32 @@
 -- requests / window seconds: Little's law; peak_concurrency is appended from
 -- sql/concurrency_events.sql); error rate over every planned request.
 -- staged: steady_requests
-WITH windows AS (
-    SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns
+WITH outcomes AS MATERIALIZED (
+    -- the requests counted once per candidate, window, send-time batch and outcome (a few hundred
+    -- rows): the windows, the totals and the batch totals read these instead of every request
+    SELECT
+        candidate,
+        load_level,
+        window_start_ns,
+        window_end_ns,
+        batch,
+        in_steady_window,
+        status = 'ok' AS succeeded,
+        status <> 'ok' AS failed,
+        met_sla,
+        met_ttft,
+        met_tpot,
+        met_e2e,
+        count(*) AS requests,
+        sum(coalesce(output_tokens_any, 0)) AS output_tokens,
+        sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0)) AS total_tokens,
+        sum(t_end_ns - t_sent_ns) AS busy_ns
     FROM steady_requests
+    GROUP BY ALL
+),
+windows AS (
+    SELECT DISTINCT candidate, load_level, window_start_ns, window_end_ns
+    FROM outcomes
     WHERE window_start_ns IS NOT NULL
 ),
 window_lengths AS (
@@ -21,32 +44,34 @@ window_lengths AS (
     FROM windows
     GROUP BY candidate
 ),
-totals AS (
-    SELECT
-        candidate,
-        count(*) AS requests_planned,
-        count(*) FILTER (WHERE status <> 'ok') AS requests_failed,
-        count(*) FILTER (WHERE in_steady_window) AS requests_in_window,
-        count(*) FILTER (WHERE in_steady_window AND status = 'ok') AS requests_ok,
-        count(*) FILTER (WHERE in_steady_window AND met_sla) AS requests_good,
-        count(*) FILTER (WHERE in_steady_window AND met_ttft) AS requests_met_ttft,
-        count(*) FILTER (WHERE in_steady_window AND met_tpot) AS requests_met_tpot,
-        count(*) FILTER (WHERE in_steady_window AND met_e2e) AS requests_met_e2e,
-        CAST(coalesce(
-            sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND status = 'ok'), 0
-        ) AS BIGINT) AS output_tokens,
-        CAST(coalesce(
-            sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0))
-                FILTER (WHERE in_steady_window AND status = 'ok'),
-            0
-        ) AS BIGINT) AS total_tokens,
-        CAST(coalesce(
-            sum(coalesce(output_tokens_any, 0)) FILTER (WHERE in_steady_window AND met_sla), 0
-        ) AS BIGINT) AS good_output_tokens,
-        coalesce(sum(t_end_ns - t_sent_ns) FILTER (WHERE in_steady_window), 0) / 1e9 AS busy_s,
-        quantile_disc(schedule_lag_ms, 0.99) AS schedule_lag_ms_p99
+lags AS (
+    SELECT candidate, quantile_disc(schedule_lag_ms, 0.99) AS schedule_lag_ms_p99
     FROM steady_requests
     GROUP BY candidate
+),
+counted AS (
+    SELECT
+        candidate,
+        CAST(sum(requests) AS BIGINT) AS requests_planned,
+        CAST(coalesce(sum(requests) FILTER (WHERE failed), 0) AS BIGINT) AS requests_failed,
+        CAST(coalesce(sum(requests) FILTER (WHERE in_steady_window), 0) AS BIGINT) AS requests_in_window,
+        CAST(coalesce(sum(requests) FILTER (WHERE in_steady_window AND succeeded), 0) AS BIGINT) AS requests_ok,
+        CAST(coalesce(sum(requests) FILTER (WHERE in_steady_window AND met_sla), 0) AS BIGINT) AS requests_good,
+        CAST(coalesce(sum(requests) FILTER (WHERE in_steady_window AND met_ttft), 0) AS BIGINT) AS requests_met_ttft,
+        CAST(coalesce(sum(requests) FILTER (WHERE in_steady_window AND met_tpot), 0) AS BIGINT) AS requests_met_tpot,
+        CAST(coalesce(sum(requests) FILTER (WHERE in_steady_window AND met_e2e), 0) AS BIGINT) AS requests_met_e2e,
+        CAST(coalesce(sum(output_tokens) FILTER (WHERE in_steady_window AND succeeded), 0) AS BIGINT) AS output_tokens,
+        CAST(coalesce(sum(total_tokens) FILTER (WHERE in_steady_window AND succeeded), 0) AS BIGINT) AS total_tokens,
+        CAST(coalesce(sum(output_tokens) FILTER (WHERE in_steady_window AND met_sla), 0) AS BIGINT)
+            AS good_output_tokens,
+        coalesce(sum(busy_ns) FILTER (WHERE in_steady_window), 0) / 1e9 AS busy_s
+    FROM outcomes
+    GROUP BY candidate
+),
+totals AS (
+    SELECT counted.*, lags.schedule_lag_ms_p99
+    FROM counted
+    JOIN lags USING (candidate)
 ),
 window_batches AS (
     -- every send-time batch of the window, an empty one too (it held no request: a rate of 0)
@@ -57,14 +82,13 @@ batch_totals AS (
     SELECT
         candidate,
         batch,
-        count(*) AS requests_in_window,
-        count(*) FILTER (WHERE status = 'ok') AS requests_ok,
-        count(*) FILTER (WHERE met_sla) AS requests_good,
-        sum(coalesce(output_tokens_any, 0)) FILTER (WHERE status = 'ok') AS output_tokens,
-        sum(coalesce(output_tokens_any, 0) + coalesce(prompt_tokens_any, 0))
-            FILTER (WHERE status = 'ok') AS total_tokens,
-        sum(coalesce(output_tokens_any, 0)) FILTER (WHERE met_sla) AS good_output_tokens
-    FROM steady_requests
+        CAST(sum(requests) AS BIGINT) AS requests_in_window,
+        CAST(coalesce(sum(requests) FILTER (WHERE succeeded), 0) AS BIGINT) AS requests_ok,
+        CAST(coalesce(sum(requests) FILTER (WHERE met_sla), 0) AS BIGINT) AS requests_good,
+        sum(output_tokens) FILTER (WHERE succeeded) AS output_tokens,
+        sum(total_tokens) FILTER (WHERE succeeded) AS total_tokens,
+        sum(output_tokens) FILTER (WHERE met_sla) AS good_output_tokens
+    FROM outcomes
     WHERE in_steady_window
     GROUP BY candidate, batch
 ),

@@ -19,26 +19,23 @@ buckets AS (
     SELECT spans.candidate, r.bucket, spans.start_ns, spans.window_start_ns, spans.window_end_ns
     FROM spans, range(CAST(greatest(ceil((spans.end_ns - spans.start_ns) / 1e9), 1) AS BIGINT)) AS r (bucket)
 ),
-ended AS (
+counted AS (
+    -- one pass: every sent request counts in its send second; those that also ended, by outcome
     SELECT
         s.candidate,
         (s.t_sent_ns - spans.start_ns) // 1000000000 AS bucket,
-        count(*) FILTER (WHERE s.status = 'ok') AS requests_ok,
-        count(*) FILTER (WHERE s.met_sla) AS requests_good,
-        count(*) FILTER (WHERE s.status <> 'ok') AS requests_failed,
+        count(*) AS requests_sent,
+        count(*) FILTER (WHERE s.t_end_ns IS NOT NULL AND s.status = 'ok') AS requests_ok,
+        count(*) FILTER (WHERE s.t_end_ns IS NOT NULL AND s.met_sla) AS requests_good,
+        count(*) FILTER (WHERE s.t_end_ns IS NOT NULL AND s.status <> 'ok') AS requests_failed,
         CAST(coalesce(
-            sum(coalesce(s.output_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0
+            sum(coalesce(s.output_tokens_any, 0)) FILTER (WHERE s.t_end_ns IS NOT NULL AND s.status = 'ok'), 0
         ) AS BIGINT) AS output_tokens,
         CAST(coalesce(
-            sum(coalesce(s.output_tokens_any, 0) + coalesce(s.prompt_tokens_any, 0)) FILTER (WHERE s.status = 'ok'), 0
+            sum(coalesce(s.output_tokens_any, 0) + coalesce(s.prompt_tokens_any, 0))
+                FILTER (WHERE s.t_end_ns IS NOT NULL AND s.status = 'ok'),
+            0
         ) AS BIGINT) AS total_tokens
-    FROM steady_requests AS s
-    JOIN spans USING (candidate)
-    WHERE s.t_sent_ns IS NOT NULL AND s.t_end_ns IS NOT NULL
-    GROUP BY ALL
-),
-sent AS (
-    SELECT s.candidate, (s.t_sent_ns - spans.start_ns) // 1000000000 AS bucket, count(*) AS requests_sent
     FROM steady_requests AS s
     JOIN spans USING (candidate)
     WHERE s.t_sent_ns IS NOT NULL
@@ -49,13 +46,12 @@ SELECT
     buckets.bucket AS second,
     buckets.start_ns + buckets.bucket * 1000000000 >= buckets.window_start_ns
         AND buckets.start_ns + (buckets.bucket + 1) * 1000000000 <= buckets.window_end_ns AS steady,
-    coalesce(sent.requests_sent, 0) AS requests_sent,
-    coalesce(ended.requests_ok, 0) AS requests_ok,
-    coalesce(ended.requests_good, 0) AS requests_good,
-    coalesce(ended.requests_failed, 0) AS requests_failed,
-    coalesce(ended.output_tokens, 0) AS output_tokens,
-    coalesce(ended.total_tokens, 0) AS total_tokens
+    coalesce(counted.requests_sent, 0) AS requests_sent,
+    coalesce(counted.requests_ok, 0) AS requests_ok,
+    coalesce(counted.requests_good, 0) AS requests_good,
+    coalesce(counted.requests_failed, 0) AS requests_failed,
+    coalesce(counted.output_tokens, 0) AS output_tokens,
+    coalesce(counted.total_tokens, 0) AS total_tokens
 FROM buckets
-LEFT JOIN ended USING (candidate, bucket)
-LEFT JOIN sent USING (candidate, bucket)
+LEFT JOIN counted USING (candidate, bucket)
 ORDER BY buckets.candidate, second

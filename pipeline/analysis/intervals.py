@@ -28,6 +28,21 @@ RANKS_SCHEMA = pa.schema(
         ("design_effect", pa.float64()),
     ]
 )
+RANK_SPANS_SCHEMA = pa.schema(
+    [
+        ("candidate", pa.string()),
+        ("metric", pa.string()),
+        ("scope", pa.string()),
+        ("q", pa.float64()),
+        ("first_rank", pa.int64()),
+        ("last_rank", pa.int64()),
+    ]
+)
+# How far past its exact interval a percentile's values are gathered (sql/latency_bin_values.sql),
+# in exact half-widths on each side: the batch-means interval is about t/z · √(design effect) times
+# the exact one (1.42 · √D at 5 batches), so 3 more hold it up to D ≈ 8 with one pass over the
+# values; a wider one has its bins gathered again (the figures are the same either way).
+RANK_SPAN_MARGIN = 3
 POINTS_SCHEMA = pa.schema(
     [
         ("candidate", pa.string()),
@@ -61,6 +76,41 @@ def ranks_table(counts: pa.Table, confidence: float) -> pa.Table:
                 }
             )
     return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
+
+
+def rank_spans(ranks: pa.Table, margin: int) -> pa.Table:
+    """Per percentile, the ranks its point and interval may take: the exact interval (an open end
+    at the point) widened by `margin` times each half-width, within 1 … n."""
+    rows = []
+    for row in ranks.to_pylist():
+        point = row["point_rank"]
+        if point is None:
+            continue
+        low = point if row["low_rank"] is None else row["low_rank"]
+        high = point if row["high_rank"] is None else row["high_rank"]
+        rows.append(
+            {
+                **{key: row[key] for key in ("candidate", "metric", "scope", "q")},
+                "first_rank": max(1, low - margin * (point - low)),
+                "last_rank": min(row["n"], high + margin * (high - point)),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=RANK_SPANS_SCHEMA)
+
+
+def spans_hold(spans: pa.Table, ranks: pa.Table) -> bool:
+    """Whether every rank of `ranks` (point and interval ends) lies in its percentile's span."""
+    bounds = {
+        (r["candidate"], r["metric"], r["scope"], r["q"]): (r["first_rank"], r["last_rank"]) for r in spans.to_pylist()
+    }
+    for row in ranks.to_pylist():
+        wanted = [row[key] for key in ("point_rank", "low_rank", "high_rank") if row[key] is not None]
+        if not wanted:
+            continue
+        first, last = bounds.get((row["candidate"], row["metric"], row["scope"], row["q"]), (None, None))
+        if first is None or min(wanted) < first or max(wanted) > last:
+            return False
+    return True
 
 
 def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int, t: float | None) -> pa.Table:

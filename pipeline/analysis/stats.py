@@ -127,11 +127,13 @@ def verdict(claimed: float | None, ci_low: float | None, ci_high: float | None, 
 def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:
     """The most requests in flight at any instant: at each send, sends so far minus ends so far
     (an end at the very instant of a send is counted first: the two never overlapped). Exact,
-    O(n log n): two sorts and a binary search, no per-event window. The sorts are stable (timsort
-    for integers): raw timings come nearly in order already, which it sorts ~4x faster."""
+    O(n log n): two sorts and a binary search, no per-event window. Sends tied at one instant
+    need no search of their own: the last of them counts them all, and its count is the largest
+    of theirs, so the i-th sorted send's count is taken as i + 1. Integers sort to the same array
+    whichever the algorithm: numpy's default (quicksort) is about twice as fast as a stable one."""
     if len(sent_ns) == 0:
         return 0
-    sends, ends = np.sort(sent_ns, kind="stable"), np.sort(end_ns, kind="stable")
-    started = np.searchsorted(sends, sends, side="right")  # sends at or before each send (ties included)
+    sends, ends = np.sort(sent_ns), np.sort(end_ns)
+    started = np.arange(1, len(sends) + 1)  # sends up to each send in sorted order
     ended = np.searchsorted(ends, sends, side="right")  # ends at or before each send
     return int((started - ended).max())

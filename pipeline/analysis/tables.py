@@ -23,8 +23,11 @@ from scipy.stats import norm
 from pipeline.analysis import dependence
 from pipeline.analysis.intervals import (
     POINTS_SCHEMA,
+    RANK_SPAN_MARGIN,
     dependence_aware_ranks,
+    rank_spans,
     ranks_table,
+    spans_hold,
     with_interval_methods,
     with_wilson,
 )
@@ -125,20 +128,37 @@ def _bind_itl_histogram(session: QuerySession, spec: Spec, histogram: Path | pa.
         session.stage("itl_histogram")
 
 
+def _stage_bin_values(session: QuerySession, spans: pa.Table, replace: bool = False) -> None:
+    session.bind("rank_spans", spans)
+    session.stage("latency_bin_values", replace=replace)
+
+
 def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | None = None) -> pa.Table:
     _bind_itl_histogram(session, spec, histogram)
-    session.define_view("latency_samples")  # cheap to derive twice from the staged requests
+    # the values one per row, never held: the bins are defined there, and a pack's older copies of the
+    # latency queries read it (the repository's read each metric's column of steady_requests)
+    session.define_view("latency_samples")
     aware = spec.analysis.intervals == "dependence_aware"
+    queries = session.queries
     # the values per batch and bin, staged once for the two queries that read them (a pack's own
     # older copy of latency_histogram reads the samples directly)
-    if session.queries.reads("latency_histogram", "latency_batch_bins") or (
-        aware and session.queries.reads("latency_batch_counts", "latency_batch_bins")
+    if queries.reads("latency_histogram", "latency_batch_bins") or (
+        aware and queries.reads("latency_batch_counts", "latency_batch_bins")
     ):
         session.stage("latency_batch_bins")
     session.stage("latency_histogram")
     counts = session.run("latency_counts")
     exact = ranks_table(counts, spec.analysis.confidence)
     session.bind("ranks", exact)
+    # the values of every bin an order statistic may be read from, gathered in one pass for both
+    # passes of latency_percentiles and for latency_batch_counts (a pack's older copies read the
+    # samples themselves)
+    gathered = queries.reads("latency_percentiles", "latency_bin_values") or (
+        aware and queries.reads("latency_batch_counts", "latency_bin_values")
+    )
+    spans = rank_spans(exact, RANK_SPAN_MARGIN if aware else 0)
+    if gathered:
+        _stage_bin_values(session, spans)
     table = session.run("latency_percentiles")
     if not aware:
         return table
@@ -154,6 +174,8 @@ def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | Non
     session.bind("points", pa.Table.from_pylist(points, schema=POINTS_SCHEMA))
     batches = spec.analysis.interval_batches
     ranks = dependence_aware_ranks(exact, session.run("latency_batch_counts"), batches, session.params["t_batches"])
+    if gathered and not spans_hold(spans, ranks):  # widened past the margin: gather those bins
+        _stage_bin_values(session, rank_spans(ranks, 0), replace=True)
     session.bind("ranks", ranks)
     return session.run("latency_percentiles")
 

@@ -54,9 +54,12 @@ class QuerySession:
             relation = relation.project(f"*, {extra}")
         relation.create_view(name, replace=True)
 
-    def stage(self, name: str) -> None:
-        """Materialise sql/<name>.sql as a temp table of the same name."""
+    def stage(self, name: str, replace: bool = False) -> None:
+        """Materialise sql/<name>.sql as a temp table of the same name (`replace`: one staged
+        earlier in this session is dropped first)."""
         text, used = self._bound(name)
+        if replace:
+            self.con.execute(f"DROP TABLE IF EXISTS {name}")
         self.con.sql(text, params=used).to_table(name)
 
     def define_view(self, name: str) -> None:

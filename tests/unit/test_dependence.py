@@ -95,3 +95,37 @@ def test_attainment_widens_when_misses_come_in_a_run(tmp_path: Path):
     # rates always come from the batches (there is no exact method for a rate)
     assert aware["rate_interval_method"] == "batch means (5 send-time batches, t)"
     assert aware["output_tokens_per_s_ci_low"] < aware["output_tokens_per_s"] < aware["output_tokens_per_s_ci_high"]
+
+
+def test_the_figures_do_not_depend_on_how_far_ahead_the_values_are_gathered(tmp_path: Path, monkeypatch):
+    """TTFT and E2E that drift with a slow queue (neighbours move together) widen intervals past
+    their exact ones; the bins an order statistic is read from are gathered with room for that
+    (intervals.RANK_SPAN_MARGIN) and gathered again past it. None, the default or all room: the
+    same table, and with none the widened intervals had their bins gathered a second time."""
+    rng = random.Random(5)
+    rows, queue_ms = [], 40.0
+    for i in range(600):
+        queue_ms = max(5.0, 0.97 * queue_ms + 0.03 * 40.0 + rng.gauss(0, 6))
+        ttft = queue_ms + rng.expovariate(1 / 5)
+        rows.append(timing(f"q{i}", i * S // 20, int(ttft * MS), int((ttft + 200 + rng.gauss(0, 20)) * MS), tokens=20))
+    path = _write(tmp_path, rows)
+    gathered_again = []
+    stage = tables._stage_bin_values
+
+    def counted(session, spans, replace=False):
+        gathered_again.append(replace)
+        stage(session, spans, replace)
+
+    monkeypatch.setattr(tables, "_stage_bin_values", counted)
+    by_margin, default = {}, tables.RANK_SPAN_MARGIN
+    for margin in (0, default, 10**9):
+        monkeypatch.setattr(tables, "RANK_SPAN_MARGIN", margin)
+        gathered_again.clear()
+        by_margin[margin] = tables.latency_percentiles(path, spec())
+        if margin == 0:
+            assert any(gathered_again)
+        if margin == 10**9:
+            assert not any(gathered_again)
+    widened = [r for r in by_margin[0].to_pylist() if r["interval_method"].startswith("batch means")]
+    assert any(r["metric"] in ("ttft_ms", "e2e_ms") for r in widened)
+    assert by_margin[0] == by_margin[default] == by_margin[10**9]

@@ -95,3 +95,16 @@ def test_peak_concurrency_by_hand():
     assert peak_concurrency(np.array([0, 2, 3, 5]), np.array([10, 5, 4, 8])) == 3
     assert peak_concurrency(np.array([0, 0, 0]), np.array([1, 1, 1])) == 3  # simultaneous sends
     assert peak_concurrency(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
+
+
+def test_peak_concurrency_equals_a_count_at_every_send_with_ties():
+    import numpy as np
+
+    from pipeline.analysis.stats import peak_concurrency
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        sends = rng.integers(0, 20, 40)  # many sends share an instant, and ends meet sends
+        ends = sends + rng.integers(0, 10, 40)
+        by_hand = max(int((sends <= at).sum() - (ends <= at).sum()) for at in sends)
+        assert peak_concurrency(sends, ends) == by_hand

@@ -14,6 +14,7 @@ LATENCY_STEPS = (
     "latency_batch_bins",
     "latency_histogram",
     "latency_counts",
+    "latency_bin_values",  # the values of the bins an order statistic may be read from, gathered once
     "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/dependence.py)
 )
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events", "reply_mix")
