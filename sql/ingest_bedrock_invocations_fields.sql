@@ -10,27 +10,21 @@
 -- "inputText") become [{role, content}] with the text joined. The Converse reply's
 -- metrics.latencyMs is the logged latency. The caller's identity ARN is the tenant, the model id
 -- the route. Prefix blocks are the message boundaries, as for openai_jsonl.
--- view: log_lines(file_id, source_line, line); macro: json_line_problem
-WITH data_lines AS (
-    SELECT file_id, source_line, line
-    FROM log_lines
-    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
-),
-extracted AS (
+-- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
+WITH extracted AS (
     -- one parse per line for the record (every field as text, the body as its JSON text), one more
-    -- for the request body; a line that fails is parsed again, to tell broken JSON from a non-object
+    -- for the request body
     SELECT
         *,
-        CASE WHEN regexp_matches(line, '^ *\{') THEN try(json_extract_string(line, [
+        json_object_text(line, [
             '$.requestId', '$.timestamp', '$.modelId', '$.identity.arn', '$.input.inputTokenCount',
             '$.output.outputTokenCount', '$.output.outputBodyJson.metrics.latencyMs', '$.input.inputBodyJson'
-        ])) END AS f
+        ]) AS f
     FROM data_lines
 ),
 bodies AS (
     SELECT
         *,
-        CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
         CASE WHEN starts_with(f[8], '{') THEN
             json_extract(f[8], ['$.messages', '$.system', '$.prompt', '$.inputText'])
         END AS body
@@ -70,23 +64,16 @@ conversations AS (
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     left(line, 300) AS raw,
-    json_line_problem(is_json, f IS NOT NULL, CASE WHEN f[3] IS NULL THEN 'field modelId: missing' END) AS problem,
+    json_line_problem(line, f IS NOT NULL, CASE WHEN f[3] IS NULL THEN 'field modelId: missing' END) AS problem,
     f[1] AS request_id,
     f[2] AS arrival_raw,
     'timestamp' AS arrival_kind,
-    CAST(NULL AS VARCHAR) AS completed_raw,
-    CAST(NULL AS VARCHAR) AS first_token_raw,
     f[5] AS prompt_raw,
     f[6] AS output_raw,
     f[4] AS tenant,
     f[3] AS route,
     f[7] AS latency_raw,
     CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
-    CAST(NULL AS BOOLEAN) AS structured_output,
-    CASE WHEN len(messages) > 0 THEN
-        list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-    END AS prefix_hashes,
-    CAST(NULL AS VARCHAR) AS session_id
+    message_prefix_hashes(messages) AS prefix_hashes
 FROM conversations

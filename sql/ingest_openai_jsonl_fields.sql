@@ -8,16 +8,10 @@
 -- metadata.conversation_id, request.metadata.session_id, request.metadata.conversation_id
 -- that the record has (a string or an integer); its turns are the session's rows in arrival order.
 -- Prefix blocks are the message boundaries: block k hashes the first k messages.
--- view: log_lines(file_id, source_line, line); macro: json_line_problem
-WITH data_lines AS (
-    SELECT file_id, source_line, line
-    FROM log_lines
-    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
-),
-documents AS (
+-- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
+WITH documents AS (
     SELECT
         *,
-        json_valid(line) AS is_json,
         CASE WHEN json_valid(line) THEN json_type(line) END AS document_type
     FROM data_lines
 ),
@@ -51,46 +45,47 @@ checked AS (
             messages, lambda m: json_type(m) = 'OBJECT' AND json_exists(m, '$.role')
         )) AS messages_ok
     FROM typed
+),
+problems AS (
+    SELECT
+        *,
+        json_line_problem(
+            line,
+            document_type = 'OBJECT',
+            CASE
+                WHEN timestamp_type IS NULL OR timestamp_type NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')
+                    THEN 'field timestamp: missing or not a string/number'
+                WHEN (json_type(f[3]) IS DISTINCT FROM 'OBJECT') THEN 'field response.usage: missing'
+                WHEN messages_type IS NOT NULL AND messages_type NOT IN ('ARRAY', 'NULL') OR NOT messages_ok
+                    THEN 'field request.messages: not a list of {role, content} objects'
+                WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
+                    THEN 'field latency_ms: not a number'
+                WHEN json_type(session_value) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL')
+                    THEN 'field session_id (or conversation_id): not a string or an integer'
+            END
+        ) AS problem
+    FROM checked
 )
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     line AS raw,
-    json_line_problem(
-        is_json,
-        document_type = 'OBJECT',
-        CASE
-            WHEN timestamp_type IS NULL OR timestamp_type NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE')
-                THEN 'field timestamp: missing or not a string/number'
-            WHEN (json_type(f[3]) IS DISTINCT FROM 'OBJECT') THEN 'field response.usage: missing'
-            WHEN messages_type IS NOT NULL AND messages_type NOT IN ('ARRAY', 'NULL') OR NOT messages_ok
-                THEN 'field request.messages: not a list of {role, content} objects'
-            WHEN latency_type IS NOT NULL AND latency_type NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')
-                THEN 'field latency_ms: not a number'
-            WHEN json_type(session_value) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL')
-                THEN 'field session_id (or conversation_id): not a string or an integer'
-        END
-    ) AS problem,
+    problem,
     f[1] ->> '$' AS request_id,
     f[2] ->> '$' AS arrival_raw,
     CASE WHEN timestamp_type = 'VARCHAR' THEN 'timestamp' ELSE 'number' END AS arrival_kind,
-    CASE WHEN json_type(f[4]) IN ('BIGINT', 'UBIGINT') THEN f[4] ->> '$' ELSE CAST(f[4] AS VARCHAR) END AS prompt_raw,
-    CASE WHEN json_type(f[5]) IN ('BIGINT', 'UBIGINT') THEN f[5] ->> '$' ELSE CAST(f[5] AS VARCHAR) END AS output_raw,
+    json_count_text(f[4]) AS prompt_raw,
+    json_count_text(f[5]) AS output_raw,
     f[7] ->> '$' AS tenant,
     f[8] ->> '$' AS route,
     f[9] ->> '$' AS latency_raw,
-    CAST(NULL AS VARCHAR) AS completed_raw,
-    CAST(NULL AS VARCHAR) AS first_token_raw,
     CASE WHEN len(messages) > 0 THEN CAST(f[6] AS VARCHAR) END AS messages_json,
     CASE WHEN document_type = 'OBJECT' THEN
         coalesce(f[10] ->> '$' IN ('json_object', 'json_schema'), FALSE)
         OR coalesce(json_array_length(f[11]) > 0, FALSE)
         OR coalesce(json_array_length(f[12]) > 0, FALSE)
     END AS structured_output,
-    CASE WHEN len(messages) > 0 THEN
-        list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-    END AS prefix_hashes,
+    message_prefix_hashes(messages) AS prefix_hashes,
     CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END
         AS session_id
-FROM checked
+FROM problems

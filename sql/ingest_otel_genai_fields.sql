@@ -18,13 +18,8 @@
 -- holding {"content": ...}).
 -- gen_ai.request.max_tokens is not read: the canonical log keeps the tokens produced
 -- (gen_ai.usage.output_tokens), which the replay asks for, not the cap the client set.
--- view: log_lines(file_id, source_line, line); macro: json_line_problem
-WITH data_lines AS (
-    SELECT file_id, source_line, line
-    FROM log_lines
-    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
-),
-parsed AS (
+-- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
+WITH parsed AS (
     -- one parse per line (from_json reads a value of another type as NULL); only a line that fails
     -- it is parsed again, to tell broken JSON from a value that is no object
     SELECT
@@ -43,12 +38,6 @@ parsed AS (
         }')) END AS request
     FROM data_lines
 ),
-checked AS (
-    SELECT
-        *,
-        CASE WHEN request IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json
-    FROM parsed
-),
 lines AS MATERIALIZED (
     -- materialised: both the spans and the rejected lines read it (inlined, it would parse twice)
     SELECT
@@ -56,7 +45,7 @@ lines AS MATERIALIZED (
         source_line,
         line,
         json_line_problem(
-            is_json,
+            line,
             request IS NOT NULL,
             CASE WHEN request['resourceSpans'] IS NULL THEN 'field resourceSpans: missing or not a list' END
         ) AS problem,
@@ -69,7 +58,7 @@ lines AS MATERIALIZED (
                 )[1].value['stringValue']
             })
         )))) AS spans
-    FROM checked
+    FROM parsed
 ),
 numbered AS (
     -- a rejected span shows the start of its line (a copy of the whole line per span would cost more
@@ -146,7 +135,6 @@ span_fields AS (
         source_line,
         format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
         raw,
-        CAST(NULL AS VARCHAR) AS problem,
         span_id AS request_id,
         coalesce(
             CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
@@ -157,41 +145,23 @@ span_fields AS (
             CAST(try_cast(end_ns AS HUGEINT) // 1000 AS VARCHAR),
             end_ns
         ) AS completed_raw,
-        CAST(NULL AS VARCHAR) AS first_token_raw,
         coalesce(a[3]['intValue'], CAST(a[3]['doubleValue'] AS VARCHAR), a[3]['stringValue']) AS prompt_raw,
         coalesce(a[4]['intValue'], CAST(a[4]['doubleValue'] AS VARCHAR), a[4]['stringValue']) AS output_raw,
         service AS tenant,
         a[2]['stringValue'] AS route,
-        CAST(NULL AS VARCHAR) AS latency_raw,
         CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
-        CAST(NULL AS BOOLEAN) AS structured_output,
-        CASE WHEN len(messages) > 0 THEN
-            list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-        END AS prefix_hashes,
+        message_prefix_hashes(messages) AS prefix_hashes,
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests
 )
-SELECT * FROM span_fields
-UNION ALL
+-- BY NAME: the rejected lines bring only the columns they have
+SELECT * FROM span_fields  -- noqa: AM07
+UNION ALL BY NAME
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     line AS raw,
     problem,
-    CAST(NULL AS VARCHAR) AS request_id,
-    CAST(NULL AS VARCHAR) AS arrival_raw,
-    'number' AS arrival_kind,
-    CAST(NULL AS VARCHAR) AS completed_raw,
-    CAST(NULL AS VARCHAR) AS first_token_raw,
-    CAST(NULL AS VARCHAR) AS prompt_raw,
-    CAST(NULL AS VARCHAR) AS output_raw,
-    CAST(NULL AS VARCHAR) AS tenant,
-    CAST(NULL AS VARCHAR) AS route,
-    CAST(NULL AS VARCHAR) AS latency_raw,
-    CAST(NULL AS VARCHAR) AS messages_json,
-    CAST(NULL AS BOOLEAN) AS structured_output,
-    CAST(NULL AS UBIGINT[]) AS prefix_hashes,
-    CAST(NULL AS VARCHAR) AS session_id
+    'number' AS arrival_kind
 FROM lines
 WHERE problem IS NOT NULL

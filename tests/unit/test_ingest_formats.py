@@ -180,3 +180,13 @@ def test_every_vendor_format_profiles(tmp_path: Path, name: str, log_format: str
     ingest(LogSource(path=str(FIXTURES / name), format=log_format), tmp_path, rows, quarantine)
     profile = profile_requests(rows)
     assert profile["requests"] >= 2 and profile["requests_with_latency"] == with_latency
+
+
+def test_the_spec_names_exactly_the_registered_formats():
+    """The spec's LogFormatName (pydantic needs it literal) and ingest's registry never disagree."""
+    from typing import get_args
+
+    from pipeline.spec.workload import LogFormatName
+    from pipeline.workload.logs.formats import FORMATS
+
+    assert sorted(get_args(LogFormatName)) == sorted(FORMATS)
