@@ -1,10 +1,11 @@
 -- ingest_canonical: the canonical request log, one row per log line, with the reason the line
 -- goes to the quarantine (NULL when it is accepted). Every format's *_fields query feeds it.
--- macros: log_time, field_reason (sql/ingest_macros.sql)
+-- macros: log_time, field_reason, structured_request (sql/ingest_macros.sql)
+-- structured_output is the format's own, else read from the request fields.
 -- view: log_fields (sql/ingest_log_fields.sql: file_id, source_line, record, raw, problem,
 --       request_id, arrival_raw, arrival_kind, completed_raw, first_token_raw, prompt_raw,
---       output_raw, tenant, route, latency_raw, messages_json, structured_output, prefix_hashes,
---       session_id)
+--       output_raw, tenant, route, latency_raw, messages_json, structured_output, request_fields,
+--       prefix_hashes, session_id)
 -- record names the request inside its line when a line holds many (an OTLP span) or when the
 -- "line" is a database row (its primary key); a reason then starts with it. completed_raw and
 -- first_token_raw are times written as arrival_raw is (same kind and unit): the logged latency is
@@ -82,7 +83,8 @@ SELECT
     route,
     logged_latency_ms,
     logged_ttft_ms,
-    structured_output,
+    coalesce(structured_output, structured_request(request_fields)) AS structured_output,
+    request_fields,
     prefix_hashes,
     session_id,
     file_id,

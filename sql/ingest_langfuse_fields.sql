@@ -18,7 +18,8 @@ WITH extracted AS (
             '$.id', '$.type', '$.startTime', '$.endTime', '$.completionStartTime', '$.model',
             '$.usageDetails.input', '$.usage.input', '$.usage.promptTokens',
             '$.usageDetails.output', '$.usage.output', '$.usage.completionTokens',
-            '$.input', '$.input.messages', '$.sessionId', '$.trace.sessionId'
+            '$.input', '$.input.messages', '$.sessionId', '$.trace.sessionId', '$.modelParameters',
+            '$.input.tools', '$.input.tool_choice'
         ]) AS f
     FROM data_lines
 ),
@@ -61,6 +62,11 @@ SELECT
     coalesce(f[10], f[11], f[12]) AS output_raw,
     f[6] AS route,
     CASE WHEN len(messages) > 0 THEN chat END AS messages_json,
+    -- modelParameters as the SDKs log them (OpenAI names); tools offered ride in the input
+    request_fields_of(CASE WHEN f[17] IS NOT NULL OR f[18] IS NOT NULL OR f[19] IS NOT NULL THEN json_merge_patch(
+        coalesce(CASE WHEN starts_with(f[17], '{') THEN f[17] END, '{}'),
+        json_object('tools', try_cast(f[18] AS JSON), 'tool_choice', coalesce(try_cast(f[19] AS JSON), to_json(f[19])))
+    ) END) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     nullif(coalesce(f[15], f[16]), '') AS session_id
 FROM typed

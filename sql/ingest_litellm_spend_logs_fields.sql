@@ -4,7 +4,9 @@
 --   {"request_id": "...", "call_type": "acompletion", "startTime": "2026-11-02T14:00:00.500",
 --    "endTime": "...", "completionStartTime": "..." | null, "model": "...", "model_group": "...",
 --    "prompt_tokens": 12, "completion_tokens": 40, "team_id": "...", "session_id": "...",
---    "messages": [...] | {} (only with store_prompts_in_spend_logs), "status": "success", ...}
+--    "messages": [...] | {} (only with store_prompts_in_spend_logs), "status": "success",
+--    "proxy_server_request": {the request body: tools, temperature, ...} (store_prompts_in_spend_logs), ...}
+-- The request fields (tools, response_format, temperature, ...) are proxy_server_request's.
 -- startTime → endTime is the logged latency, startTime → completionStartTime the logged TTFT.
 -- Rows of calls that generate no text (embeddings, images, audio, moderation, rerank) are not
 -- requests: they are left out, neither rows nor rejects.
@@ -16,7 +18,7 @@ WITH extracted AS (
         json_object_text(line, [
             '$.request_id', '$.startTime', '$.endTime', '$.completionStartTime', '$.prompt_tokens',
             '$.completion_tokens', '$.team_id', '$.model_group', '$.model', '$.session_id', '$.messages',
-            '$.call_type'
+            '$.call_type', '$.proxy_server_request'
         ]) AS f
     FROM data_lines
 ),
@@ -44,6 +46,7 @@ SELECT
     nullif(f[7], '') AS tenant,
     coalesce(nullif(f[8], ''), nullif(f[9], '')) AS route,
     CASE WHEN len(messages) > 0 THEN f[11] END AS messages_json,
+    request_fields_of(f[13]) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     nullif(f[10], '') AS session_id
 FROM requests

@@ -21,6 +21,7 @@ WITH shape AS (
         CAST(NULL AS VARCHAR) AS latency_raw,
         CAST(NULL AS VARCHAR) AS messages_json,
         CAST(NULL AS BOOLEAN) AS structured_output,
+        CAST(NULL AS VARCHAR) AS request_fields,  -- JSON object, OpenAI names (request_fields_from)
         CAST(NULL AS UBIGINT[]) AS prefix_hashes,
         CAST(NULL AS VARCHAR) AS session_id
     WHERE FALSE

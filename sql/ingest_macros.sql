@@ -67,4 +67,47 @@ END;
 
 -- json_is_number(value): whether a JSON value is a number.
 CREATE OR REPLACE TEMP MACRO json_is_number(value) AS  -- noqa: CP05
-json_type(value) IN ('BIGINT', 'UBIGINT', 'DOUBLE')
+json_type(value) IN ('BIGINT', 'UBIGINT', 'DOUBLE');
+
+-- request_fields_from(field_values): the logged request fields that change what the server does, as one
+-- JSON object under OpenAI chat-completions names (NULL when the log carries none). The values are
+-- JSON values in this order, NULL where the log has no such field (the order of
+-- pipeline/workload/logs/request_fields.py REQUEST_FIELDS, which a test holds to this list):
+-- tools, tool_choice, parallel_tool_calls, functions, function_call, response_format, temperature,
+-- top_p, seed, stop, n, presence_penalty, frequency_penalty, logprobs, top_logprobs,
+-- max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
+CREATE OR REPLACE TEMP MACRO request_fields_from(field_values) AS  -- noqa: CP05
+nullif(CAST(to_json(map_from_entries(list_filter(
+    list_zip([
+        'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'response_format',
+        'temperature', 'top_p', 'seed', 'stop', 'n', 'presence_penalty', 'frequency_penalty', 'logprobs',
+        'top_logprobs', 'max_completion_tokens', 'reasoning_effort', 'chat_template_kwargs', 'thinking'
+    ], field_values),
+    lambda field: field[2] IS NOT NULL AND json_type(field[2]) <> 'NULL'
+))) AS VARCHAR), '{}');
+
+-- request_fields_of(body): the same fields of an OpenAI-shaped request body (JSON text or NULL).
+CREATE OR REPLACE TEMP MACRO request_fields_of(body) AS  -- noqa: CP05
+CASE WHEN json_type(body) = 'OBJECT' THEN request_fields_from(json_extract(body, [
+    '$.tools', '$.tool_choice', '$.parallel_tool_calls', '$.functions', '$.function_call', '$.response_format',
+    '$.temperature', '$.top_p', '$.seed', '$.stop', '$.n', '$.presence_penalty', '$.frequency_penalty',
+    '$.logprobs', '$.top_logprobs', '$.max_completion_tokens', '$.reasoning_effort', '$.chat_template_kwargs',
+    '$.thinking'
+])) END;
+
+-- structured_request(request_fields): whether the request asked for JSON (response_format
+-- json_object or json_schema) or offered tools or functions; NULL when the log carries no fields.
+CREATE OR REPLACE TEMP MACRO structured_request(request_fields) AS  -- noqa: CP05
+CASE WHEN request_fields IS NOT NULL THEN
+    coalesce(request_fields ->> '$.response_format.type' IN ('json_object', 'json_schema'), FALSE)
+    OR coalesce(json_array_length(request_fields, '$.tools') > 0, FALSE)
+    OR coalesce(json_array_length(request_fields, '$.functions') > 0, FALSE)
+END;
+
+-- otel_number(value): an OTLP attribute's number (intValue, a string in OTLP JSON, or doubleValue)
+-- as a JSON number.
+CREATE OR REPLACE TEMP MACRO otel_number(value) AS  -- noqa: CP05
+CASE
+    WHEN value['intValue'] IS NOT NULL THEN to_json(try_cast(value['intValue'] AS BIGINT))
+    WHEN value['doubleValue'] IS NOT NULL THEN to_json(value['doubleValue'])
+END

@@ -3,7 +3,8 @@
 --    "route": "...", "request": {"messages": [...], "response_format": {...}, "tools": [...]},
 --    "response": {"usage": {"prompt_tokens": N, "completion_tokens": M}}, "latency_ms": 1234.5,
 --    "session_id": "..."}
--- id, tenant, route, latency_ms, response_format, tools and the session id are optional. The
+-- id, tenant, route, latency_ms, the request fields (request.tools, tool_choice, response_format,
+-- temperature, ...: request_fields_from in sql/ingest_macros.sql) and the session id are optional. The
 -- session id is the first of session_id, conversation_id, metadata.session_id,
 -- metadata.conversation_id, request.metadata.session_id, request.metadata.conversation_id
 -- that the record has (a string or an integer); its turns are the session's rows in arrival order.
@@ -23,7 +24,14 @@ extracted AS (
             '$.response.usage.completion_tokens', '$.request.messages', '$.tenant', '$.route',
             '$.latency_ms', '$.request.response_format.type', '$.request.tools', '$.request.functions',
             '$.session_id', '$.conversation_id', '$.metadata.session_id', '$.metadata.conversation_id',
-            '$.request.metadata.session_id', '$.request.metadata.conversation_id'
+            '$.request.metadata.session_id', '$.request.metadata.conversation_id',
+            -- 19 to 37: the request fields, in request_fields_from's order (max_tokens: the client's cap)
+            '$.request.tools', '$.request.tool_choice', '$.request.parallel_tool_calls', '$.request.functions',
+            '$.request.function_call', '$.request.response_format', '$.request.temperature', '$.request.top_p',
+            '$.request.seed', '$.request.stop', '$.request.n', '$.request.presence_penalty',
+            '$.request.frequency_penalty', '$.request.logprobs', '$.request.top_logprobs',
+            '$.request.max_completion_tokens', '$.request.reasoning_effort', '$.request.chat_template_kwargs',
+            '$.request.thinking'
         ]) END AS f
     FROM documents
 ),
@@ -85,6 +93,7 @@ SELECT
         OR coalesce(json_array_length(f[11]) > 0, FALSE)
         OR coalesce(json_array_length(f[12]) > 0, FALSE)
     END AS structured_output,
+    request_fields_from(f[19:37]) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END
         AS session_id

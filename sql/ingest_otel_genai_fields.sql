@@ -16,8 +16,10 @@
 -- gen_ai.input.messages attribute ([{role, parts: [{type: text, content}]}]) or from the span's
 -- gen_ai.{system,user,assistant,tool}.message events (attribute content, or gen_ai.event.content
 -- holding {"content": ...}).
--- gen_ai.request.max_tokens is not read: the canonical log keeps the tokens produced
--- (gen_ai.usage.output_tokens), which the replay asks for, not the cap the client set.
+-- The request fields are the gen_ai.request.* attributes under OpenAI names: temperature, top_p,
+-- seed, stop_sequences (stop), frequency_penalty, presence_penalty, choice.count (n) and
+-- max_tokens (max_completion_tokens: the client's cap, kept as logged; the replay asks for the
+-- tokens produced, gen_ai.usage.output_tokens).
 -- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
 WITH parsed AS (
     -- one parse per line (from_json reads a value of another type as NULL); only a line that fails
@@ -30,7 +32,8 @@ WITH parsed AS (
                 "scopeSpans": [{"spans": [{
                     "spanId": "VARCHAR", "startTimeUnixNano": "VARCHAR", "endTimeUnixNano": "VARCHAR",
                     "attributes": [{"key": "VARCHAR", "value": {
-                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE"
+                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE",
+                        "arrayValue": {"values": [{"stringValue": "VARCHAR"}]}
                     }}],
                     "events": [{"name": "VARCHAR", "attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]}]
                 }]}]
@@ -94,7 +97,10 @@ attribute_values AS MATERIALIZED (
         * EXCLUDE (span_attributes, span_keys),
         list_transform(
             ['gen_ai.operation.name', 'gen_ai.request.model', 'gen_ai.usage.input_tokens',
-             'gen_ai.usage.output_tokens', 'gen_ai.conversation.id', 'session.id', 'gen_ai.input.messages'],
+             'gen_ai.usage.output_tokens', 'gen_ai.conversation.id', 'session.id', 'gen_ai.input.messages',
+             'gen_ai.request.temperature', 'gen_ai.request.top_p', 'gen_ai.request.seed',
+             'gen_ai.request.stop_sequences', 'gen_ai.request.frequency_penalty', 'gen_ai.request.presence_penalty',
+             'gen_ai.request.max_tokens', 'gen_ai.request.choice.count'],
             lambda name: span_attributes[list_position(span_keys, name)].value
         ) AS a
     FROM attributes
@@ -150,6 +156,13 @@ span_fields AS (
         service AS tenant,
         a[2]['stringValue'] AS route,
         CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
+        request_fields_from([
+            NULL, NULL, NULL, NULL, NULL, NULL, otel_number(a[8]), otel_number(a[9]), otel_number(a[10]),
+            CASE WHEN a[11]['arrayValue'] IS NOT NULL
+                THEN to_json(list_transform(a[11]['arrayValue']['values'], lambda v: v['stringValue']))
+            END,
+            otel_number(a[15]), otel_number(a[13]), otel_number(a[12]), NULL, NULL, otel_number(a[14]), NULL, NULL, NULL
+        ]) AS request_fields,
         message_prefix_hashes(messages) AS prefix_hashes,
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests
