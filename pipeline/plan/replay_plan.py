@@ -154,7 +154,8 @@ def request_fields_to_send(logged: str | None, rules: dict) -> str | None:
 def prompt_fit_summary(plan: pa.Table, tokenizer: Tokenizer | None = None) -> dict:
     """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata): how many
     exactly, how many within ±1 % of the logged length, the largest miss; with the tokenizer they
-    were fitted under (name, setting, template overhead, the tokenize endpoint that answered)."""
+    were fitted under (name, setting, template overhead, the tokenize endpoint that answered) and
+    the tokens the offered tools add under it."""
     summary: dict[str, dict] = {}
     for row in plan.select(["prompt_source", "prompt_tokens_error", "prompt_tokens_logged"]).to_pylist():
         entry = summary.setdefault(
@@ -167,7 +168,32 @@ def prompt_fit_summary(plan: pa.Table, tokenizer: Tokenizer | None = None) -> di
         entry["max_abs_error"] = max(entry["max_abs_error"], error)
     if tokenizer is not None:
         summary["tokenizer"] = tokenizer_record(tokenizer)
+        summary["tool_definitions"] = tool_definition_tokens(plan, tokenizer)
     return summary
+
+
+def tool_definition_tokens(plan: pa.Table, tokenizer: Tokenizer) -> dict:
+    """The prompt tokens the offered tools add (their definitions' JSON text, counted under the
+    plan's tokenizer; a server's template wraps them its own way): how many requests send tools,
+    their mean and largest count."""
+    if "request_fields" not in plan.schema.names:
+        return {"requests": 0, "tokens_mean": None, "tokens_max": None}
+    counts: dict[str, int] = {}  # the same tools are counted once
+    per_request = []
+    for text in plan.column("request_fields").to_pylist():
+        tools = json.loads(text).get("tools") if text else None
+        if tools:
+            key = json.dumps(tools, ensure_ascii=False)
+            if key not in counts:
+                counts[key] = tokenizer.count_text(key)
+            per_request.append(counts[key])
+    if not per_request:
+        return {"requests": 0, "tokens_mean": None, "tokens_max": None}
+    return {
+        "requests": len(per_request),
+        "tokens_mean": sum(per_request) / len(per_request),
+        "tokens_max": max(per_request),
+    }
 
 
 def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
