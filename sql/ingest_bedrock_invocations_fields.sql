@@ -11,7 +11,7 @@
 -- metrics.latencyMs is the logged latency. The caller's identity ARN is the tenant, the model id
 -- the route. Prefix blocks are the message boundaries, as for openai_jsonl. The request fields
 -- under OpenAI's names: Converse's inferenceConfig (temperature, topP → top_p, stopSequences →
--- stop, maxTokens → max_completion_tokens), toolConfig (tools, toolChoice → tool_choice) and
+-- stop, maxTokens → max_tokens), toolConfig (tools, toolChoice → tool_choice) and
 -- additionalModelRequestFields.thinking; an Anthropic Messages body's temperature, top_p,
 -- stop_sequences, max_tokens, tools, tool_choice and thinking.
 -- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
@@ -118,7 +118,7 @@ SELECT
     CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
     request_fields_from([
         tools, tool_choice, NULL, NULL, NULL, NULL, coalesce(body[5], body[12]), coalesce(body[6], body[13]), NULL,
-        coalesce(body[7], body[14]), NULL, NULL, NULL, NULL, NULL, coalesce(body[8], body[15]), NULL, NULL,
+        coalesce(body[7], body[14]), NULL, NULL, NULL, NULL, NULL, coalesce(body[8], body[15]), NULL, NULL, NULL,
         coalesce(body[11], body[18])
     ]) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes

@@ -75,13 +75,14 @@ json_type(value) IN ('BIGINT', 'UBIGINT', 'DOUBLE');
 -- pipeline/workload/logs/request_fields.py REQUEST_FIELDS, which a test holds to this list):
 -- tools, tool_choice, parallel_tool_calls, functions, function_call, response_format, temperature,
 -- top_p, seed, stop, n, presence_penalty, frequency_penalty, logprobs, top_logprobs,
--- max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
+-- max_tokens, max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
+-- (max_tokens and max_completion_tokens: the client's caps, kept as logged and never sent)
 CREATE OR REPLACE TEMP MACRO request_fields_from(field_values) AS  -- noqa: CP05
 nullif(CAST(to_json(map_from_entries(list_filter(
     list_zip([
         'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'response_format',
         'temperature', 'top_p', 'seed', 'stop', 'n', 'presence_penalty', 'frequency_penalty', 'logprobs',
-        'top_logprobs', 'max_completion_tokens', 'reasoning_effort', 'chat_template_kwargs', 'thinking'
+        'top_logprobs', 'max_tokens', 'max_completion_tokens', 'reasoning_effort', 'chat_template_kwargs', 'thinking'
     ], field_values),
     lambda field: field[2] IS NOT NULL AND json_type(field[2]) <> 'NULL'
 ))) AS VARCHAR), '{}');
@@ -91,7 +92,8 @@ CREATE OR REPLACE TEMP MACRO request_fields_of(body) AS  -- noqa: CP05
 CASE WHEN json_type(body) = 'OBJECT' THEN request_fields_from(json_extract(body, [
     '$.tools', '$.tool_choice', '$.parallel_tool_calls', '$.functions', '$.function_call', '$.response_format',
     '$.temperature', '$.top_p', '$.seed', '$.stop', '$.n', '$.presence_penalty', '$.frequency_penalty',
-    '$.logprobs', '$.top_logprobs', '$.max_completion_tokens', '$.reasoning_effort', '$.chat_template_kwargs',
+    '$.logprobs', '$.top_logprobs', '$.max_tokens', '$.max_completion_tokens', '$.reasoning_effort',
+    '$.chat_template_kwargs',
     '$.thinking'
 ])) END;
 

@@ -25,12 +25,13 @@ extracted AS (
             '$.latency_ms', '$.request.response_format.type', '$.request.tools', '$.request.functions',
             '$.session_id', '$.conversation_id', '$.metadata.session_id', '$.metadata.conversation_id',
             '$.request.metadata.session_id', '$.request.metadata.conversation_id',
-            -- 19 to 37: the request fields, in request_fields_from's order (max_tokens: the client's cap)
+            -- 19 to 38: the request fields, in request_fields_from's order
             '$.request.tools', '$.request.tool_choice', '$.request.parallel_tool_calls', '$.request.functions',
             '$.request.function_call', '$.request.response_format', '$.request.temperature', '$.request.top_p',
             '$.request.seed', '$.request.stop', '$.request.n', '$.request.presence_penalty',
             '$.request.frequency_penalty', '$.request.logprobs', '$.request.top_logprobs',
-            '$.request.max_completion_tokens', '$.request.reasoning_effort', '$.request.chat_template_kwargs',
+            '$.request.max_tokens', '$.request.max_completion_tokens', '$.request.reasoning_effort',
+            '$.request.chat_template_kwargs',
             '$.request.thinking'
         ]) END AS f
     FROM documents
@@ -93,7 +94,7 @@ SELECT
         OR coalesce(json_array_length(f[11]) > 0, FALSE)
         OR coalesce(json_array_length(f[12]) > 0, FALSE)
     END AS structured_output,
-    request_fields_from(f[19:37]) AS request_fields,
+    request_fields_from(f[19:38]) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END
         AS session_id

@@ -18,7 +18,7 @@
 -- holding {"content": ...}).
 -- The request fields are the gen_ai.request.* attributes under OpenAI names: temperature, top_p,
 -- seed, stop_sequences (stop), frequency_penalty, presence_penalty, choice.count (n) and
--- max_tokens (max_completion_tokens: the client's cap, kept as logged; the replay asks for the
+-- max_tokens (the client's cap, kept as logged and never sent; the replay asks for the
 -- tokens produced, gen_ai.usage.output_tokens).
 -- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
 WITH parsed AS (
@@ -161,7 +161,7 @@ span_fields AS (
             CASE WHEN a[11]['arrayValue'] IS NOT NULL
                 THEN to_json(list_transform(a[11]['arrayValue']['values'], lambda v: v['stringValue']))
             END,
-            otel_number(a[15]), otel_number(a[13]), otel_number(a[12]), NULL, NULL, otel_number(a[14]), NULL, NULL, NULL
+            otel_number(a[15]), otel_number(a[13]), otel_number(a[12]), NULL, NULL, otel_number(a[14]), NULL, NULL, NULL, NULL
         ]) AS request_fields,
         message_prefix_hashes(messages) AS prefix_hashes,
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id

@@ -23,11 +23,12 @@ REQUEST_FIELDS = (
     "frequency_penalty",
     "logprobs",
     "top_logprobs",
+    "max_tokens",
     "max_completion_tokens",
     "reasoning_effort",
     "chat_template_kwargs",
     "thinking",
 )
-# the log's cap on the reply: kept in the canonical log, never sent (the replay's max_tokens is the
+# the log's caps on the reply: kept in the canonical log, never sent (the replay's max_tokens is the
 # planned output length, and vLLM would take max_completion_tokens over it)
-LOGGED_CAP = "max_completion_tokens"
+LOGGED_CAPS = ("max_tokens", "max_completion_tokens")

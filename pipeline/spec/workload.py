@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, model_validator
 
-from pipeline.contracts.request_fields import LOGGED_CAP, REQUEST_FIELDS
+from pipeline.contracts.request_fields import LOGGED_CAPS, REQUEST_FIELDS
 from pipeline.spec.arms import Arms
 from pipeline.spec.base import Strict
 from pipeline.spec.sweep import Sweep, check_sweep_mode
@@ -209,9 +209,10 @@ class Replay(Strict):
         unknown = sorted(set(rules) - set(REQUEST_FIELDS))
         if unknown:
             raise ValueError(f"unknown request field(s) {unknown}; known: {', '.join(REQUEST_FIELDS)}")
-        if LOGGED_CAP in rules:
+        caps = [name for name in LOGGED_CAPS if name in rules]
+        if caps:
             raise ValueError(
-                f"{LOGGED_CAP} is never sent: the replay's max_tokens is the planned output length "
+                f"{' and '.join(caps)}: never sent as logged: the replay's max_tokens is the planned output length "
                 "(workload.prompts.min_tokens also fixes it)"
             )
         return rules
