@@ -99,7 +99,12 @@ conversations AS (
                 CASE WHEN system_text IS NOT NULL THEN [{ 'role': 'system', 'content': system_text }] ELSE [] END
                 || chat
             WHEN prompt_text IS NOT NULL THEN [{ 'role': 'user', 'content': prompt_text }]
-        END AS messages
+        END AS messages,
+        [
+            tools, tool_choice, NULL, NULL, NULL, NULL, coalesce(body[5], body[12]), coalesce(body[6], body[13]), NULL,
+            coalesce(body[7], body[14]), NULL, NULL, NULL, NULL, NULL, coalesce(body[8], body[15]), NULL, NULL, NULL,
+            coalesce(body[11], body[18])
+        ] AS request_values
     FROM requests
 )
 SELECT
@@ -116,10 +121,6 @@ SELECT
     f[3] AS route,
     f[7] AS latency_raw,
     CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
-    request_fields_from([
-        tools, tool_choice, NULL, NULL, NULL, NULL, coalesce(body[5], body[12]), coalesce(body[6], body[13]), NULL,
-        coalesce(body[7], body[14]), NULL, NULL, NULL, NULL, NULL, coalesce(body[8], body[15]), NULL, NULL, NULL,
-        coalesce(body[11], body[18])
-    ]) AS request_fields,
+    request_fields_from(request_values) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes
 FROM conversations

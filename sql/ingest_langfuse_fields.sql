@@ -37,8 +37,19 @@ generations AS (
 typed AS (
     SELECT
         *,
-        CASE WHEN chat IS NOT NULL THEN json_extract(chat, '$[*]') END AS messages
+        CASE WHEN chat IS NOT NULL THEN json_extract(chat, '$[*]') END AS messages,
+        -- modelParameters as the SDKs log them (OpenAI names); tools offered ride in the input
+        CASE WHEN f[17] IS NOT NULL OR f[18] IS NOT NULL OR f[19] IS NOT NULL THEN json_merge_patch(
+            coalesce(CASE WHEN starts_with(f[17], '{') THEN f[17] END, '{}'),
+            json_object(
+                'tools', try_cast(f[18] AS JSON), 'tool_choice', coalesce(try_cast(f[19] AS JSON), to_json(f[19]))
+            )
+        ) END AS request_body
     FROM generations
+),
+requested AS (
+    SELECT *, request_values_of(request_body) AS request_values
+    FROM typed
 )
 SELECT
     file_id,
@@ -62,11 +73,7 @@ SELECT
     coalesce(f[10], f[11], f[12]) AS output_raw,
     f[6] AS route,
     CASE WHEN len(messages) > 0 THEN chat END AS messages_json,
-    -- modelParameters as the SDKs log them (OpenAI names); tools offered ride in the input
-    request_fields_of(CASE WHEN f[17] IS NOT NULL OR f[18] IS NOT NULL OR f[19] IS NOT NULL THEN json_merge_patch(
-        coalesce(CASE WHEN starts_with(f[17], '{') THEN f[17] END, '{}'),
-        json_object('tools', try_cast(f[18] AS JSON), 'tool_choice', coalesce(try_cast(f[19] AS JSON), to_json(f[19])))
-    ) END) AS request_fields,
+    request_fields_from(request_values) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     nullif(coalesce(f[15], f[16]), '') AS session_id
-FROM typed
+FROM requested

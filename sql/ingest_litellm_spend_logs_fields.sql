@@ -25,7 +25,8 @@ WITH extracted AS (
 requests AS (
     SELECT
         *,
-        CASE WHEN starts_with(f[11], '[') THEN json_extract(f[11], '$[*]') END AS messages
+        CASE WHEN starts_with(f[11], '[') THEN json_extract(f[11], '$[*]') END AS messages,
+        request_values_of(f[13]) AS request_values
     FROM extracted
     -- f named once: the filter is pushed below the extraction, so each mention of f parses the line again
     WHERE NOT regexp_matches(coalesce(f[12], ''), 'embedding|image|speech|transcription|moderation|rerank')
@@ -46,7 +47,7 @@ SELECT
     nullif(f[7], '') AS tenant,
     coalesce(nullif(f[8], ''), nullif(f[9], '')) AS route,
     CASE WHEN len(messages) > 0 THEN f[11] END AS messages_json,
-    request_fields_of(f[13]) AS request_fields,
+    request_fields_from(request_values) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     nullif(f[10], '') AS session_id
 FROM requests

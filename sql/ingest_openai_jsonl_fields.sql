@@ -22,10 +22,9 @@ extracted AS (
         CASE WHEN document_type = 'OBJECT' THEN json_extract(line, [
             '$.id', '$.timestamp', '$.response.usage', '$.response.usage.prompt_tokens',
             '$.response.usage.completion_tokens', '$.request.messages', '$.tenant', '$.route',
-            '$.latency_ms', '$.request.response_format.type', '$.request.tools', '$.request.functions',
-            '$.session_id', '$.conversation_id', '$.metadata.session_id', '$.metadata.conversation_id',
+            '$.latency_ms', '$.session_id', '$.conversation_id', '$.metadata.session_id', '$.metadata.conversation_id',
             '$.request.metadata.session_id', '$.request.metadata.conversation_id',
-            -- 19 to 38: the request fields, in request_fields_from's order
+            -- 16 to 35: the request fields, in request_fields_from's order
             '$.request.tools', '$.request.tool_choice', '$.request.parallel_tool_calls', '$.request.functions',
             '$.request.function_call', '$.request.response_format', '$.request.temperature', '$.request.top_p',
             '$.request.seed', '$.request.stop', '$.request.n', '$.request.presence_penalty',
@@ -43,8 +42,9 @@ typed AS (
         json_type(f[6]) AS messages_type,
         CASE WHEN json_type(f[6]) = 'ARRAY' THEN json_extract(f[6], '$[*]') END AS messages,
         json_type(f[9]) AS latency_type,
+        f[16:35] AS request_values,
         -- the first of the six that is present and not JSON null
-        list_filter(f[13:18], lambda v: json_type(v) <> 'NULL')[1] AS session_value
+        list_filter(f[10:15], lambda v: json_type(v) <> 'NULL')[1] AS session_value
     FROM extracted
 ),
 checked AS (
@@ -90,11 +90,11 @@ SELECT
     f[9] ->> '$' AS latency_raw,
     CASE WHEN len(messages) > 0 THEN CAST(f[6] AS VARCHAR) END AS messages_json,
     CASE WHEN document_type = 'OBJECT' THEN
-        coalesce(f[10] ->> '$' IN ('json_object', 'json_schema'), FALSE)
-        OR coalesce(json_array_length(f[11]) > 0, FALSE)
-        OR coalesce(json_array_length(f[12]) > 0, FALSE)
+        coalesce(f[21] ->> '$.type' IN ('json_object', 'json_schema'), FALSE)  -- response_format
+        OR coalesce(json_array_length(f[16]) > 0, FALSE)  -- tools
+        OR coalesce(json_array_length(f[19]) > 0, FALSE)  -- functions
     END AS structured_output,
-    request_fields_from(f[19:38]) AS request_fields,
+    request_fields_from(request_values) AS request_fields,
     message_prefix_hashes(messages) AS prefix_hashes,
     CASE WHEN json_type(session_value) IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN nullif(session_value ->> '$', '') END
         AS session_id

@@ -15,7 +15,7 @@
 -- gen_ai.conversation.id, else session.id, the session. Messages, when captured, come from the
 -- gen_ai.input.messages attribute ([{role, parts: [{type: text, content}]}]) or from the span's
 -- gen_ai.{system,user,assistant,tool}.message events (attribute content, or gen_ai.event.content
--- holding {"content": ...}).
+-- holding {"content": ...}); a gen_ai.input.messages that is not valid JSON rejects its span.
 -- The request fields are the gen_ai.request.* attributes under OpenAI names: temperature, top_p,
 -- seed, stop_sequences (stop), frequency_penalty, presence_penalty, choice.count (n) and
 -- max_tokens (the client's cap, kept as logged and never sent; the replay asks for the
@@ -32,8 +32,7 @@ WITH parsed AS (
                 "scopeSpans": [{"spans": [{
                     "spanId": "VARCHAR", "startTimeUnixNano": "VARCHAR", "endTimeUnixNano": "VARCHAR",
                     "attributes": [{"key": "VARCHAR", "value": {
-                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE",
-                        "arrayValue": {"values": [{"stringValue": "VARCHAR"}]}
+                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE", "arrayValue": "JSON"
                     }}],
                     "events": [{"name": "VARCHAR", "attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]}]
                 }]}]
@@ -109,7 +108,7 @@ requests AS (
     SELECT
         *,
         coalesce(
-            CASE WHEN a[7]['stringValue'] IS NOT NULL THEN list_transform(
+            CASE WHEN json_valid(a[7]['stringValue']) THEN list_transform(
                 CAST(json_extract(a[7]['stringValue'], '$[*]') AS JSON[]),
                 lambda m: {
                     'role': m ->> '$.role',
@@ -131,7 +130,16 @@ requests AS (
                     )
                 }
             )
-        ) AS messages
+        ) AS messages,
+        -- the request fields, in request_fields_from's order
+        [
+            NULL, NULL, NULL, NULL, NULL, NULL,  -- tools, tool_choice, ..., response_format: not attributes
+            otel_number(a[8]), otel_number(a[9]), otel_number(a[10]),  -- temperature, top_p, seed
+            to_json(json_extract_string(a[11]['arrayValue'], '$.values[*].stringValue')),  -- stop
+            otel_number(a[15]), otel_number(a[13]), otel_number(a[12]),  -- n, presence and frequency penalty
+            NULL, NULL, otel_number(a[14]),  -- logprobs, top_logprobs, max_tokens
+            NULL, NULL, NULL, NULL  -- max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
+        ] AS request_values
     FROM attribute_values
     WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
 ),
@@ -141,6 +149,7 @@ span_fields AS (
         source_line,
         format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
         raw,
+        CASE WHEN NOT json_valid(a[7]['stringValue']) THEN 'field gen_ai.input.messages: not valid JSON' END AS problem,
         span_id AS request_id,
         coalesce(
             CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
@@ -156,13 +165,7 @@ span_fields AS (
         service AS tenant,
         a[2]['stringValue'] AS route,
         CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
-        request_fields_from([
-            NULL, NULL, NULL, NULL, NULL, NULL, otel_number(a[8]), otel_number(a[9]), otel_number(a[10]),
-            CASE WHEN a[11]['arrayValue'] IS NOT NULL
-                THEN to_json(list_transform(a[11]['arrayValue']['values'], lambda v: v['stringValue']))
-            END,
-            otel_number(a[15]), otel_number(a[13]), otel_number(a[12]), NULL, NULL, otel_number(a[14]), NULL, NULL, NULL, NULL
-        ]) AS request_fields,
+        request_fields_from(request_values) AS request_fields,
         message_prefix_hashes(messages) AS prefix_hashes,
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests

@@ -203,20 +203,6 @@ class Replay(Strict):
     """How the plan is sent: at the logged times (trace), at a synthetic arrival process (rate),
     or closed-loop at a fixed concurrency."""
 
-    @field_validator("request")
-    @classmethod
-    def _known_request_fields(cls, rules: dict[str, RequestFieldRule]) -> dict[str, RequestFieldRule]:
-        unknown = sorted(set(rules) - set(REQUEST_FIELDS))
-        if unknown:
-            raise ValueError(f"unknown request field(s) {unknown}; known: {', '.join(REQUEST_FIELDS)}")
-        caps = [name for name in LOGGED_CAPS if name in rules]
-        if caps:
-            raise ValueError(
-                f"{' and '.join(caps)}: never sent as logged: the replay's max_tokens is the planned output length "
-                "(workload.prompts.min_tokens also fixes it)"
-            )
-        return rules
-
     mode: Literal["trace", "rate", "concurrency"] = "trace"
     time_scale: float = Field(
         default=1.0, gt=0, description="trace: offsets and session think times × time_scale (0.5 = twice as fast)"
@@ -309,6 +295,20 @@ class Replay(Strict):
         description="the production replay done N times in a row per candidate (each a full replay of the same "
         "plan): each run's figures are shown and the verdict's interval takes in the run-to-run spread",
     )
+
+    @field_validator("request")
+    @classmethod
+    def _known_request_fields(cls, rules: dict[str, RequestFieldRule]) -> dict[str, RequestFieldRule]:
+        unknown = sorted(set(rules) - set(REQUEST_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown request field(s) {unknown}; known: {', '.join(REQUEST_FIELDS)}")
+        caps = [name for name in LOGGED_CAPS if name in rules]
+        if caps:
+            raise ValueError(
+                f"{' and '.join(caps)}: never sent as logged: the replay's max_tokens is the planned output length "
+                "(workload.prompts.min_tokens also fixes it)"
+            )
+        return rules
 
     @field_validator("sweep")
     @classmethod

@@ -261,3 +261,19 @@ def test_structured_output_is_read_from_the_request_fields():
     rows = _rows(ingest_log(FIXTURES / "bedrock_invocations.jsonl", "bedrock_invocations"))
     assert rows["915a6a04-0001"]["structured_output"] is True  # tools offered
     assert rows["915a6a04-0003"]["structured_output"] is None  # nothing logged: the log cannot tell
+
+
+def test_otel_messages_that_are_not_json_reject_their_span_not_the_ingest(tmp_path: Path):
+    """gen_ai.input.messages is a JSON string inside the span: broken, it rejects its span (it used to
+    stop the whole ingest with DuckDB's 'Malformed JSON')."""
+    line = (FIXTURES / "otel_genai_spans.jsonl").read_text().splitlines()[0]
+    broken = line.replace('[{\\"role\\": \\"system\\"', '[{\\"role\\": \\"system\\" :', 1)
+    assert broken != line
+    path = tmp_path / "spans.jsonl"
+    path.write_text(broken + "\n")
+    result = ingest_log(path, "otel_genai")
+    assert sorted(row["reason"] for row in result.rejects.to_pylist()) == [
+        "span 2 (spanId a1b2c3d4e5f60001): field gen_ai.input.messages: not valid JSON",
+        "span 4 (spanId a1b2c3d4e5f60003): field gen_ai.usage.output_tokens: missing",  # as before
+    ]
+    assert "a1b2c3d4e5f60001" not in _rows(result)

@@ -17,8 +17,8 @@ def _macro(name: str) -> str:
 
 
 def test_the_sql_reads_the_fields_python_names_in_the_same_order():
-    assert tuple(re.findall(r"'(\w+)'", _macro("request_fields_from").split("]", 1)[0])) == REQUEST_FIELDS
-    assert tuple(re.findall(r"'\$\.(\w+)'", _macro("request_fields_of"))) == REQUEST_FIELDS
+    assert tuple(re.findall(r"'\"(\w+)\":'", _macro("request_fields_from"))) == REQUEST_FIELDS
+    assert tuple(re.findall(r"'\$\.(\w+)'", _macro("request_values_of"))) == REQUEST_FIELDS
 
 
 def test_rules_keep_drop_and_set_fields_whether_logged_or_not():
