@@ -40,6 +40,7 @@ FORMATS = ("otel_genai", "litellm_spend_logs", "langfuse", "bedrock_invocations"
 def generate(path: Path, rows: int, log_format: str) -> None:
     # the generator's memory is not the benchmark's: otel_genai groups 10 M spans into lines
     with duck.connection("8GB") as con:
+        duck.run(con, "bench_synthetic_requests", queries=BENCH_QUERIES)  # the stream the formats share
         relation = duck.run(con, f"bench_synthetic_{log_format}", {"rows": rows, "seed": SEED / 1e8}, BENCH_QUERIES)
         relation.write_csv(str(path), header=False, quotechar="", sep="\t")
 

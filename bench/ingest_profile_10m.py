@@ -41,6 +41,7 @@ def generate(path: Path, rows: int, log_format: str) -> float:
     """Write the synthetic log with bench/sql/bench_synthetic_<format>.sql; returns seconds."""
     started = time.perf_counter()
     with duck.connection() as con:
+        duck.run(con, "bench_synthetic_requests", queries=BENCH_QUERIES)  # the stream the formats share
         relation = duck.run(con, f"bench_synthetic_{log_format}", {"rows": rows, "seed": SEED / 1e8}, BENCH_QUERIES)
         if log_format == "azure_csv":
             relation.write_csv(str(path), header=True, quotechar="")

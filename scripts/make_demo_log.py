@@ -3,7 +3,9 @@
 A deterministic, synthetic 20-minute OpenAI-style request log of a retail bank's support
 assistant: Poisson arrivals whose rate rises into a burst around minute 12, a mix of single- and
 multi-turn chats, some with a system prompt, some with pasted account history (long context),
-log-normal output lengths, and two deliberately broken lines that ingest must quarantine.
+log-normal output lengths, and two deliberately broken lines that ingest must quarantine. The
+requests carry the fields a client sets (`request_fields`): a temperature, the bank's tools on a
+third, a JSON-schema answer on some, a reasoning effort on a quarter.
 
 Sessions: about one conversation in eight goes on for one or two more turns, logged as the
 assistant does it — each turn's request carries the whole conversation so far (the logged reply
@@ -30,6 +32,39 @@ SEED = 20261102
 SESSION_SEED = SEED + 1
 SESSION_SHARE = 0.12  # conversations that go on after the first request
 THINK_MEDIAN_S, THINK_SIGMA, THINK_MAX_S = 12.0, 0.5, 60.0
+REQUEST_SEED = SEED + 2
+BANK_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {"account_id": {"type": "string", "description": "the customer's account"}},
+                "required": ["account_id"],
+            },
+        },
+    }
+    for name, description in [
+        ("card_status", "Whether the account's cards are active, blocked or expired"),
+        ("recent_transactions", "The account's last 20 transactions"),
+        ("freeze_card", "Freeze the account's card until the customer unfreezes it"),
+    ]
+]
+INTENT_FORMAT = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "support_intent",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"intent": {"type": "string"}, "urgent": {"type": "boolean"}},
+            "required": ["intent", "urgent"],
+            "additionalProperties": False,
+        },
+    },
+}
 FOLLOW_UPS = [
     "Thanks. And how long will that take?",
     "It still does not work, what else can I try?",
@@ -127,6 +162,22 @@ def logged(
     }
 
 
+def request_fields(conversation: str) -> dict:
+    """The request fields a client of the assistant sets, drawn per conversation (its turns offer
+    the same tools) from a seed of their own, so the messages and times above are unchanged: a third
+    offer the bank's tools (tool_choice auto), one in seven asks for a JSON-schema answer (intent
+    routing), a quarter set a reasoning effort."""
+    rng = random.Random(f"{REQUEST_SEED}/{conversation}")
+    fields: dict = {"temperature": rng.choice([0.0, 0.2, 0.7])}
+    if rng.random() < 1 / 3:
+        fields.update(tools=BANK_TOOLS, tool_choice="auto")
+    elif rng.random() < 1 / 7 * 3 / 2:
+        fields["response_format"] = INTENT_FORMAT
+    if rng.random() < 0.25:
+        fields["reasoning_effort"] = rng.choice(["low", "medium", "high"])
+    return fields
+
+
 def with_sessions(records: list[tuple[float, dict]], rng: random.Random) -> list[tuple[float, dict]]:
     """Some conversations go on: 1-2 more turns, each after the reply + a think time, each request
     carrying the conversation so far; then every request in arrival order."""
@@ -163,6 +214,7 @@ def main() -> None:
     lines = []
     for index, (_, entry) in enumerate(with_sessions(singles, random.Random(SESSION_SEED)), start=1):
         entry["id"] = f"req-{index:06d}"
+        entry["request"].update(request_fields(entry.get("session_id") or entry["id"]))
         lines.append(json.dumps(entry, separators=(",", ":")))
     # Two broken lines, as real logs have: a truncated write and a record without usage.
     lines.insert(len(lines) // 3, lines[len(lines) // 3][:57])

@@ -32,6 +32,9 @@ SELECT
     logged_latency_ms,
     logged_ttft_ms,
     structured_output,
+    -- kept under every privacy.text: tool definitions and response schemas are the buyer's API, not a
+    -- customer's words (tool-call arguments and tool results are messages: withheld with them)
+    request_fields,
     CASE $text_policy
         WHEN 'keep' THEN prefix_hashes
         -- a text-free trace's own block ids (Mooncake's hash_ids) are the log's, already anonymised

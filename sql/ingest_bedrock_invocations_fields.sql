@@ -9,30 +9,35 @@
 -- string or {"type": "text", "text"} blocks; a system prompt either way; a bare "prompt" or
 -- "inputText") become [{role, content}] with the text joined. The Converse reply's
 -- metrics.latencyMs is the logged latency. The caller's identity ARN is the tenant, the model id
--- the route. Prefix blocks are the message boundaries, as for openai_jsonl.
--- view: log_lines(file_id, source_line, line); macro: json_line_problem
-WITH data_lines AS (
-    SELECT file_id, source_line, line
-    FROM log_lines
-    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
-),
-extracted AS (
+-- the route. Prefix blocks are the message boundaries, as for openai_jsonl. The request fields
+-- under OpenAI's names: Converse's inferenceConfig (temperature, topP → top_p, stopSequences →
+-- stop, maxTokens → max_tokens), toolConfig (tools, toolChoice → tool_choice) and
+-- additionalModelRequestFields.thinking; an Anthropic Messages body's temperature, top_p,
+-- stop_sequences, max_tokens, tools, tool_choice and thinking.
+-- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
+WITH extracted AS (
     -- one parse per line for the record (every field as text, the body as its JSON text), one more
-    -- for the request body; a line that fails is parsed again, to tell broken JSON from a non-object
+    -- for the request body
     SELECT
         *,
-        CASE WHEN regexp_matches(line, '^ *\{') THEN try(json_extract_string(line, [
+        json_object_text(line, [
             '$.requestId', '$.timestamp', '$.modelId', '$.identity.arn', '$.input.inputTokenCount',
             '$.output.outputTokenCount', '$.output.outputBodyJson.metrics.latencyMs', '$.input.inputBodyJson'
-        ])) END AS f
+        ]) AS f
     FROM data_lines
 ),
 bodies AS (
     SELECT
         *,
-        CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
         CASE WHEN starts_with(f[8], '{') THEN
-            json_extract(f[8], ['$.messages', '$.system', '$.prompt', '$.inputText'])
+            json_extract(f[8], [
+                '$.messages', '$.system', '$.prompt', '$.inputText',
+                -- 5 to 11: Converse's request fields; 12 to 18: the Anthropic Messages body's (InvokeModel)
+                '$.inferenceConfig.temperature', '$.inferenceConfig.topP', '$.inferenceConfig.stopSequences',
+                '$.inferenceConfig.maxTokens', '$.toolConfig.tools', '$.toolConfig.toolChoice',
+                '$.additionalModelRequestFields.thinking', '$.temperature', '$.top_p', '$.stop_sequences',
+                '$.max_tokens', '$.tools', '$.tool_choice', '$.thinking'
+            ])
         END AS body
     FROM extracted
 ),
@@ -56,6 +61,36 @@ turns AS (
         coalesce(body[3] ->> '$', body[4] ->> '$') AS prompt_text
     FROM bodies
 ),
+requests AS (
+    -- tools and the tool choice under OpenAI's names: a Converse toolSpec {name, description,
+    -- inputSchema.json} or an Anthropic tool {name, description, input_schema} is a function;
+    -- Converse {auto: {}} | {any: {}} | {tool: {name}}, Anthropic {type: auto | any | none | tool, name}
+    -- are auto | required | none | that function
+    SELECT
+        *,
+        CASE WHEN json_type(coalesce(body[9], body[16])) = 'ARRAY' THEN to_json(list_transform(
+            json_extract(coalesce(body[9], body[16]), '$[*]'),
+            lambda t: {
+                'type': 'function',
+                'function': {
+                    'name': coalesce(t ->> '$.toolSpec.name', t ->> '$.name'),
+                    'description': coalesce(t ->> '$.toolSpec.description', t ->> '$.description'),
+                    'parameters': coalesce(t -> '$.toolSpec.inputSchema.json', t -> '$.input_schema')
+                }
+            }
+        )) END AS tools,
+        CASE
+            WHEN json_exists(coalesce(body[10], body[17]), '$.auto') OR body[17] ->> '$.type' = 'auto'
+                THEN to_json('auto')
+            WHEN json_exists(coalesce(body[10], body[17]), '$.any') OR body[17] ->> '$.type' = 'any'
+                THEN to_json('required')
+            WHEN body[17] ->> '$.type' = 'none' THEN to_json('none')
+            WHEN coalesce(body[10] ->> '$.tool.name', body[17] ->> '$.name') IS NOT NULL THEN to_json({
+                'type': 'function', 'function': { 'name': coalesce(body[10] ->> '$.tool.name', body[17] ->> '$.name') }
+            })
+        END AS tool_choice
+    FROM turns
+),
 conversations AS (
     SELECT
         *,
@@ -64,29 +99,28 @@ conversations AS (
                 CASE WHEN system_text IS NOT NULL THEN [{ 'role': 'system', 'content': system_text }] ELSE [] END
                 || chat
             WHEN prompt_text IS NOT NULL THEN [{ 'role': 'user', 'content': prompt_text }]
-        END AS messages
-    FROM turns
+        END AS messages,
+        [
+            tools, tool_choice, NULL, NULL, NULL, NULL, coalesce(body[5], body[12]), coalesce(body[6], body[13]), NULL,
+            coalesce(body[7], body[14]), NULL, NULL, NULL, NULL, NULL, coalesce(body[8], body[15]), NULL, NULL, NULL,
+            coalesce(body[11], body[18])
+        ] AS request_values
+    FROM requests
 )
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     left(line, 300) AS raw,
-    json_line_problem(is_json, f IS NOT NULL, CASE WHEN f[3] IS NULL THEN 'field modelId: missing' END) AS problem,
+    json_line_problem(line, f IS NOT NULL, CASE WHEN f[3] IS NULL THEN 'field modelId: missing' END) AS problem,
     f[1] AS request_id,
     f[2] AS arrival_raw,
     'timestamp' AS arrival_kind,
-    CAST(NULL AS VARCHAR) AS completed_raw,
-    CAST(NULL AS VARCHAR) AS first_token_raw,
     f[5] AS prompt_raw,
     f[6] AS output_raw,
     f[4] AS tenant,
     f[3] AS route,
     f[7] AS latency_raw,
     CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
-    CAST(NULL AS BOOLEAN) AS structured_output,
-    CASE WHEN len(messages) > 0 THEN
-        list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-    END AS prefix_hashes,
-    CAST(NULL AS VARCHAR) AS session_id
+    request_fields_from(request_values) AS request_fields,
+    message_prefix_hashes(messages) AS prefix_hashes
 FROM conversations

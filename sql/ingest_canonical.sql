@@ -1,8 +1,11 @@
 -- ingest_canonical: the canonical request log, one row per log line, with the reason the line
 -- goes to the quarantine (NULL when it is accepted). Every format's *_fields query feeds it.
--- view: log_fields(file_id, source_line, record, raw, problem, request_id, arrival_raw,
---                  arrival_kind, completed_raw, first_token_raw, prompt_raw, output_raw, tenant,
---                  route, latency_raw, messages_json, structured_output, prefix_hashes, session_id)
+-- macros: log_time, field_reason, structured_request (sql/ingest_macros.sql)
+-- structured_output is the format's own, else read from the request fields.
+-- view: log_fields (sql/ingest_log_fields.sql: file_id, source_line, record, raw, problem,
+--       request_id, arrival_raw, arrival_kind, completed_raw, first_token_raw, prompt_raw,
+--       output_raw, tenant, route, latency_raw, messages_json, structured_output, request_fields,
+--       prefix_hashes, session_id)
 -- record names the request inside its line when a line holds many (an OTLP span) or when the
 -- "line" is a database row (its primary key); a reason then starts with it. completed_raw and
 -- first_token_raw are times written as arrival_raw is (same kind and unit): the logged latency is
@@ -17,36 +20,15 @@ WITH numbers AS (
         *,
         try_cast(prompt_raw AS DOUBLE) AS prompt_number,
         try_cast(output_raw AS DOUBLE) AS output_number,
-        try_cast(latency_raw AS DOUBLE) AS latency_number,
-        CASE WHEN arrival_kind = 'number' THEN try_cast(arrival_raw AS DOUBLE) END AS arrival_number,
-        CASE WHEN arrival_kind = 'number' THEN try_cast(completed_raw AS DOUBLE) END AS completed_number,
-        CASE WHEN arrival_kind = 'number' THEN try_cast(first_token_raw AS DOUBLE) END AS first_token_number
+        try_cast(latency_raw AS DOUBLE) AS latency_number
     FROM log_fields
 ),
 arrivals AS (
     SELECT
         *,
-        CASE
-            WHEN arrival_kind = 'number' THEN
-                CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(arrival_number * $unit_us) AS BIGINT))
-            WHEN regexp_matches(arrival_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$') THEN try_cast(arrival_raw AS TIMESTAMPTZ)
-            ELSE timezone($timezone, try_cast(arrival_raw AS TIMESTAMP))
-        END AS arrival_at,
-        CASE
-            WHEN completed_raw IS NULL THEN NULL
-            WHEN arrival_kind = 'number' THEN
-                CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(completed_number * $unit_us) AS BIGINT))
-            WHEN regexp_matches(completed_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$') THEN try_cast(completed_raw AS TIMESTAMPTZ)
-            ELSE timezone($timezone, try_cast(completed_raw AS TIMESTAMP))
-        END AS completed_at,
-        CASE
-            WHEN first_token_raw IS NULL THEN NULL
-            WHEN arrival_kind = 'number' THEN
-                CAST($origin AS TIMESTAMPTZ) + to_microseconds(CAST(round(first_token_number * $unit_us) AS BIGINT))
-            WHEN regexp_matches(first_token_raw, '([Zz]|[+-]\d\d(:?\d\d)?)$')
-                THEN try_cast(first_token_raw AS TIMESTAMPTZ)
-            ELSE timezone($timezone, try_cast(first_token_raw AS TIMESTAMP))
-        END AS first_token_at
+        log_time(arrival_kind, arrival_raw, $origin, $unit_us, $timezone) AS arrival_at,
+        log_time(arrival_kind, completed_raw, $origin, $unit_us, $timezone) AS completed_at,
+        log_time(arrival_kind, first_token_raw, $origin, $unit_us, $timezone) AS first_token_at
     FROM numbers
 ),
 spans AS (
@@ -63,44 +45,23 @@ judged AS (
             WHEN problem IS NOT NULL THEN problem
             WHEN arrival_raw IS NULL THEN format('field {}: missing', $arrival_field)
             WHEN arrival_at IS NULL AND arrival_kind = 'number'
-                THEN concat(
-                    format('field {}: not a number', $arrival_field),
-                    CASE WHEN $echo_values THEN ': ' || left(arrival_raw, 40) END
-                )
+                THEN field_reason('field {}: not a number', $arrival_field, arrival_raw, ': ', $echo_values)
             WHEN arrival_at IS NULL
-                THEN concat(
-                    format('field {}: not ISO-8601', $arrival_field),
-                    CASE WHEN $echo_values THEN ': ' || left(arrival_raw, 40) END
-                )
+                THEN field_reason('field {}: not ISO-8601', $arrival_field, arrival_raw, ': ', $echo_values)
             WHEN prompt_raw IS NULL THEN format('field {}: missing', $prompt_field)
             WHEN prompt_number IS NULL OR prompt_number < 1 OR prompt_number <> floor(prompt_number)
-                THEN concat(
-                    format('field {}: must be an integer ≥ 1', $prompt_field),
-                    CASE WHEN $echo_values THEN ', got ' || left(prompt_raw, 40) END
-                )
+                THEN field_reason('field {}: must be an integer ≥ 1', $prompt_field, prompt_raw, ', got ', $echo_values)
             WHEN output_raw IS NULL THEN format('field {}: missing', $output_field)
             WHEN output_number IS NULL OR output_number < 1 OR output_number <> floor(output_number)
-                THEN concat(
-                    format('field {}: must be an integer ≥ 1', $output_field),
-                    CASE WHEN $echo_values THEN ', got ' || left(output_raw, 40) END
-                )
+                THEN field_reason('field {}: must be an integer ≥ 1', $output_field, output_raw, ', got ', $echo_values)
             WHEN latency_raw IS NOT NULL AND (latency_number IS NULL OR latency_number < 0)
-                THEN concat(
-                    format('field {}: must be a number ≥ 0', $latency_field),
-                    CASE WHEN $echo_values THEN ', got ' || left(latency_raw, 40) END
-                )
+                THEN field_reason('field {}: must be a number ≥ 0', $latency_field, latency_raw, ', got ', $echo_values)
             WHEN completed_raw IS NOT NULL AND completed_at IS NULL
-                THEN concat(
-                    format('field {}: not a time', $completed_field),
-                    CASE WHEN $echo_values THEN ': ' || left(completed_raw, 40) END
-                )
+                THEN field_reason('field {}: not a time', $completed_field, completed_raw, ': ', $echo_values)
             WHEN completed_at < arrival_at
                 THEN format('field {}: before {}', $completed_field, $arrival_field)
             WHEN first_token_raw IS NOT NULL AND first_token_at IS NULL
-                THEN concat(
-                    format('field {}: not a time', $first_token_field),
-                    CASE WHEN $echo_values THEN ': ' || left(first_token_raw, 40) END
-                )
+                THEN field_reason('field {}: not a time', $first_token_field, first_token_raw, ': ', $echo_values)
             WHEN first_token_at < arrival_at
                 THEN format('field {}: before {}', $first_token_field, $arrival_field)
         END AS field_problem
@@ -122,7 +83,8 @@ SELECT
     route,
     logged_latency_ms,
     logged_ttft_ms,
-    structured_output,
+    coalesce(structured_output, structured_request(request_fields)) AS structured_output,
+    request_fields,
     prefix_hashes,
     session_id,
     file_id,

@@ -54,7 +54,6 @@ mapped AS (
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     raw,
     CASE
         WHEN field_count <> header_width
@@ -71,7 +70,5 @@ SELECT
     nullif(trim(completed_text), '') AS completed_raw,
     nullif(trim(first_token_text), '') AS first_token_raw,
     nullif(trim(messages_text), '') AS messages_json,
-    CAST(NULL AS BOOLEAN) AS structured_output,
-    CAST(NULL AS UBIGINT[]) AS prefix_hashes,
     nullif(trim(session_text), '') AS session_id
 FROM mapped

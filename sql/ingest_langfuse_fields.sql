@@ -10,29 +10,22 @@
 -- promptTokens/completionTokens). startTime → endTime is the logged latency, startTime →
 -- completionStartTime the logged TTFT. The session id is the observation's sessionId, else its
 -- trace's (trace.sessionId). The model is the route.
--- view: log_lines(file_id, source_line, line); macro: json_line_problem
-WITH data_lines AS (
-    SELECT file_id, source_line, line
-    FROM log_lines
-    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
-),
-extracted AS (
-    -- one parse per line: every field as text (a JSON value that is no string keeps its JSON text);
-    -- only a line that fails it is parsed again, to tell broken JSON from a value that is no object
+-- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
+WITH extracted AS (
     SELECT
         *,
-        CASE WHEN regexp_matches(line, '^ *\{') THEN try(json_extract_string(line, [
+        json_object_text(line, [
             '$.id', '$.type', '$.startTime', '$.endTime', '$.completionStartTime', '$.model',
             '$.usageDetails.input', '$.usage.input', '$.usage.promptTokens',
             '$.usageDetails.output', '$.usage.output', '$.usage.completionTokens',
-            '$.input', '$.input.messages', '$.sessionId', '$.trace.sessionId'
-        ])) END AS f
+            '$.input', '$.input.messages', '$.sessionId', '$.trace.sessionId', '$.modelParameters',
+            '$.input.tools', '$.input.tool_choice'
+        ]) AS f
     FROM data_lines
 ),
 generations AS (
     SELECT
         *,
-        CASE WHEN f IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json,
         CASE
             WHEN starts_with(f[13], '[') THEN f[13]
             WHEN starts_with(f[14], '[') THEN f[14]
@@ -44,16 +37,26 @@ generations AS (
 typed AS (
     SELECT
         *,
-        CASE WHEN chat IS NOT NULL THEN json_extract(chat, '$[*]') END AS messages
+        CASE WHEN chat IS NOT NULL THEN json_extract(chat, '$[*]') END AS messages,
+        -- modelParameters as the SDKs log them (OpenAI names); tools offered ride in the input
+        CASE WHEN f[17] IS NOT NULL OR f[18] IS NOT NULL OR f[19] IS NOT NULL THEN json_merge_patch(
+            coalesce(CASE WHEN starts_with(f[17], '{') THEN f[17] END, '{}'),
+            json_object(
+                'tools', try_cast(f[18] AS JSON), 'tool_choice', coalesce(try_cast(f[19] AS JSON), to_json(f[19]))
+            )
+        ) END AS request_body
     FROM generations
+),
+requested AS (
+    SELECT *, request_values_of(request_body) AS request_values
+    FROM typed
 )
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     left(line, 300) AS raw,
     json_line_problem(
-        is_json,
+        line,
         f IS NOT NULL,
         CASE
             WHEN messages IS NOT NULL AND NOT list_bool_and(list_transform(
@@ -68,13 +71,9 @@ SELECT
     f[5] AS first_token_raw,
     coalesce(f[7], f[8], f[9]) AS prompt_raw,
     coalesce(f[10], f[11], f[12]) AS output_raw,
-    CAST(NULL AS VARCHAR) AS tenant,
     f[6] AS route,
-    CAST(NULL AS VARCHAR) AS latency_raw,
     CASE WHEN len(messages) > 0 THEN chat END AS messages_json,
-    CAST(NULL AS BOOLEAN) AS structured_output,
-    CASE WHEN len(messages) > 0 THEN
-        list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-    END AS prefix_hashes,
+    request_fields_from(request_values) AS request_fields,
+    message_prefix_hashes(messages) AS prefix_hashes,
     nullif(coalesce(f[15], f[16]), '') AS session_id
-FROM typed
+FROM requested

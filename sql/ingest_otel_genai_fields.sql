@@ -15,16 +15,13 @@
 -- gen_ai.conversation.id, else session.id, the session. Messages, when captured, come from the
 -- gen_ai.input.messages attribute ([{role, parts: [{type: text, content}]}]) or from the span's
 -- gen_ai.{system,user,assistant,tool}.message events (attribute content, or gen_ai.event.content
--- holding {"content": ...}).
--- gen_ai.request.max_tokens is not read: the canonical log keeps the tokens produced
--- (gen_ai.usage.output_tokens), which the replay asks for, not the cap the client set.
--- view: log_lines(file_id, source_line, line); macro: json_line_problem
-WITH data_lines AS (
-    SELECT file_id, source_line, line
-    FROM log_lines
-    WHERE regexp_matches(line, '[^ \t\r]')  -- not blank (trim(line, chars) cost 3 µs a line)
-),
-parsed AS (
+-- holding {"content": ...}); a gen_ai.input.messages that is not valid JSON rejects its span.
+-- The request fields are the gen_ai.request.* attributes under OpenAI names: temperature, top_p,
+-- seed, stop_sequences (stop), frequency_penalty, presence_penalty, choice.count (n) and
+-- max_tokens (the client's cap, kept as logged and never sent; the replay asks for the
+-- tokens produced, gen_ai.usage.output_tokens).
+-- views: data_lines (sql/ingest_data_lines.sql); macros: sql/ingest_macros.sql
+WITH parsed AS (
     -- one parse per line (from_json reads a value of another type as NULL); only a line that fails
     -- it is parsed again, to tell broken JSON from a value that is no object
     SELECT
@@ -35,19 +32,13 @@ parsed AS (
                 "scopeSpans": [{"spans": [{
                     "spanId": "VARCHAR", "startTimeUnixNano": "VARCHAR", "endTimeUnixNano": "VARCHAR",
                     "attributes": [{"key": "VARCHAR", "value": {
-                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE"
+                        "stringValue": "VARCHAR", "intValue": "VARCHAR", "doubleValue": "DOUBLE", "arrayValue": "JSON"
                     }}],
                     "events": [{"name": "VARCHAR", "attributes": [{"key": "VARCHAR", "value": {"stringValue": "VARCHAR"}}]}]
                 }]}]
             }]
         }')) END AS request
     FROM data_lines
-),
-checked AS (
-    SELECT
-        *,
-        CASE WHEN request IS NOT NULL THEN TRUE ELSE json_valid(line) END AS is_json
-    FROM parsed
 ),
 lines AS MATERIALIZED (
     -- materialised: both the spans and the rejected lines read it (inlined, it would parse twice)
@@ -56,7 +47,7 @@ lines AS MATERIALIZED (
         source_line,
         line,
         json_line_problem(
-            is_json,
+            line,
             request IS NOT NULL,
             CASE WHEN request['resourceSpans'] IS NULL THEN 'field resourceSpans: missing or not a list' END
         ) AS problem,
@@ -69,7 +60,7 @@ lines AS MATERIALIZED (
                 )[1].value['stringValue']
             })
         )))) AS spans
-    FROM checked
+    FROM parsed
 ),
 numbered AS (
     -- a rejected span shows the start of its line (a copy of the whole line per span would cost more
@@ -105,7 +96,10 @@ attribute_values AS MATERIALIZED (
         * EXCLUDE (span_attributes, span_keys),
         list_transform(
             ['gen_ai.operation.name', 'gen_ai.request.model', 'gen_ai.usage.input_tokens',
-             'gen_ai.usage.output_tokens', 'gen_ai.conversation.id', 'session.id', 'gen_ai.input.messages'],
+             'gen_ai.usage.output_tokens', 'gen_ai.conversation.id', 'session.id', 'gen_ai.input.messages',
+             'gen_ai.request.temperature', 'gen_ai.request.top_p', 'gen_ai.request.seed',
+             'gen_ai.request.stop_sequences', 'gen_ai.request.frequency_penalty', 'gen_ai.request.presence_penalty',
+             'gen_ai.request.max_tokens', 'gen_ai.request.choice.count'],
             lambda name: span_attributes[list_position(span_keys, name)].value
         ) AS a
     FROM attributes
@@ -114,7 +108,7 @@ requests AS (
     SELECT
         *,
         coalesce(
-            CASE WHEN a[7]['stringValue'] IS NOT NULL THEN list_transform(
+            CASE WHEN json_valid(a[7]['stringValue']) THEN list_transform(
                 CAST(json_extract(a[7]['stringValue'], '$[*]') AS JSON[]),
                 lambda m: {
                     'role': m ->> '$.role',
@@ -136,7 +130,16 @@ requests AS (
                     )
                 }
             )
-        ) AS messages
+        ) AS messages,
+        -- the request fields, in request_fields_from's order
+        [
+            NULL, NULL, NULL, NULL, NULL, NULL,  -- tools, tool_choice, ..., response_format: not attributes
+            otel_number(a[8]), otel_number(a[9]), otel_number(a[10]),  -- temperature, top_p, seed
+            to_json(json_extract_string(a[11]['arrayValue'], '$.values[*].stringValue')),  -- stop
+            otel_number(a[15]), otel_number(a[13]), otel_number(a[12]),  -- n, presence and frequency penalty
+            NULL, NULL, otel_number(a[14]),  -- logprobs, top_logprobs, max_tokens
+            NULL, NULL, NULL, NULL  -- max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
+        ] AS request_values
     FROM attribute_values
     WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
 ),
@@ -146,7 +149,7 @@ span_fields AS (
         source_line,
         format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
         raw,
-        CAST(NULL AS VARCHAR) AS problem,
+        CASE WHEN NOT json_valid(a[7]['stringValue']) THEN 'field gen_ai.input.messages: not valid JSON' END AS problem,
         span_id AS request_id,
         coalesce(
             CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
@@ -157,41 +160,24 @@ span_fields AS (
             CAST(try_cast(end_ns AS HUGEINT) // 1000 AS VARCHAR),
             end_ns
         ) AS completed_raw,
-        CAST(NULL AS VARCHAR) AS first_token_raw,
         coalesce(a[3]['intValue'], CAST(a[3]['doubleValue'] AS VARCHAR), a[3]['stringValue']) AS prompt_raw,
         coalesce(a[4]['intValue'], CAST(a[4]['doubleValue'] AS VARCHAR), a[4]['stringValue']) AS output_raw,
         service AS tenant,
         a[2]['stringValue'] AS route,
-        CAST(NULL AS VARCHAR) AS latency_raw,
         CASE WHEN len(messages) > 0 THEN CAST(to_json(messages) AS VARCHAR) END AS messages_json,
-        CAST(NULL AS BOOLEAN) AS structured_output,
-        CASE WHEN len(messages) > 0 THEN
-            list_transform(range(1, len(messages) + 1), lambda k: hash(messages[1:k]))
-        END AS prefix_hashes,
+        request_fields_from(request_values) AS request_fields,
+        message_prefix_hashes(messages) AS prefix_hashes,
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests
 )
-SELECT * FROM span_fields
-UNION ALL
+-- BY NAME: the rejected lines bring only the columns they have
+SELECT * FROM span_fields  -- noqa: AM07
+UNION ALL BY NAME
 SELECT
     file_id,
     source_line,
-    CAST(NULL AS VARCHAR) AS record,
     line AS raw,
     problem,
-    CAST(NULL AS VARCHAR) AS request_id,
-    CAST(NULL AS VARCHAR) AS arrival_raw,
-    'number' AS arrival_kind,
-    CAST(NULL AS VARCHAR) AS completed_raw,
-    CAST(NULL AS VARCHAR) AS first_token_raw,
-    CAST(NULL AS VARCHAR) AS prompt_raw,
-    CAST(NULL AS VARCHAR) AS output_raw,
-    CAST(NULL AS VARCHAR) AS tenant,
-    CAST(NULL AS VARCHAR) AS route,
-    CAST(NULL AS VARCHAR) AS latency_raw,
-    CAST(NULL AS VARCHAR) AS messages_json,
-    CAST(NULL AS BOOLEAN) AS structured_output,
-    CAST(NULL AS UBIGINT[]) AS prefix_hashes,
-    CAST(NULL AS VARCHAR) AS session_id
+    'number' AS arrival_kind
 FROM lines
 WHERE problem IS NOT NULL

@@ -1,16 +1,14 @@
 -- ingest_parquet_fields: Parquet request logs with a column mapping; `source_line` is the
 -- 1-based row number inside its file.
 -- view: parquet_rows(source_file, source_line, <field>_text: the mapped column as text);
--- table: log_files(file_id, source_file)
+-- table: log_files(file_id, source_file); shaped by sql/ingest_log_fields.sql
 -- params: $arrival_kind ('timestamp' | 'number')
 WITH mapped AS (
     SELECT
         log_files.file_id,
         source_line,
-        CAST(NULL AS VARCHAR) AS record,
         concat_ws(', ', 'arrival=' || arrival_text, 'prompt_tokens=' || prompt_tokens_text,
                   'output_tokens=' || output_tokens_text) AS raw,
-        CAST(NULL AS VARCHAR) AS problem,
         request_id_text AS request_id,
         arrival_text AS arrival_raw,
         $arrival_kind AS arrival_kind,
@@ -22,8 +20,6 @@ WITH mapped AS (
         completed_at_text AS completed_raw,
         first_token_at_text AS first_token_raw,
         messages_json_text AS messages_json,
-        CAST(NULL AS BOOLEAN) AS structured_output,
-        CAST(NULL AS UBIGINT[]) AS prefix_hashes,
         nullif(trim(session_id_text), '') AS session_id
     FROM parquet_rows
     JOIN log_files USING (source_file)

@@ -1,12 +1,26 @@
 -- prompt_profile: token-length quantiles, structure shares and arrival process of a request set
 -- (the production sample, or a whole canonical log). Shares are NULL when the log cannot tell
--- (no message text, no request options). Arrival order: arrival time, then file and line.
+-- (no message text, no request options). Tools, JSON schema and reasoning shares read the
+-- logged request fields (reasoning: reasoning_effort, thinking or
+-- chat_template_kwargs.enable_thinking), NULL when no request carries any. Arrival order: arrival
+-- time, then file and line.
 -- view: requests (canonical rows); params: $long_context_tokens
 WITH ordered AS (
     SELECT
         prompt_tokens,
         output_tokens,
         structured_output,
+        -- what the request asked of the server (its logged request_fields)
+        coalesce(json_array_length(request_fields, '$.tools') > 0, FALSE)
+        OR coalesce(json_array_length(request_fields, '$.functions') > 0, FALSE) AS has_tools,
+        coalesce(request_fields ->> '$.response_format.type' = 'json_schema', FALSE) AS has_json_schema,
+        coalesce(
+            json_exists(request_fields, '$.reasoning_effort')
+            OR json_exists(request_fields, '$.thinking')
+            OR json_exists(request_fields, '$.chat_template_kwargs.enable_thinking'),
+            FALSE
+        ) AS has_reasoning_setting,
+        request_fields IS NOT NULL AS has_request_fields,
         epoch_us(arrival_at) AS arrival_us,
         (
             epoch_us(arrival_at)
@@ -43,6 +57,11 @@ summary AS (
         avg(CAST(is_multi_turn AS DOUBLE)) AS share_multi_turn,
         avg(CAST(is_system_prompted AS DOUBLE)) AS share_system_prompted,
         avg(CAST(structured_output AS DOUBLE)) AS share_structured_output,
+        -- NULL when no request of the set carries request fields (the log cannot tell)
+        CASE WHEN bool_or(has_request_fields) THEN avg(CAST(has_tools AS DOUBLE)) END AS share_with_tools,
+        CASE WHEN bool_or(has_request_fields) THEN avg(CAST(has_json_schema AS DOUBLE)) END AS share_json_schema,
+        CASE WHEN bool_or(has_request_fields) THEN avg(CAST(has_reasoning_setting AS DOUBLE)) END
+            AS share_reasoning_setting,
         avg(CASE WHEN prompt_tokens >= $long_context_tokens THEN 1.0 ELSE 0.0 END) AS share_long_context,
         count(roles) / count(*) AS share_with_text
     FROM shaped
@@ -75,6 +94,9 @@ SELECT
     share_multi_turn,
     share_system_prompted,
     share_structured_output,
+    share_with_tools,
+    share_json_schema,
+    share_reasoning_setting,
     share_long_context,
     share_with_text,
     $long_context_tokens AS long_context_tokens,

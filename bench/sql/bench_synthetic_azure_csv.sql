@@ -1,20 +1,13 @@
 -- bench_synthetic_azure_csv: an Azure-trace-shaped log for the ingest benchmark.
--- params: $rows, $seed (0..1)
-WITH seeded AS (
-    SELECT setseed($seed) AS ignored
-),
-draws AS (
-    SELECT i, random() AS u_gap, random() AS u_prompt, random() AS u_output
-    FROM range($rows) AS t(i), seeded
-),
-shaped AS (
+-- macro: synthetic_draws (bench/sql/bench_synthetic_requests.sql); params: $rows, $seed (0..1)
+WITH shaped AS (
     SELECT
         i,
         -- exponential gaps at ~2,800/s, twice as fast during a burst in the middle tenth
         -ln(1 - u_gap) / (CASE WHEN i BETWEEN $rows * 0.45 AND $rows * 0.55 THEN 5600.0 ELSE 2800.0 END) AS gap_s,
         greatest(1, CAST(exp(ln(900) + 0.9 * sqrt(-2 * ln(u_prompt)) * cos(6.283185 * u_output)) AS BIGINT)) AS context_tokens,
         greatest(1, CAST(exp(ln(120) + 0.7 * sqrt(-2 * ln(u_output)) * cos(6.283185 * u_prompt)) AS BIGINT)) AS generated_tokens
-    FROM draws
+    FROM synthetic_draws($rows, $seed)
 ),
 timed AS (
     SELECT *, sum(gap_s) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) AS offset_s FROM shaped

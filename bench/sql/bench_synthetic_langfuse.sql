@@ -1,28 +1,7 @@
 -- bench_synthetic_langfuse: Langfuse observations as JSON lines (the public API's Observation
 -- shape, no captured input/output) for the ingest benchmark: one SPAN in ten (not a request),
 -- GENERATIONs with usageDetails, endTime and completionStartTime; a cut line every ~million rows.
--- params: $rows, $seed (0..1)
-WITH seeded AS (
-    SELECT setseed($seed) AS ignored
-),
-draws AS (
-    SELECT i, random() AS u_gap, random() AS u_prompt, random() AS u_output
-    FROM range($rows) AS t(i), seeded
-),
-shaped AS (
-    SELECT
-        i,
-        -ln(1 - u_gap) / 2.8 AS gap_ms,
-        greatest(1, CAST(exp(ln(2000) + 0.9 * sqrt(-2 * ln(u_prompt)) * cos(6.283185 * u_output)) AS BIGINT)) AS prompt,
-        greatest(1, CAST(exp(ln(200) + 0.7 * sqrt(-2 * ln(u_output)) * cos(6.283185 * u_prompt)) AS BIGINT)) AS output
-    FROM draws
-),
-timed AS (
-    SELECT
-        *,
-        TIMESTAMP '2026-11-02 14:00:00' + to_microseconds(CAST(1000 * sum(gap_ms) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) AS BIGINT)) AS started
-    FROM shaped
-)
+-- macro: synthetic_requests (bench/sql/bench_synthetic_requests.sql); params: $rows, $seed (0..1)
 SELECT
     CASE WHEN i % 1000003 = 17 THEN '{"id": "obs-' || i || '", "type": ' ELSE
     '{"id": "obs-' || i || '", "traceId": "trace-' || (i // 3) || '", "type": "'
@@ -36,5 +15,5 @@ SELECT
         || ', "unit": "TOKENS"}, "level": "DEFAULT", "statusMessage": null, "parentObservationId": null'
         || ', "environment": "production", "sessionId": '
         || CASE WHEN i % 10 = 0 THEN '"sess-' || (i // 1000) || '"' ELSE 'null' END || '}' END AS line
-FROM timed
+FROM synthetic_requests($rows, $seed)
 ORDER BY i

@@ -22,6 +22,10 @@ CANONICAL_LOG_SCHEMA = pa.schema(
         ("logged_latency_ms", pa.float64()),  # latency the log recorded, when it did
         ("logged_ttft_ms", pa.float64()),  # time to first token the log recorded, when it did
         ("structured_output", pa.bool_()),  # JSON mode or tools requested; NULL when the log cannot tell
+        # the logged request fields that change what the server does (tools, tool_choice, response_format,
+        # temperature, top_p, seed, stop, reasoning_effort, ...) as a JSON object under OpenAI
+        # chat-completions names; NULL when the log carries none (sql/ingest_macros.sql request_fields_from)
+        ("request_fields", pa.string()),
         # one hash per prefix block (hash_ids, or cumulative messages); NULL when unknown
         ("prefix_hashes", pa.list_(pa.uint64())),
         # session or conversation id when the log carries one (its turns: arrival order); else NULL
@@ -56,6 +60,8 @@ REPLAY_PLAN_SCHEMA = pa.schema(
         ("think_time_logged_s", pa.float64()),
         # mixed accuracy (pipeline/plan/accuracy.py): the labelled item sent; NULL for production requests
         ("labelled_item_id", pa.string()),
+        # the request fields as they will be sent: the log's after workload.replay.request (JSON object)
+        ("request_fields", pa.string()),
     ]
 )
 

@@ -5,7 +5,8 @@ fitted to the logged length under a named tokenizer (pipeline/plan/synthetic_pro
 records the requested (logged) and achieved (counted under the named tokenizer) prompt length of
 every request,
 and the logged output length as max_tokens (and as min_tokens, for servers that honour it with
-ignore_eos, so the output length is the logged one too).
+ignore_eos, so the output length is the logged one too). The logged request fields (tools,
+response_format, temperature, ...) go as logged, after the spec's `workload.replay.request`.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def build_plan(
     has_prefixes = "prefix_hashes" in sample.schema.names
     links = session_plan.link_turns(sample, getattr(replay, "sessions", "auto") == "auto")
     think_scale = replay.time_scale if replay.mode == "trace" else 1.0
+    rules = getattr(replay, "request", None) or {}
     records = sample.to_pylist()
     rows: list[dict] = []
     chain_first: dict[int, list[dict]] = {}  # row -> logged messages of its chain's first turn
@@ -130,15 +132,30 @@ def build_plan(
                 # a chained turn always has a logged think time (sql/session_turns.sql: every turn after the first)
                 "think_time_s": cast(float, link.think_time_logged_s) * think_scale if link.chained else None,
                 "think_time_logged_s": link.think_time_logged_s,
+                "request_fields": request_fields_to_send(record.get("request_fields"), rules),
             }
         )
     return pa.Table.from_pylist(rows, schema=REPLAY_PLAN_SCHEMA)
 
 
+def request_fields_to_send(logged: str | None, rules: dict) -> str | None:
+    """The logged request fields (JSON text) after the spec's `workload.replay.request`: a field
+    kept as logged unless its rule drops it or sets it (a set field goes in whether or not the log
+    had it); NULL when nothing is left."""
+    fields = json.loads(logged) if logged else {}
+    for name, rule in rules.items():
+        if rule == "drop":
+            fields.pop(name, None)
+        elif rule != "keep":
+            fields[name] = rule.set
+    return json.dumps(fields, ensure_ascii=False) if fields else None
+
+
 def prompt_fit_summary(plan: pa.Table, tokenizer: Tokenizer | None = None) -> dict:
     """Achieved vs requested prompt lengths, by prompt source (for the plan's metadata): how many
     exactly, how many within ±1 % of the logged length, the largest miss; with the tokenizer they
-    were fitted under (name, setting, template overhead, the tokenize endpoint that answered)."""
+    were fitted under (name, setting, template overhead, the tokenize endpoint that answered) and
+    the tokens the offered tools add under it."""
     summary: dict[str, dict] = {}
     for row in plan.select(["prompt_source", "prompt_tokens_error", "prompt_tokens_logged"]).to_pylist():
         entry = summary.setdefault(
@@ -151,7 +168,32 @@ def prompt_fit_summary(plan: pa.Table, tokenizer: Tokenizer | None = None) -> di
         entry["max_abs_error"] = max(entry["max_abs_error"], error)
     if tokenizer is not None:
         summary["tokenizer"] = tokenizer_record(tokenizer)
+        summary["tool_definitions"] = tool_definition_tokens(plan, tokenizer)
     return summary
+
+
+def tool_definition_tokens(plan: pa.Table, tokenizer: Tokenizer) -> dict:
+    """The prompt tokens the offered tools add (their definitions' JSON text, counted under the
+    plan's tokenizer; a server's template wraps them its own way): how many requests send tools,
+    their mean and largest count."""
+    if "request_fields" not in plan.schema.names:
+        return {"requests": 0, "tokens_mean": None, "tokens_max": None}
+    counts: dict[str, int] = {}  # the same tools are counted once
+    per_request = []
+    for text in plan.column("request_fields").to_pylist():
+        tools = json.loads(text).get("tools") if text else None
+        if tools:
+            key = json.dumps(tools, ensure_ascii=False)
+            if key not in counts:
+                counts[key] = tokenizer.count_text(key)
+            per_request.append(counts[key])
+    if not per_request:
+        return {"requests": 0, "tokens_mean": None, "tokens_max": None}
+    return {
+        "requests": len(per_request),
+        "tokens_mean": sum(per_request) / len(per_request),
+        "tokens_max": max(per_request),
+    }
 
 
 def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
@@ -169,6 +211,7 @@ def planned_requests(plan: pa.Table) -> list[PlannedRequest]:
             think_time_s=row.get("think_time_s"),
             labelled_item_id=row.get("labelled_item_id"),
             tokenizer=row.get("tokenizer"),
+            request_fields=json.loads(row["request_fields"]) if row.get("request_fields") else None,
         )
         for row in plan.to_pylist()
     ]

@@ -188,7 +188,7 @@ async def _replay(
 
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
-            body = chat_body(target.model, item.messages, item.max_tokens, item.min_tokens)
+            body = chat_body(target.model, item.messages, item.max_tokens, item.min_tokens, item.request_fields)
             if item.labelled_item_id is not None:
                 body["temperature"] = 0  # as the separate accuracy replay asks
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}

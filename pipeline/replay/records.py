@@ -35,6 +35,8 @@ class PlannedRequest:
     # the setting of the tokenizer the plan was fitted under (the plan's `tokenizer` column): a
     # reply without usage is counted with it where it is a real one loaded here (hf, gguf)
     tokenizer: str | None = None
+    # the logged request fields as sent (tools, response_format, temperature, ...; the plan's `request_fields`)
+    request_fields: dict | None = None
 
 
 @dataclass

@@ -58,10 +58,28 @@ def withhold_server_text(outcome: RequestOutcome) -> None:
         outcome.error_message = f"the server's error text withheld (privacy.text): {len(outcome.error_message)} chars"
 
 
-def chat_body(model: str, messages: list[dict], max_tokens: int, min_tokens: int | None = None) -> dict:
-    """A streamed chat request. With `min_tokens`, also vLLM's `min_tokens` and `ignore_eos`, so
-    the reply has the logged output length on servers that honour them."""
+# what the replay sets itself, whatever the log carried
+REPLAY_OWNED_FIELDS = frozenset(
+    {"model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "min_tokens", "ignore_eos"}
+)
+
+
+def chat_body(
+    model: str,
+    messages: list[dict],
+    max_tokens: int,
+    min_tokens: int | None = None,
+    request_fields: dict | None = None,
+) -> dict:
+    """A streamed chat request. The logged `request_fields` (tools, tool_choice, response_format,
+    temperature, ...: the plan's, after the spec's overrides) go in first; model, messages, stream
+    and stream_options are the replay's own, and so is the output length: `max_tokens` is the
+    planned one and a logged max_completion_tokens (or max_tokens) is not sent, since vLLM takes
+    max_completion_tokens over max_tokens. With `min_tokens`, also vLLM's `min_tokens` and
+    `ignore_eos`, so the reply has the logged output length on servers that honour them."""
+    logged = {key: value for key, value in (request_fields or {}).items() if key not in REPLAY_OWNED_FIELDS}
     body = {
+        **logged,
         "model": model,
         "messages": messages,
         "max_tokens": max_tokens,

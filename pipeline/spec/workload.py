@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import zoneinfo
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, model_validator
 
+from pipeline.contracts.request_fields import LOGGED_CAPS, REQUEST_FIELDS
 from pipeline.spec.arms import Arms
 from pipeline.spec.base import Strict
 from pipeline.spec.sweep import Sweep, check_sweep_mode
@@ -186,6 +187,15 @@ class Prompts(Strict):
     )
 
 
+class SetField(Strict):
+    """Send this value instead of the logged one (in every request, logged or not)."""
+
+    set: Any = Field(description="the JSON value sent, e.g. 0 for temperature")
+
+
+RequestFieldRule = Literal["keep", "drop"] | SetField
+
+
 MAX_REPEATS = 20  # each repeat is a whole replay: beyond a handful, a longer window is the cheaper precision
 
 
@@ -204,6 +214,12 @@ class Replay(Strict):
         default=0.0, ge=0, description="rate: linear ramp to rate_per_s; concurrency: staggered workers"
     )
     seed: int = Field(default=0, description="seed of the synthetic arrival process")
+    request: dict[str, RequestFieldRule] = Field(
+        default_factory=dict,
+        description="per logged request field (tools, tool_choice, response_format, temperature, top_p, seed, stop, "
+        "reasoning_effort, ...): keep (the default: sent as logged), drop, or {set: VALUE}; applied when the plan "
+        "is built",
+    )
     concurrency: int | None = Field(default=None, ge=1, description="closed loop: fixed in-flight")
     max_concurrency: int | None = Field(
         default=None, ge=1, description="cap on in-flight requests in any open-loop mode"
@@ -279,6 +295,20 @@ class Replay(Strict):
         description="the production replay done N times in a row per candidate (each a full replay of the same "
         "plan): each run's figures are shown and the verdict's interval takes in the run-to-run spread",
     )
+
+    @field_validator("request")
+    @classmethod
+    def _known_request_fields(cls, rules: dict[str, RequestFieldRule]) -> dict[str, RequestFieldRule]:
+        unknown = sorted(set(rules) - set(REQUEST_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown request field(s) {unknown}; known: {', '.join(REQUEST_FIELDS)}")
+        caps = [name for name in LOGGED_CAPS if name in rules]
+        if caps:
+            raise ValueError(
+                f"{' and '.join(caps)}: never sent as logged: the replay's max_tokens is the planned output length "
+                "(workload.prompts.min_tokens also fixes it)"
+            )
+        return rules
 
     @field_validator("sweep")
     @classmethod

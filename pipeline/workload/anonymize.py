@@ -11,7 +11,7 @@ runs, e.g. to join two months of traces) or is drawn per run; it is never writte
 
 The log is read by the ingest itself (pipeline/workload/logs/ingest.py), so every format works
 and bad lines are quarantined with their file and line exactly as a run would. The trace's
-format is `loadproof_trace_jsonl` (sql/ingest_loadproof_trace_jsonl_fields.sql): Mooncake's
+format is `loadproof_trace_jsonl` (sql/ingest_block_trace_fields.sql): Mooncake's
 fields plus the ones Mooncake has no place for (session, tenant, route, latency, TTFT).
 
 Prefix blocks are `block_tokens` tokens of the approximate tokenizer over the messages

@@ -5,7 +5,9 @@ under `keep` they are where a keep pack holds them.
 
 The canaries: an e-mail address, a card number and a person's name, planted in the system prompt,
 the user's message, the assistant's earlier turn, the OpenAI `user` field, an end-user id in the
-request's metadata, the session id, the tenant and the route of every log line, in two bad lines
+request's metadata, the session id, the tenant and the route of every log line, the arguments of
+an assistant's tool call and the tool's result (lines without a session; their tool definitions,
+kept under every setting, hold none), in two bad lines
 (one not JSON, one with a bad token count: the quarantine), and in every slice item's text. The run
 is the CLI's own (`loadproof run`, a real Dagster materialisation of the whole graph) against the
 reference endpoint over loopback, accuracy mixed into the load (so labelled replies are recorded)
@@ -40,6 +42,31 @@ CANARIES = (EMAIL, CARD, NAME)
 LOADPROOF = Path(sys.executable).with_name("loadproof")
 
 
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "card_status",
+            "description": "Look up a card",
+            "parameters": {"type": "object", "properties": {"holder": {"type": "string"}}},
+        },
+    }
+]
+
+
+def _tool_turns(number: int) -> list[dict]:
+    """An assistant's tool call with the canaries in its arguments, and the tool's result with them."""
+    call = {"name": "card_status", "arguments": json.dumps({"holder": NAME, "email": EMAIL})}
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"call-{number}", "type": "function", "function": call}],
+        },
+        {"role": "tool", "tool_call_id": f"call-{number}", "content": f"card {CARD} of {NAME}: active"},
+    ]
+
+
 def _planted_log(path: Path) -> Path:
     lines = []
     for number, line in enumerate(DEMO_LOG.read_text().splitlines(), start=1):
@@ -55,6 +82,9 @@ def _planted_log(path: Path) -> Path:
         for message in messages:
             if message.get("role") in ("user", "assistant"):
                 message["content"] = f"{message.get('content', '')} My card is {CARD}, I am {NAME}."
+        if not record.get("session_id"):  # a tool call whose arguments and result hold the canaries
+            messages[-1:-1] = _tool_turns(number)
+            request.update(tools=TOOLS, tool_choice="auto")  # the buyer's API: kept, so no canary in it
         request["messages"] = messages
         request["user"] = EMAIL
         request["metadata"] = {"end_user_id": f"{NAME} {CARD}"}

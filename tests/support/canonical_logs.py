@@ -26,6 +26,7 @@ def canonical_table(offsets_s: list[float], **columns) -> pa.Table:
         "logged_latency_ms": pa.array([None] * n, pa.float64()),
         "logged_ttft_ms": pa.array([None] * n, pa.float64()),
         "structured_output": pa.array([None] * n, pa.bool_()),
+        "request_fields": pa.array([None] * n, pa.string()),
         "prefix_hashes": pa.array([None] * n, pa.list_(pa.uint64())),
         "session_id": pa.array([None] * n, pa.string()),
         "source_file": ["log.jsonl"] * n,

@@ -33,6 +33,8 @@ from tests.support.specs import DEMO_LOG
 
 SALT = "pepper-5f1d2c9e-never-in-the-trace"
 TEXT_ONLY = {"share_multi_turn", "share_system_prompted", "share_with_text"}
+# the trace carries no request fields (tools, schemas, reasoning settings): its shares are unknown
+REQUEST_FIELDS_ONLY = {"share_with_tools", "share_json_schema", "share_reasoning_setting"}
 PREFIX = {"prefix_requests_with_blocks", "prefix_block_reuse_share", "prefix_share_requests_hit"}
 BLOCK_TOKENS = 512
 
@@ -73,10 +75,11 @@ def test_demo_log_round_trips_to_the_same_profile(tmp_path: Path, monkeypatch: p
     trace_rows = _canonical(LogSource(path=str(trace), format=TRACE_FORMAT), tmp_path, "trace")
     original, anonymized = profile_requests(original_rows), profile_requests(trace_rows)
 
-    exact = set(original) - TEXT_ONLY - PREFIX
+    exact = set(original) - TEXT_ONLY - PREFIX - REQUEST_FIELDS_ONLY
     assert {key: anonymized[key] for key in exact} == {key: original[key] for key in exact}
     assert original["sessions"] > 0 and original["concurrency_peak_logged"] > 0  # the figures are not vacuous
     assert anonymized["share_with_text"] == 0.0  # the trace has no text, and says so
+    assert all(anonymized[key] is None for key in REQUEST_FIELDS_ONLY) and original["share_with_tools"] > 0
     by_token_blocks = profile_requests(_with_token_blocks(original_rows))
     assert {key: anonymized[key] for key in PREFIX} == {key: by_token_blocks[key] for key in PREFIX}
     assert anonymized["prefix_block_reuse_share"] > 0  # the demo's shared system prompts survive

@@ -180,3 +180,100 @@ def test_every_vendor_format_profiles(tmp_path: Path, name: str, log_format: str
     ingest(LogSource(path=str(FIXTURES / name), format=log_format), tmp_path, rows, quarantine)
     profile = profile_requests(rows)
     assert profile["requests"] >= 2 and profile["requests_with_latency"] == with_latency
+
+
+def test_the_spec_names_exactly_the_registered_formats():
+    """The spec's LogFormatName (pydantic needs it literal) and ingest's registry never disagree."""
+    from typing import get_args
+
+    from pipeline.spec.workload import LogFormatName
+    from pipeline.workload.logs.formats import FORMATS
+
+    assert sorted(get_args(LogFormatName)) == sorted(FORMATS)
+
+
+def _request_fields(name: str, log_format: str) -> dict[str, dict | None]:
+    rows = _rows(ingest_log(FIXTURES / name, log_format))
+    return {key: json.loads(row["request_fields"]) if row["request_fields"] else None for key, row in rows.items()}
+
+
+def test_request_fields_under_openai_names_from_every_vendor_format():
+    """Each format's own names for the request's settings (tests/fixtures/logs/README.md) become
+    the canonical log's request_fields under OpenAI chat-completions names."""
+    otel = _request_fields("otel_genai_spans.jsonl", "otel_genai")
+    assert otel["a1b2c3d4e5f60001"] == {
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "seed": 42,
+        "stop": ["END"],
+        "n": 1,
+        "presence_penalty": 0.25,
+        "frequency_penalty": 0.5,
+        "max_tokens": 512,
+    }
+    litellm = _request_fields("litellm_spend_logs.jsonl", "litellm_spend_logs")
+    assert litellm["chatcmpl-01"] == {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "order_status",
+                    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+                },
+            }
+        ],
+        "tool_choice": "auto",
+        "temperature": 0.3,
+        "reasoning_effort": "low",
+    }
+    assert litellm["chatcmpl-02"] is None  # no request body logged
+    langfuse = _request_fields("langfuse_observations.jsonl", "langfuse")
+    assert langfuse["obs-01"] == {"temperature": 0}
+    assert langfuse["obs-03"] == {
+        "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}],
+        "tool_choice": {"type": "function", "function": {"name": "lookup"}},
+        "temperature": 0.7,
+        "top_p": 0.95,
+        "max_tokens": 256,
+    }
+    bedrock = _request_fields("bedrock_invocations.jsonl", "bedrock_invocations")
+    ticket_schema = {"type": "object", "properties": {"ticket_id": {"type": "string"}}}
+    assert bedrock["915a6a04-0001"] == {  # Converse: inferenceConfig, toolConfig, additionalModelRequestFields
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": "ticket_lookup", "description": "Find a ticket", "parameters": ticket_schema},
+            }
+        ],
+        "tool_choice": "required",
+        "temperature": 0.5,
+        "top_p": 0.9,
+        "stop": ["###"],
+        "max_tokens": 512,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+    }
+    weather = bedrock["915a6a04-0002"]  # InvokeModel with an Anthropic Messages body
+    assert weather["tool_choice"] == {"type": "function", "function": {"name": "weather"}}
+    assert weather["tools"][0]["function"]["name"] == "weather" and weather["temperature"] == 0.1
+
+
+def test_structured_output_is_read_from_the_request_fields():
+    rows = _rows(ingest_log(FIXTURES / "bedrock_invocations.jsonl", "bedrock_invocations"))
+    assert rows["915a6a04-0001"]["structured_output"] is True  # tools offered
+    assert rows["915a6a04-0003"]["structured_output"] is None  # nothing logged: the log cannot tell
+
+
+def test_otel_messages_that_are_not_json_reject_their_span_not_the_ingest(tmp_path: Path):
+    """gen_ai.input.messages is a JSON string inside the span: broken, it rejects its span (it used to
+    stop the whole ingest with DuckDB's 'Malformed JSON')."""
+    line = (FIXTURES / "otel_genai_spans.jsonl").read_text().splitlines()[0]
+    broken = line.replace('[{\\"role\\": \\"system\\"', '[{\\"role\\": \\"system\\" :', 1)
+    assert broken != line
+    path = tmp_path / "spans.jsonl"
+    path.write_text(broken + "\n")
+    result = ingest_log(path, "otel_genai")
+    assert sorted(row["reason"] for row in result.rejects.to_pylist()) == [
+        "span 2 (spanId a1b2c3d4e5f60001): field gen_ai.input.messages: not valid JSON",
+        "span 4 (spanId a1b2c3d4e5f60003): field gen_ai.usage.output_tokens: missing",  # as before
+    ]
+    assert "a1b2c3d4e5f60001" not in _rows(result)

@@ -109,6 +109,47 @@ def test_drop_removes_identifiers_and_prefix_hashes(tmp_path: Path):
     assert rows[0]["prompt_tokens"] == 3 and rows[0]["request_id"] == "a"
 
 
+TOOLS = [{"type": "function", "function": {"name": "card_status", "parameters": {"type": "object"}}}]
+TOOL_TURNS = [
+    {"role": "user", "content": "Is my card blocked?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "card_status", "arguments": json.dumps({"who": SECRET})},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": f"card of {SECRET}: blocked"},
+]
+
+
+@pytest.mark.parametrize("policy", ["hash", "drop"])
+def test_tool_call_arguments_and_tool_results_are_withheld_as_messages(tmp_path: Path, policy: str):
+    """Tool definitions are the buyer's API (kept); the arguments of a logged tool call and a tool's
+    result are customer text, withheld with the messages."""
+    record = {
+        "id": "t",
+        "timestamp": "2026-11-02T14:00:00Z",
+        "request": {"messages": TOOL_TURNS, "tools": TOOLS, "tool_choice": "auto"},
+        "response": {"usage": {"prompt_tokens": 3, "completion_tokens": 7}},
+    }
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    paths = [tmp_path / f"{kind}.parquet" for kind in ("rows", "quarantine", "text")]
+    source = LogSource(path=str(log), format="openai_jsonl")
+    ingest(source, tmp_path, paths[0], paths[1], "r", privacy=TextPrivacy(policy, "pepper", paths[2]))
+    rows = pq.read_table(paths[0]).to_pylist()
+    assert SECRET not in _all_text(rows)
+    assert [m["role"] for m in json.loads(rows[0]["messages_json"])] == ["user", "assistant", "tool"]
+    assert json.loads(rows[0]["request_fields"]) == {"tools": TOOLS, "tool_choice": "auto"}
+    assert rows[0]["structured_output"] is True
+    assert SECRET in _all_text(pq.read_table(paths[2]).to_pylist())  # the private copy keeps them
+
+
 def test_a_reader_reject_keeps_its_error_type_not_the_line(tmp_path: Path):
     path = tmp_path / "log.csv"
     path.write_text(f"ts,p,o\n2026-11-02T14:00:00Z,3,4\n2026-11-02T14:00:01Z,3,4,{SECRET},x\n")

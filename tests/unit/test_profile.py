@@ -114,10 +114,22 @@ def test_concurrency_from_logged_latencies(requests):
     assert profile["concurrency_peak_logged"] == peak
 
 
+def test_shares_of_tools_json_schemas_and_reasoning_settings_read_the_request_fields(tmp_path: Path):
+    tools = '{"tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "auto"}'
+    schema = '{"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}}'
+    fields = [tools, schema, '{"reasoning_effort": "high", "temperature": 0}', None]
+    path = write_canonical(tmp_path / "r.parquet", [0.0, 1.0, 2.0, 3.0], request_fields=fields)
+    profile = profile_requests(path)
+    assert profile["share_with_tools"] == pytest.approx(1 / 4)
+    assert profile["share_json_schema"] == pytest.approx(1 / 4)
+    assert profile["share_reasoning_setting"] == pytest.approx(1 / 4)
+
+
 def test_length_only_logs_leave_structure_unknown(tmp_path: Path):
     path = write_canonical(tmp_path / "r.parquet", [0.0, 1.0, 3.0])
     profile = profile_requests(path)
     assert profile["share_multi_turn"] is None and profile["share_structured_output"] is None
+    assert profile["share_with_tools"] is None and profile["share_reasoning_setting"] is None
     assert profile["concurrency_littles_law"] is None and profile["prefix_block_reuse_share"] is None
     assert profile["share_with_text"] == 0
 

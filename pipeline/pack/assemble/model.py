@@ -71,6 +71,11 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
             "production": _shares(profile, ("long_context", "structured_output", "multi_turn")),
         },
         {
+            "axis": "requests offering tools / asking a JSON schema / setting reasoning (share)",
+            "claimed": None,
+            "production": _shares(profile, ("with_tools", "json_schema", "reasoning_setting")),
+        },
+        {
             "axis": "multi-turn sessions: share of requests / turns per session p50 / think time p50 (s)",
             "claimed": None,
             "production": _sessions(profile),

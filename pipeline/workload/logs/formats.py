@@ -70,14 +70,14 @@ FORMATS = {
     "mooncake_jsonl": LogFormat(
         "mooncake_jsonl",
         "jsonl",
-        "ingest_mooncake_jsonl_fields",
+        "ingest_block_trace_fields",
         number_unit="ms",
         labels=("timestamp", "input_length", "output_length", "latency_ms", "completed_at", "first_token_at"),
     ),
     "loadproof_trace_jsonl": LogFormat(
         "loadproof_trace_jsonl",
         "jsonl",
-        "ingest_loadproof_trace_jsonl_fields",
+        "ingest_block_trace_fields",
         number_unit="ms",
         labels=("timestamp", "input_length", "output_length", "latency_ms", "completed_at", "ttft_ms"),
     ),

@@ -109,9 +109,10 @@ def ingest(
     assert keep or privacy.text_path is not None, "hash and drop write the text to the private folder"
     fmt = log_format(source.format)
     with duck.connection(memory_limit) as con:
+        duck.run(con, "ingest_macros")  # what every format's *_fields query shares
         if source.dsn_env is not None:
             files = [read_spend_logs_table(con, source.dsn_env)]
-            duck.run(con, "json_line_problem")
+            duck.run(con, "ingest_data_lines").create_view("data_lines")
         elif fmt.reader == "parquet":
             files = expand_paths(source.path or "", base_dir)
             _bind_parquet_rows(con, files, columns_for(source))
@@ -125,12 +126,13 @@ def ingest(
                 optional = source.columns is None and fmt.reader != "csv"
                 con.from_arrow(_csv_columns(files, columns_for(source), optional)).to_table("csv_columns")
             else:
-                duck.run(con, "json_line_problem")  # the reject reasons every JSON-lines format shares
+                duck.run(con, "ingest_data_lines").create_view("data_lines")
         kind, unit_us = arrival_unit(source)
         # materialised: as a view, DuckDB inlines the field expressions into every use (5× slower)
         duck.run(
             con, fields_query(source), {"arrival_kind": kind, "database_rows": source.dsn_env is not None}
-        ).to_table("log_fields")
+        ).to_table("format_fields")
+        duck.run(con, "ingest_log_fields").create_view("log_fields")  # every format's fields in one shape
         arrival_field, prompt_field, output_field, latency_field, completed_field, first_token_field = labels_for(
             source
         )
