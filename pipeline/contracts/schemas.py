@@ -168,7 +168,7 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # completion_tokens_details.reasoning_tokens) | tokenizer:<name> | chunks
         ("reasoning_tokens", pa.int64()),
         ("reasoning_tokens_source", pa.string()),
-        # a reply's validity, never its text (pipeline/accuracy/agent_scorers.py): its tool calls
+        # a reply's validity, never its text (pipeline/replay/reply_validity.py): its tool calls
         # (NULL unless it finished in tool_calls) and its structured answer (NULL unless the
         # request asked for a JSON schema or object)
         ("tool_call_valid", pa.bool_()),

@@ -104,6 +104,20 @@ def agent_reply(
     return AgentReply(thoughts, writer(replace(request, max_tokens=budget)))
 
 
+def spoil_tool_call(reply: AgentReply) -> AgentReply:
+    """The `bad_tool_args` fault: the call's arguments without their first property, as a model
+    that drops a required argument sends them (schema-invalid where that property is required)."""
+    if reply.tool_call is None:
+        return reply
+    try:
+        arguments = json.loads(reply.tool_call["arguments"] or "{}")
+    except ValueError:  # already cut by max_tokens: invalid as it is
+        return reply
+    spoiled = json.dumps(dict(list(arguments.items())[1:])) if isinstance(arguments, dict) else "{"
+    pieces = split_into_pieces(spoiled)
+    return replace(reply, tool_call={**reply.tool_call, "arguments": spoiled}, tool_pieces=pieces)
+
+
 def _digest(request: GenerationRequest, agent: AgentRequest) -> int:
     key = {"prompt": request.messages or request.prompt, "tools": agent.tools, "format": agent.response_format}
     return int.from_bytes(hashlib.sha256(json.dumps(key, sort_keys=True).encode()).digest()[:8], "big")

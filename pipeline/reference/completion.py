@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Send
 
-from pipeline.reference.agent_replies import AgentReply, AgentRequest, agent_reply
+from pipeline.reference.agent_replies import AgentReply, AgentRequest, agent_reply, spoil_tool_call
 from pipeline.reference.faults import (
     FAULT_HEADER,
     WRONG_USAGE_OFFSET,
@@ -177,6 +177,8 @@ class Completion:
                 body.tools, body.tool_choice, body.response_format, body.reasoning_effort, body.enable_thinking
             )
             reply = agent_reply(generation, agent, state.writer, reasoning)
+            if fault == "bad_tool_args":
+                reply = spoil_tool_call(reply)
         else:
             reply = AgentReply([], state.writer(generation))
         completion_tokens = count_tokens(reply.answer.text) + reply.pieces - len(reply.answer.pieces)

@@ -13,6 +13,7 @@ request in arrival order, so the same load gets the same faults).
 | `wrong_usage` | usage with completion_tokens off by +7 | ok, `usage_issue = usage_mismatch` |
 | `no_usage` | no usage chunk although `include_usage` was asked | ok, `usage_issue = usage_missing` |
 | `model_not_found` | 404 `model_not_found` whatever the model | `model_not_found` |
+| `bad_tool_args` | a tool call's arguments lose their first property (schema-invalid) | ok; `tool_call_valid` false |
 | `buffered` | answer / tool-call pieces held to the last token, then sent at once | ok; ITL gaps ~0 (warned) |
 """
 

@@ -17,7 +17,17 @@ PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 
 # Fault names, as written in a profile's `faults.rates` and in the `x-reference-fault` header.
 FaultKind = Literal[
-    "5xx", "429", "reset", "stall", "cut", "malformed", "wrong_usage", "no_usage", "model_not_found", "buffered"
+    "5xx",
+    "429",
+    "reset",
+    "stall",
+    "cut",
+    "malformed",
+    "wrong_usage",
+    "no_usage",
+    "model_not_found",
+    "buffered",
+    "bad_tool_args",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 

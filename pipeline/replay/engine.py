@@ -23,6 +23,7 @@ from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
 from pipeline.replay.reply_reading import count_reply, reply_counters, withhold_server_text
+from pipeline.replay.reply_validity import judge_reply
 from pipeline.replay.request import chat_body, send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
@@ -206,6 +207,7 @@ async def _replay(
                 if cap is not None:
                     cap.release()
             count_reply(outcome, counters.get(item.tokenizer))
+            judge_reply(outcome, item.request_fields)
             if not settings.keep_server_error_text:
                 withhold_server_text(outcome)
             record = build_record(

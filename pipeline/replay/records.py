@@ -80,7 +80,7 @@ class RequestOutcome:
     # the reasoning text's count under the plan's real tokenizer, where usage does not give it
     reasoning_tokens_counted: int | None = None
     reasoning_tokens_counter: str | None = None
-    # the reply's tool calls ({"name", "arguments"}) and its validity flags (agent_scorers): the
+    # the reply's tool calls ({"name", "arguments"}) and its validity flags (reply_validity.py): the
     # calls and every text below are read, never recorded
     tool_call_pieces: list[dict] | None = None
     tool_call_valid: bool | None = None

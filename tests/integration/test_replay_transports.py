@@ -283,6 +283,7 @@ def test_both_transports_record_the_reference_endpoints_faults_alike(tmp_path: P
         "no_usage": "usage_missing",
         "model_not_found": "model_not_found",
         "buffered": None,  # every token arrives, all at once: a good reply (the zero-gap warning's case)
+        "bad_tool_args": None,  # no tools offered: a plain good reply
     }
 
 

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from pipeline.accuracy.agent_scorers import structured_output_valid, tool_call_valid
 from pipeline.reference.agent_replies import instance_of
+from pipeline.replay.reply_validity import structured_output_valid, tool_call_valid
 from tests.support.field_files import bfcl_tools
 
 TOOLS = bfcl_tools()

@@ -27,6 +27,8 @@ from typing import Any
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
+from pipeline.replay.records import RequestOutcome
+
 TOOL_CALLS = "tool_calls"
 
 
@@ -85,3 +87,12 @@ def structured_output_valid(request_fields: dict | None, reply_text: str | None)
     spec = response_format.get("json_schema") if isinstance(response_format, dict) else None
     schema = spec.get("schema") if isinstance(spec, dict) else None
     return _valid(value, schema) if isinstance(schema, dict) else None
+
+
+def judge_reply(outcome: RequestOutcome, request_fields: dict | None) -> None:
+    """A good reply's two validity flags, from the request as sent and the reply as streamed (the
+    calls and the answer text are read here and never recorded)."""
+    if outcome.error_type is not None or not request_fields:
+        return
+    outcome.tool_call_valid = tool_call_valid(request_fields, outcome.tool_call_pieces or [], outcome.finish_reason)
+    outcome.structured_output_valid = structured_output_valid(request_fields, outcome.reply_text)
