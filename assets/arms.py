@@ -60,11 +60,11 @@ def arm_timings(
         ladder = arm_plans.ladder_arms(run.plan, conditions, arms, tokenizer, min_tokens)
 
         def arrival_step(ran: dict) -> list:
-            structure = next((arm for arm in ladder if arm.arm == arm_plans.REQUEST_STRUCTURE), None)
+            structure = arm_plans.last_closed_loop(ladder)
             if structure is None:
                 return []
-            figures = arm_analysis.arm_figures(ran[arm_plans.REQUEST_STRUCTURE], run.spec)
-            rate = arm_analysis.measured(figures, run.candidate.name, arm_plans.REQUEST_STRUCTURE, "requests_per_s")
+            figures = arm_analysis.arm_figures(ran[structure.arm], run.spec)
+            rate = arm_analysis.measured(figures, run.candidate.name, structure.arm, "requests_per_s")
             arm = arm_plans.arrival_process_arm(run.plan, structure, rate)
             return [arm] if arm is not None else []
 
@@ -100,9 +100,10 @@ def arm_timings_one_row_per_planned_request(
     context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
 ) -> AssetCheckResult:
     loaded, layout = spec.load().spec, partition_layout(storage, context)
-    plan = pq.read_table(layout.path(REPLAY_PLAN), columns=["labelled_item_id"])
-    production = sum(1 for value in plan.column("labelled_item_id").to_pylist() if value is None)
-    planned = arm_rules.planned_arm_requests(loaded, production)
+    plan = pq.read_table(layout.path(REPLAY_PLAN), columns=["labelled_item_id", "request_fields"]).to_pylist()
+    production = [row for row in plan if row["labelled_item_id"] is None]
+    with_fields = any(row["request_fields"] for row in production)
+    planned = arm_rules.planned_arm_requests(loaded, len(production), with_fields)
     return check_result(
         arm_rules.arm_timings_complete(_arm_rows(storage, context), planned, partition_candidate(context, loaded).name)
     )

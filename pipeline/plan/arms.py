@@ -12,10 +12,16 @@ b. `b_prompt_lengths`: the buyer's prompt lengths (the replay plan's client-coun
 c. `c_output_lengths`: + the buyer's output lengths (the plan's max_tokens and min_tokens);
 d. `d_request_structure`: + the buyer's requests themselves (the plan's messages: system prompts,
    prefix reuse, session turns carrying the conversation so far), still a closed loop (think times
-   belong to the arrival process: 0 here);
-e. `e_arrival_process`: + the buyer's arrival process at the same mean load as (d): an open loop at
-   the plan's own offsets (and think times) re-scaled so that the mean rate equals (d)'s measured
-   request rate (decided after (d) ran: `arrival_process_arm`).
+   belong to the arrival process: 0 here), without their request fields (the vendor's benchmark
+   sends none);
+d2. `d2_request_settings`: + the buyer's tools, schemas and reasoning settings (the plan's
+   `request_fields`: tools, tool_choice, response_format, sampling and reasoning controls, as the
+   replay sends them); only where some of the buyer's requests carry any (else the step would
+   repeat (d));
+e. `e_arrival_process`: + the buyer's arrival process at the same mean load as the last closed-loop
+   step ((d2), else (d)): an open loop at the plan's own offsets (and think times) re-scaled so that
+   the mean rate equals that step's measured request rate (decided after it ran:
+   `arrival_process_arm`).
 
 Every arm sends `workload.replay.arms.requests` requests (b–e: the plan's first ones, or the plan
 over again when it is shorter, so that every step has as many as the vendor's arm);
@@ -36,6 +42,7 @@ VENDOR_CONDITIONS = "a_vendor_conditions"
 PROMPT_LENGTHS = "b_prompt_lengths"
 OUTPUT_LENGTHS = "c_output_lengths"
 REQUEST_STRUCTURE = "d_request_structure"
+REQUEST_SETTINGS = "d2_request_settings"
 ARRIVAL_PROCESS = "e_arrival_process"
 # arm -> (the axis its step adds, a label for tables and charts), in ladder order
 LADDER = {
@@ -43,6 +50,7 @@ LADDER = {
     PROMPT_LENGTHS: ("prompt lengths", "+ buyer's prompt lengths"),
     OUTPUT_LENGTHS: ("output lengths", "+ buyer's output lengths"),
     REQUEST_STRUCTURE: ("request structure", "+ buyer's requests (sessions, prefixes, system prompts)"),
+    REQUEST_SETTINGS: ("request settings", "+ buyer's tools, schemas and reasoning settings"),
     ARRIVAL_PROCESS: ("arrival process", "+ buyer's arrivals at the same mean load"),
 }
 
@@ -109,30 +117,52 @@ def ladder_arms(
         )
     # a session turn follows its predecessor's copy in the same pass over the plan
     passes = [index // len(production) for index in range(len(buyer))]
-    renamed = {(passes[i], item.request_id): _id(REQUEST_STRUCTURE, i) for i, item in enumerate(buyer)}
-    structure = []
-    for index, item in enumerate(buyer):
-        follows = renamed.get((passes[index], item.follows_request_id or ""))
-        structure.append(
-            dataclasses.replace(
-                item,
-                request_id=_id(REQUEST_STRUCTURE, index),
-                scheduled_offset_s=None,
-                follows_request_id=follows,
-                think_time_s=0.0 if follows is not None else None,
-            )
-        )
-    return [
+    structure = _closed_loop_copies(buyer, passes, REQUEST_STRUCTURE, keep_fields=False)
+    ladder = [
         ArmPlan(PROMPT_LENGTHS, "concurrency", concurrency, lengths),
         ArmPlan(OUTPUT_LENGTHS, "concurrency", concurrency, outputs),
         ArmPlan(REQUEST_STRUCTURE, "concurrency", concurrency, structure),
     ]
+    if any(item.request_fields for item in buyer):
+        settings = _closed_loop_copies(buyer, passes, REQUEST_SETTINGS, keep_fields=True)
+        ladder.append(ArmPlan(REQUEST_SETTINGS, "concurrency", concurrency, settings))
+    return ladder
+
+
+def _closed_loop_copies(
+    buyer: list[PlannedRequest], passes: list[int], arm: str, keep_fields: bool
+) -> list[PlannedRequest]:
+    """The buyer's requests as `arm` sends them, in a closed loop: ids `<arm>-<n>`, a session turn
+    following its predecessor's copy in the same pass over the plan (no think time), the request
+    fields kept or left out."""
+    renamed = {(passes[i], item.request_id): _id(arm, i) for i, item in enumerate(buyer)}
+    copies = []
+    for index, item in enumerate(buyer):
+        follows = renamed.get((passes[index], item.follows_request_id or ""))
+        copies.append(
+            dataclasses.replace(
+                item,
+                request_id=_id(arm, index),
+                scheduled_offset_s=None,
+                follows_request_id=follows,
+                think_time_s=0.0 if follows is not None else None,
+                request_fields=item.request_fields if keep_fields else None,
+            )
+        )
+    return copies
+
+
+def last_closed_loop(ladder: list[ArmPlan]) -> ArmPlan | None:
+    """The ladder's last closed-loop step — (d2) where it runs, else (d) — whose requests and
+    measured rate the arrival-process step takes."""
+    return next((arm for arm in reversed(ladder) if arm.arm in (REQUEST_SETTINGS, REQUEST_STRUCTURE)), None)
 
 
 def arrival_process_arm(plan: list[PlannedRequest], structure: ArmPlan, rate_per_s: float | None) -> ArmPlan | None:
-    """(e): (d)'s requests at the plan's own offsets and think times, scaled by one factor so that
-    the mean rate (requests over the span of the leads' offsets) equals (d)'s measured request
-    rate. None when (d) measured no rate or the plan has no offsets (a closed-loop replay plan)."""
+    """(e): the last closed-loop step's requests (`structure`: (d2) or (d), `last_closed_loop`) at
+    the plan's own offsets and think times, scaled by one factor so that the mean rate (requests
+    over the span of the leads' offsets) equals that step's measured request rate. None when it
+    measured no rate or the plan has no offsets (a closed-loop replay plan)."""
     production = production_requests(plan)
     logged = [item.scheduled_offset_s for item in production if item.scheduled_offset_s is not None]
     if not rate_per_s or rate_per_s <= 0 or len(logged) < 2 or max(logged) <= min(logged):
@@ -157,9 +187,8 @@ def arrival_process_arm(plan: list[PlannedRequest], structure: ArmPlan, rate_per
         requests.append(
             dataclasses.replace(
                 item,
-                request_id=item.request_id.replace(REQUEST_STRUCTURE, ARRIVAL_PROCESS, 1),
-                follows_request_id=(item.follows_request_id or "").replace(REQUEST_STRUCTURE, ARRIVAL_PROCESS, 1)
-                or None,
+                request_id=item.request_id.replace(structure.arm, ARRIVAL_PROCESS, 1),
+                follows_request_id=(item.follows_request_id or "").replace(structure.arm, ARRIVAL_PROCESS, 1) or None,
                 scheduled_offset_s=None if offset is None else offset * factor,
                 think_time_s=None if think is None else think * factor,
             )

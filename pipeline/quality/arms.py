@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pipeline.plan.arms import ARRIVAL_PROCESS, REQUEST_STRUCTURE, VENDOR_CONDITIONS, runnable
+from pipeline.plan.arms import ARRIVAL_PROCESS, REQUEST_SETTINGS, REQUEST_STRUCTURE, VENDOR_CONDITIONS, runnable
 from pipeline.quality.outcome import Outcome
 from pipeline.spec import Spec
 
 
-def planned_arm_requests(spec: Spec, production_requests: int) -> dict[str, int]:
-    """How many requests each arm plans (the arrival-process step: as many as (d), when it ran)."""
+def planned_arm_requests(spec: Spec, production_requests: int, request_fields: bool = False) -> dict[str, int]:
+    """How many requests each arm plans (the arrival-process step: as many as (d), when it ran;
+    the request-settings step only where a production request carries `request_fields`)."""
     arms, conditions = spec.workload.replay.arms, spec.claim.conditions
     if arms is None or not runnable(conditions):
         return {}
@@ -19,6 +20,8 @@ def planned_arm_requests(spec: Spec, production_requests: int) -> dict[str, int]
     if arms.ladder and production_requests:
         ladder = arms.requests  # the plan over again when it is shorter (pipeline/plan/arms.py)
         planned.update(dict.fromkeys(("b_prompt_lengths", "c_output_lengths", REQUEST_STRUCTURE), ladder))
+        if request_fields:
+            planned[REQUEST_SETTINGS] = ladder
     return planned
 
 

@@ -3,6 +3,7 @@ timings, a step's change interval, the waterfall's order and the arm checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -65,6 +66,30 @@ def test_each_ladder_step_adds_one_axis_of_the_buyers_load():
     assert [i.messages for i in structure.requests] == [i.messages for i in plan[:5]]
     second_turn = structure.requests[2]
     assert (second_turn.follows_request_id, second_turn.think_time_s) == ("d_request_structure-00000", 0.0)
+
+
+def test_the_request_settings_step_adds_the_buyers_tools_schemas_and_reasoning_settings():
+    fields = {"tools": [{"type": "function", "function": {"name": "card_status"}}], "reasoning_effort": "high"}
+    plan = [dataclasses.replace(item, request_fields=fields if i % 2 else None) for i, item in enumerate(buyer_plan())]
+    *_, structure, settings = plan_arms.ladder_arms(plan, CONDITIONS, Arms(requests=5), TOKENIZER, True)
+    assert (structure.arm, settings.arm) == ("d_request_structure", "d2_request_settings")
+    # (d) sends the buyer's requests as the vendor's benchmark would: no request fields
+    assert {item.request_fields is None for item in structure.requests} == {True}
+    # (d2): the same requests, now with the fields each carried, the session kept (renamed)
+    assert [i.request_fields for i in settings.requests] == [i.request_fields for i in plan[:5]]
+    assert [i.messages for i in settings.requests] == [i.messages for i in structure.requests]
+    assert settings.requests[2].follows_request_id == "d2_request_settings-00000"
+    # the arrival step takes (d2)'s requests, fields and all
+    assert plan_arms.last_closed_loop([structure, settings]) is settings
+    arrivals = plan_arms.arrival_process_arm(plan, settings, rate_per_s=1.0)
+    assert arrivals is not None and arrivals.requests[1].request_fields == fields
+    assert arrivals.requests[2].follows_request_id == "e_arrival_process-00000"
+    # a plan without request fields has no (d2): the step would repeat (d)
+    assert [arm.arm for arm in plan_arms.ladder_arms(buyer_plan(), CONDITIONS, Arms(requests=5), TOKENIZER, True)][
+        -1
+    ] == "d_request_structure"
+    planned = arm_rules.planned_arm_requests(Spec.model_validate(demo_spec_dict()), 30, request_fields=True)
+    assert "d2_request_settings" in planned
 
 
 def test_the_arrival_step_rescales_the_plans_offsets_to_the_request_structure_steps_rate():
@@ -174,12 +199,13 @@ def test_the_waterfall_walks_the_axes_in_order_and_ends_at_capacity_and_producti
         "prompt lengths",
         "output lengths",
         "request structure",
+        "request settings",
         "arrival process",
         "capacity at SLA",
         "production load",
     ]
-    assert [s.measured for s in row.steps] == [1000.0, 900.0, 800.0, 700.0, 600.0, 450.0, 300.0]
-    assert [s.change for s in row.steps] == [None, -100.0, -100.0, -100.0, -100.0, -150.0, -150.0]
+    assert [s.measured for s in row.steps] == [1000.0, 900.0, 800.0, 700.0, 600.0, 500.0, 450.0, 300.0]
+    assert [s.change for s in row.steps] == [None, -100.0, -100.0, -100.0, -100.0, -100.0, -50.0, -150.0]
     vendor = pack_arms.vendor_conditions_section(
         spec, rows, {"sql": "sql/arm_window.sql", "inputs": [{"path": "data/arm_timings.parquet", "sha256": "0" * 64}]}
     )
