@@ -90,27 +90,21 @@ def _zero_gap_share(row: dict) -> float | None:
     return sum(1 for gap in gaps if gap < ZERO_GAP_MS) / len(gaps)
 
 
+def _at_most(gx, column: str, limit: float, mostly: float, hint: str) -> list:
+    return [
+        gx.expectations.ExpectColumnValuesToBeBetween(
+            column=column, max_value=limit, mostly=mostly, meta={"hint": hint}
+        )
+    ]
+
+
 @with_frame(stream_frame)
 def stream_tokens_seen_suite(gx, params: dict) -> list:
     """The client saw the tokens the server counted (module docstring)."""
-    return [
-        gx.expectations.ExpectColumnValuesToBeBetween(
-            column="unseen_token_factor",
-            max_value=UNSEEN_FACTOR_LIMIT,
-            mostly=UNSEEN_MOSTLY,
-            meta={"hint": UNSEEN_HINT},
-        )
-    ]
+    return _at_most(gx, "unseen_token_factor", UNSEEN_FACTOR_LIMIT, UNSEEN_MOSTLY, UNSEEN_HINT)
 
 
 @with_frame(stream_frame)
 def stream_gaps_suite(gx, params: dict) -> list:
     """Tokens arrived one by one, not buffered and flushed (module docstring)."""
-    return [
-        gx.expectations.ExpectColumnValuesToBeBetween(
-            column="zero_gap_share",
-            max_value=ZERO_GAP_SHARE_LIMIT,
-            mostly=ZERO_GAP_MOSTLY,
-            meta={"hint": ZERO_GAP_HINT},
-        )
-    ]
+    return _at_most(gx, "zero_gap_share", ZERO_GAP_SHARE_LIMIT, ZERO_GAP_MOSTLY, ZERO_GAP_HINT)
