@@ -21,8 +21,10 @@ import pyarrow.compute as pc
 from pipeline.analysis.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
 from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.files.hashing import sha256_file
+from pipeline.files.partition_keys import partition_safe
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
 from pipeline.quality.outcome import Outcome
+from pipeline.replay.fingerprint import LEGACY_PREFIX, legacy_version_key
 from pipeline.replay.sweep import level_for_value, level_plan
 
 VERDICTS = (HOLDS, NOT_REPRODUCED, INCONCLUSIVE, None)
@@ -243,3 +245,60 @@ def capacity_rows_consistent(rows: list[dict]) -> Outcome:
             if v is not None and ((lo is not None and lo > v * (1 + 1e-9)) or (hi is not None and hi < v * (1 - 1e-9))):
                 problems.append(f"{row['candidate']}: {value} {v!r} outside [{lo!r}, {hi!r}]")
     return Outcome(not problems, {"rows": len(rows), "problems": problems})
+
+
+def fingerprint_matches_partition(document: dict, partition_version: str) -> Outcome:
+    """The replay's probe of the endpoint found the version key the partition was registered
+    under (or, for a partition from before issue 26, that key under the old rule); failing, the
+    explanation names both keys, which part differs and what to do."""
+    served, legacy = document["version_key"], legacy_version_key(document)
+    metadata: dict = {"partition_model_version": partition_version, "served_version_key": served}
+    if partition_safe(served) == partition_version:
+        return Outcome(True, metadata)
+    if legacy is not None and partition_safe(legacy) == partition_version:
+        return Outcome(True, metadata | {"matched_by_legacy_key": legacy})
+    metadata["explanation"] = (
+        f"the partition was probed as {partition_version}, the replay's probe found {served}; fields that differ: "
+        f"{_key_differences(partition_version, served, document)}; what to do: {_key_remedy(partition_version, served)}"
+    )
+    return Outcome(False, metadata)
+
+
+def _key_parts(key: str) -> tuple[str, str]:
+    version, _, replies = key.rpartition("+")
+    return (version, replies) if version else (key, "")
+
+
+def _key_differences(partition_version: str, served: str, document: dict) -> str:
+    (old_version, old_replies), (new_version, new_replies) = _key_parts(partition_version), _key_parts(served)
+    entry = next((e for e in document.get("models", []) if e.get("id") == document.get("model")), None)
+    facts = ", ".join(f"{k}={v}" for k, v in (entry or {}).items() if k != "meta") or f"{document.get('model')} absent"
+    differences = []
+    if old_version.startswith(LEGACY_PREFIX):
+        differences.append(
+            f"the advertised version ({old_version} → {new_version}): the partition's key was made by the rule "
+            "before issue 26, which hashed the models list's `created`, a time llama.cpp, vLLM and SGLang fill per "
+            f"request; the models list now says {facts}"
+        )
+    elif old_version != partition_safe(new_version):
+        differences.append(f"the advertised version ({old_version} → {new_version}; the models list now says {facts})")
+    if old_replies != partition_safe(new_replies):
+        differences.append(
+            f"the replies to the fixed greedy probe prompts (hash {old_replies or 'none'} → {new_replies}): the "
+            "model answers them differently"
+        )
+    return "; ".join(differences) or "none found in the key's parts"
+
+
+def _key_remedy(partition_version: str, served: str) -> str:
+    if _key_parts(partition_version)[0].startswith(LEGACY_PREFIX):
+        return (
+            "run again (`loadproof run`, or let the new-version sensor add it): the partition is registered under "
+            "the key this version has now, and the packs under the old key stay readable beside it"
+        )
+    return (
+        "if the endpoint's model or its serving settings changed since the partition was registered, run again so "
+        f"the figures are filed under {served}; if nothing changed, the server answers greedy (temperature 0) "
+        "prompts differently from call to call (batch-dependent kernels, a sampling override): fix that, or "
+        "re-validate each run from a fresh probe"
+    )
