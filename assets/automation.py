@@ -23,7 +23,7 @@ from assets.support.partitions import (
     partition_key,
     register,
 )
-from pipeline.replay.fingerprint import fingerprint, unseen, version_key
+from pipeline.replay.fingerprint import fingerprint, legacy_version_key, remember, version_key
 from pipeline.replay.preflight import CandidateUnreachable
 from resources import EndpointResource, SpecResource
 
@@ -45,14 +45,21 @@ revalidation_job = define_asset_job(
 )
 
 
-def served_versions(spec: SpecResource, endpoint: EndpointResource, log) -> dict[str, str]:
-    """Candidate → the version key it serves now (advertised version + probe replies)."""
+def served_versions(
+    spec: SpecResource, endpoint: EndpointResource, log, legacy: dict[str, str | None] | None = None
+) -> dict[str, str]:
+    """Candidate → the version key it serves now (advertised version + probe replies); `legacy`,
+    where given, gets each candidate's key under the rule before issue 26 (a cursor from then)."""
     current = {}
     for candidate in spec.load().spec.candidates:
         try:
-            current[candidate.name] = version_key(fingerprint(endpoint.target(candidate)))
+            document = fingerprint(endpoint.target(candidate))
         except (httpx.HTTPError, CandidateUnreachable) as exc:  # down, or its key refused: the next tick retries
             log.warning(f"{candidate.name}: endpoint not reachable ({type(exc).__name__}); will retry")
+            continue
+        current[candidate.name] = version_key(document)
+        if legacy is not None:
+            legacy[candidate.name] = legacy_version_key(document)
     return current
 
 
@@ -92,9 +99,9 @@ def weekly_revalidation(context: ScheduleEvaluationContext, spec: SpecResource, 
 )
 def new_model_version(context: SensorEvaluationContext, spec: SpecResource, endpoint: EndpointResource):
     seen: dict[str, list[str]] = json.loads(context.cursor) if context.cursor else {}
-    new = unseen(seen, served_versions(spec, endpoint, context.log))
-    for name, key in new:
-        seen.setdefault(name, []).append(key)
+    legacy: dict[str, str | None] = {}
+    current = served_versions(spec, endpoint, context.log, legacy)
+    new = remember(seen, current, legacy)  # a version seen under its old key is not new
     context.update_cursor(json.dumps(seen, sort_keys=True))
     if not new:
         return SkipReason(f"no new model version among {sorted(seen)}")

@@ -27,7 +27,7 @@ from dagster import (
     op,
 )
 
-from assets.support.checks import table_check
+from assets.support.checks import check_result, table_check
 from assets.support.metadata import table_metadata, with_run_id
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
@@ -57,12 +57,11 @@ from pipeline.contracts import (
     REPLAY_SUMMARY,
 )
 from pipeline.files.layout import write_parquet, write_text
-from pipeline.files.partition_keys import partition_safe
 from pipeline.plan.accuracy import with_mixed_accuracy
 from pipeline.plan.replay_plan import build_plan, plan_tokenizer, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
 from pipeline.plan.warm_prefixes import beside_production_replay
-from pipeline.quality import expectations
+from pipeline.quality import expectations, rules
 from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings
@@ -197,10 +196,7 @@ def endpoint_fingerprint_matches_partition(
 ) -> AssetCheckResult:
     (document,) = json.loads(partition_layout(storage, context).path(ENDPOINT_FINGERPRINT).read_text())
     _, version = partition_of(context)
-    return AssetCheckResult(
-        passed=partition_safe(document["version_key"]) == version,
-        metadata={"partition_model_version": version, "served_version_key": document["version_key"]},
-    )
+    return check_result(rules.fingerprint_matches_partition(document, version))
 
 
 @op(

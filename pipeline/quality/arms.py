@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pipeline.plan.arms import ARRIVAL_PROCESS, REQUEST_SETTINGS, REQUEST_STRUCTURE, VENDOR_CONDITIONS, runnable
-from pipeline.quality.outcome import Outcome
+from pipeline.quality.outcome import Outcome, explains
 from pipeline.spec import Spec
 
 
@@ -25,6 +25,12 @@ def planned_arm_requests(spec: Spec, production_requests: int, request_fields: b
     return planned
 
 
+@explains(
+    "the arm timings' request ids against each arm's plan (<arm>-<n> for n below its planned count, "
+    "each once, this candidate only)",
+    "an arm's replay was cut short or recorded twice (a killed or retried run): run the partition "
+    "again; if requests are missing every time, the arm ran into workload.replay.arms.max_duration_s",
+)
 def arm_timings_complete(rows: list[dict], planned: dict[str, int], candidate: str) -> Outcome:
     """`rows`: the arm timings' candidate, arm and request_id."""
     problems: list[str] = []
@@ -56,6 +62,11 @@ def arm_timings_complete(rows: list[dict], planned: dict[str, int], candidate: s
     )
 
 
+@explains(
+    "each arm's span (first send to last end) against workload.replay.arms.max_duration_s + one request timeout",
+    "the endpoint answered too slowly for the arm's bound: raise workload.replay.arms.max_duration_s "
+    "or lower workload.replay.arms.requests",
+)
 def arm_timings_bounded(rows: list[dict], max_duration_s: float, request_timeout_s: float) -> Outcome:
     """Every arm's span (first send to last end) within its bound plus one request timeout (a
     request sent just before the bound may run that long; the engine cuts it there)."""
@@ -78,6 +89,10 @@ def arm_timings_bounded(rows: list[dict], max_duration_s: float, request_timeout
     )
 
 
+@explains(
+    "the arm figures: a row per figure for every arm that ran, each value inside its interval",
+    "run the partition's analysis again; if it repeats, report it with data/arm_figures.parquet",
+)
 def arm_figures_complete(figures: list[dict], ran: set[str], metrics: list[str]) -> Outcome:
     """Every arm that ran has a row per figure, and every interval is around its value."""
     have = {(row["arm"], row["metric"]) for row in figures}

@@ -21,8 +21,10 @@ import pyarrow.compute as pc
 from pipeline.analysis.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
 from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.files.hashing import sha256_file
+from pipeline.files.partition_keys import partition_safe
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
-from pipeline.quality.outcome import Outcome
+from pipeline.quality.outcome import Outcome, explains
+from pipeline.replay.fingerprint import LEGACY_PREFIX, legacy_version_key
 from pipeline.replay.sweep import level_for_value, level_plan
 
 VERDICTS = (HOLDS, NOT_REPRODUCED, INCONCLUSIVE, None)
@@ -33,6 +35,12 @@ CAPACITY_SOURCES = [
 ]
 
 
+@explains(
+    "the log's rejected rows (quarantined: did not parse or lacked a field) against workload.max_reject_rate",
+    "read data/quarantine.parquet (each rejected line with its reason) and fix the log or the spec's "
+    "ingest format and field mapping (0 accepted rows: the format matched no line); raise "
+    "workload.max_reject_rate only if those lines are expected",
+)
 def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Outcome:
     total = accepted + rejected
     rate = rejected / total if total else 1.0
@@ -42,6 +50,10 @@ def reject_rate_within_budget(accepted: int, rejected: int, budget: float) -> Ou
     )
 
 
+@explains(
+    "the prompt profile's quantiles (p50 ≤ p90 ≤ p99 ≤ max per length) and its arrival rate (> 0 unless one request)",
+    "the sample is too small or its timestamps all equal: widen workload.sample or check the log's arrival times",
+)
 def quantiles_ordered(profile: dict) -> Outcome:
     bad = [
         kind
@@ -55,6 +67,11 @@ def quantiles_ordered(profile: dict) -> Outcome:
     )
 
 
+@explains(
+    "every file a figure's lineage names against the sha256 it recorded",
+    "a file of the pack changed or went missing after the figures were computed: run the spec again "
+    "to write the pack anew; never edit a pack's files by hand",
+)
 def lineage_hashes_match(pack: dict, pack_dir: Path) -> Outcome:
     """Every file a figure names exists in the pack with the sha256 the figure recorded."""
     refs = {}
@@ -71,6 +88,12 @@ def lineage_hashes_match(pack: dict, pack_dir: Path) -> Outcome:
     return Outcome(bool(refs) and not mismatched, {"files": len(refs), "mismatched": ", ".join(mismatched) or "none"})
 
 
+@explains(
+    "each candidate's chosen level (max_sla_load_level) against the SLA of every lighter level, and "
+    "its first missing level against the chosen one",
+    "the sweep summary disagrees with its own levels: run the partition again; if it repeats, report "
+    "it with data/sweep_levels.parquet and data/sweep_summary.parquet",
+)
 def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome:
     """Per candidate: every level up to the highest SLA-meeting one met the SLA, and the first
     missing level (if any) lies above it and did not meet it."""
@@ -87,6 +110,11 @@ def sweep_summary_consistent(levels: list[dict], summary: list[dict]) -> Outcome
     return Outcome(not problems, {"candidates": len(summary), "problems": "; ".join(problems) or "none"})
 
 
+@explains(
+    "each replayed load level's rows against that level's plan (one row per planned request and candidate)",
+    "a level's replay was cut short or recorded twice (a killed, retried or timed-out run): run the "
+    "partition again; the journal keeps every completed request",
+)
 def sweep_timings_complete(timings: pa.Table, plan: list, replay) -> Outcome:
     """Per candidate and replayed level: exactly one row per request of the level's plan (`plan`:
     the planned requests); no rows without a sweep."""
@@ -110,6 +138,12 @@ def sweep_timings_complete(timings: pa.Table, plan: list, replay) -> Outcome:
     return Outcome(not problems, {"levels": levels, "problems": "; ".join(problems) or "none"})
 
 
+@explains(
+    "each candidate's capacity search: bracket closed or a reason recorded, levels replayed = levels "
+    "recorded, within workload.replay.sweep.search.max_levels",
+    "run the partition again; if the bracket stays open without a reason, raise "
+    "workload.replay.sweep.search.max_levels or its time bound",
+)
 def capacity_search_ended(summary: dict | None, replay) -> Outcome:
     """A capacity search: per candidate, the bracket closed or the reason it did not is recorded,
     within its level bound (sweep_replay.json `search`); no search: nothing to check."""
@@ -140,6 +174,12 @@ def capacity_search_ended(summary: dict | None, replay) -> Outcome:
     )
 
 
+@explains(
+    "data/sweep_levels.parquet: one row per candidate × measured level, a production level per "
+    "candidate, SLA attainment and error rate within [0, 1]",
+    "run the partition's analysis again; if it repeats, report it with data/sweep_levels.parquet and "
+    "the spec's workload.replay.sweep",
+)
 def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: bool) -> Outcome:
     """One row per candidate and measured level, the production level among them, proportions
     within [0, 1] (no rows at all when no sweep ran)."""
@@ -159,6 +199,13 @@ def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: b
     return Outcome(not problems, {"rows": len(levels), "problems": "; ".join(problems) or "none"})
 
 
+@explains(
+    "the partition's figures against the metric catalogue (every production-load figure), the claim "
+    "(a row per claimed figure), n ≥ 0, each value inside its interval and the three verdict words",
+    "a claimed figure without a row names a metric the catalogue does not measure: fix its name in "
+    "the spec's claim; anything else is the analysis's fault: run the partition again and report it "
+    "with data/figures.parquet",
+)
 def figures_consistent(rows: list[dict], candidate: str, claimed: list[str], scored: bool) -> Outcome:
     """data/figures.parquet of one partition: every production-load figure of the catalogue is there
     (accuracy where the slice was scored), every claimed figure has a row at some basis, n is never
@@ -213,6 +260,11 @@ VIEW_BOUNDS: dict[str, dict[str, tuple[float | None, float | None]]] = {
 }
 
 
+@explains(
+    "the endpoint view's rows: one per candidate and level, each bounded value within its bounds",
+    "the server's own counters are out of range (a reset, or another server's /metrics): check the "
+    "candidate's metrics URL and run again",
+)
 def endpoint_view_in_bounds(name: str, rows: list[dict]) -> Outcome:
     """One endpoint view: one row per key (no candidate twice), each bounded value within its bounds."""
     bounds = VIEW_BOUNDS[name]
@@ -229,6 +281,12 @@ def endpoint_view_in_bounds(name: str, rows: list[dict]) -> Outcome:
     )
 
 
+@explains(
+    "data/capacity.parquet: the last level met below the first missed, the requests/s and output "
+    "tokens/s served there inside their intervals",
+    "run the partition's analysis again; if it repeats, report it with data/capacity.parquet and "
+    "data/sweep_levels.parquet",
+)
 def capacity_rows_consistent(rows: list[dict]) -> Outcome:
     """data/capacity.parquet: the last level met lies below the first missed, and the requests/s and
     output tokens/s served there lie inside their intervals."""
@@ -243,3 +301,60 @@ def capacity_rows_consistent(rows: list[dict]) -> Outcome:
             if v is not None and ((lo is not None and lo > v * (1 + 1e-9)) or (hi is not None and hi < v * (1 - 1e-9))):
                 problems.append(f"{row['candidate']}: {value} {v!r} outside [{lo!r}, {hi!r}]")
     return Outcome(not problems, {"rows": len(rows), "problems": problems})
+
+
+def fingerprint_matches_partition(document: dict, partition_version: str) -> Outcome:
+    """The replay's probe of the endpoint found the version key the partition was registered
+    under (or, for a partition from before issue 26, that key under the old rule); failing, the
+    explanation names both keys, which part differs and what to do."""
+    served, legacy = document["version_key"], legacy_version_key(document)
+    metadata: dict = {"partition_model_version": partition_version, "served_version_key": served}
+    if partition_safe(served) == partition_version:
+        return Outcome(True, metadata)
+    if legacy is not None and partition_safe(legacy) == partition_version:
+        return Outcome(True, metadata | {"matched_by_legacy_key": legacy})
+    metadata["explanation"] = (
+        f"the partition was probed as {partition_version}, the replay's probe found {served}; fields that differ: "
+        f"{_key_differences(partition_version, served, document)}; what to do: {_key_remedy(partition_version, served)}"
+    )
+    return Outcome(False, metadata)
+
+
+def _key_parts(key: str) -> tuple[str, str]:
+    version, _, replies = key.rpartition("+")
+    return (version, replies) if version else (key, "")
+
+
+def _key_differences(partition_version: str, served: str, document: dict) -> str:
+    (old_version, old_replies), (new_version, new_replies) = _key_parts(partition_version), _key_parts(served)
+    entry = next((e for e in document.get("models", []) if e.get("id") == document.get("model")), None)
+    facts = ", ".join(f"{k}={v}" for k, v in (entry or {}).items() if k != "meta") or f"{document.get('model')} absent"
+    differences = []
+    if old_version.startswith(LEGACY_PREFIX):
+        differences.append(
+            f"the advertised version ({old_version} → {new_version}): the partition's key was made by the rule "
+            "before issue 26, which hashed the models list's `created`, a time llama.cpp, vLLM and SGLang fill per "
+            f"request; the models list now says {facts}"
+        )
+    elif old_version != partition_safe(new_version):
+        differences.append(f"the advertised version ({old_version} → {new_version}; the models list now says {facts})")
+    if old_replies != partition_safe(new_replies):
+        differences.append(
+            f"the replies to the fixed greedy probe prompts (hash {old_replies or 'none'} → {new_replies}): the "
+            "model answers them differently"
+        )
+    return "; ".join(differences) or "none found in the key's parts"
+
+
+def _key_remedy(partition_version: str, served: str) -> str:
+    if _key_parts(partition_version)[0].startswith(LEGACY_PREFIX):
+        return (
+            "run again (`loadproof run`, or let the new-version sensor add it): the partition is registered under "
+            "the key this version has now, and the packs under the old key stay readable beside it"
+        )
+    return (
+        "if the endpoint's model or its serving settings changed since the partition was registered, run again so "
+        f"the figures are filed under {served}; if nothing changed, the server answers greedy (temperature 0) "
+        "prompts differently from call to call (batch-dependent kernels, a sampling override): fix that, or "
+        "re-validate each run from a fresh probe"
+    )

@@ -21,29 +21,68 @@ PROBE_MAX_TOKENS = 16
 STABLE_HEADERS = ("server", "openai-version", "x-reference-profile")
 TIMEOUT_S = 30.0
 
+# What a models-list entry says about the model served that reads the same on every request
+# (each server's shape and where it came from: tests/fixtures/models_lists/README.md). Left out:
+# `created` (llama.cpp, vLLM and SGLang fill it with the time of the request; TGI with 0),
+# vLLM's `permission` (a fresh `modelperm-<uuid>` and time per request), `object` (always
+# "model"), llama.cpp's `aliases`/`tags` (names a deployment gives, not the model) and its router
+# mode's `status` (which models are loaded right now).
+STABLE_FIELDS = ("id", "version", "owned_by", "root", "parent", "max_model_len", "meta")
+# llama.cpp's `meta`: facts of the GGUF and the slots it is served with (no counters)
+LLAMA_CPP_META = ("vocab_type", "n_vocab", "n_ctx", "n_ctx_train", "n_embd", "n_params", "size", "ftype")
+STABLE_PREFIX = "stable-"
+# the key rule before issue 26: the entry's id, version, created and owned_by (`entry-<hash>`);
+# kept to recognise partitions registered under it (see `legacy_version_key`)
+LEGACY_FIELDS, LEGACY_PREFIX = ("id", "version", "created", "owned_by"), "entry-"
+
 
 def _sha256(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def stable_facts(entry: dict) -> dict:
+    """The entry's fields a server does not fill per request (`STABLE_FIELDS`; an absent and a
+    null field are the same fact)."""
+    facts = {key: entry[key] for key in STABLE_FIELDS if entry.get(key) is not None}
+    if "meta" in facts:
+        meta = facts.pop("meta")
+        if isinstance(meta, dict) and any(key in meta for key in LLAMA_CPP_META):
+            facts["meta"] = {key: meta[key] for key in LLAMA_CPP_META if key in meta}
+    return facts
+
+
 def list_models(client: httpx.Client, target: Target) -> tuple[list[dict], dict]:
+    """The models list's entries as the server sent them, sorted by id, and its stable headers."""
     response = models_response(client, target)  # unreachable or key refused: says which candidate
     response.raise_for_status()
-    entries = [
-        {key: entry.get(key) for key in ("id", "version", "created", "owned_by") if key in entry}
-        for entry in response.json().get("data", [])
-    ]
+    entries = [entry for entry in response.json().get("data", []) if isinstance(entry, dict)]
     headers = {name: response.headers[name] for name in STABLE_HEADERS if name in response.headers}
     return sorted(entries, key=lambda e: str(e.get("id"))), headers
 
 
+def _entry_of(models: list[dict], model: str) -> dict | None:
+    return next((e for e in models if e.get("id") == model), None)
+
+
 def advertised_version(models: list[dict], model: str) -> str:
     """The version the endpoint advertises for `model`: its `version` field where given, else a
-    hash of its models-list entry (id, created, owner)."""
-    entry = next((e for e in models if e.get("id") == model), None)
+    hash of its entry's stable facts (`stable-<hash>`: the same on every request of the same
+    server and model)."""
+    entry = _entry_of(models, model)
     if entry is None:
         return "absent"
-    return str(entry["version"]) if entry.get("version") else "entry-" + _sha256(entry)[:12]
+    return str(entry["version"]) if entry.get("version") else STABLE_PREFIX + _sha256(stable_facts(entry))[:12]
+
+
+def legacy_advertised_version(models: list[dict], model: str) -> str:
+    """The advertised version under the key rule before issue 26 (`entry-<hash>` of id, version,
+    created, owned_by): only to recognise a partition registered under it."""
+    entry = _entry_of(models, model)
+    if entry is None:
+        return "absent"
+    if entry.get("version"):
+        return str(entry["version"])
+    return LEGACY_PREFIX + _sha256({key: entry.get(key) for key in LEGACY_FIELDS if key in entry})[:12]
 
 
 def probe(client: httpx.Client, target: Target) -> tuple[list[str], str | None]:
@@ -67,6 +106,9 @@ def probe(client: httpx.Client, target: Target) -> tuple[list[str], str | None]:
 
 
 def fingerprint(target: Target, with_probes: bool = True) -> dict:
+    """What the endpoint serves. `models` holds each entry's stable facts only, so
+    `fingerprint_sha256` (everything but the candidate and `legacy_version_key`) is the same
+    across probes of an unchanged server."""
     with httpx.Client(timeout=TIMEOUT_S, trust_env=False) as client:
         models, headers = list_models(client, target)
         probe_hashes, system_fingerprint = probe(client, target) if with_probes else ([], None)
@@ -74,22 +116,57 @@ def fingerprint(target: Target, with_probes: bool = True) -> dict:
         "candidate": target.candidate,
         "model": target.model,
         "model_version": advertised_version(models, target.model),
-        "models": models,
+        "models": [stable_facts(entry) for entry in models],
         "headers": headers,
         "system_fingerprint": system_fingerprint,
         "probe_sha256": probe_hashes,
     }
     document["fingerprint_sha256"] = _sha256({k: v for k, v in document.items() if k != "candidate"})
+    document["legacy_version_key"] = _key(legacy_advertised_version(models, target.model), probe_hashes)
     return document
+
+
+def _key(model_version: str, probe_hashes: list[str]) -> str:
+    replies = _sha256(probe_hashes)[:12] if probe_hashes else "noprobe"
+    return f"{model_version}+{replies}"
 
 
 def version_key(document: dict) -> str:
     """What the new-version sensor compares: the advertised version plus the probe replies, so a
     silent change behind an unchanged version string still counts as new."""
-    replies = _sha256(document["probe_sha256"])[:12] if document["probe_sha256"] else "noprobe"
-    return f"{document['model_version']}+{replies}"
+    return _key(document["model_version"], document["probe_sha256"])
 
 
-def unseen(seen: dict[str, list[str]], current: dict[str, str]) -> list[tuple[str, str]]:
-    """(candidate, version key) pairs not yet re-validated."""
-    return [(name, key) for name, key in sorted(current.items()) if key not in seen.get(name, [])]
+def legacy_version_key(document: dict) -> str | None:
+    """The key the rule before issue 26 gave the same probe (None in a document written before
+    this field, or where it is the same as `version_key`): a partition or a sensor cursor from
+    then is read as this version when it holds this key. Where the server filled `created` per
+    request (llama.cpp, vLLM, SGLang) no old key ever matched twice, so none is recognised there."""
+    legacy = document.get("legacy_version_key")
+    return legacy if legacy and legacy != version_key(document) else None
+
+
+def unseen(
+    seen: dict[str, list[str]], current: dict[str, str], legacy: dict[str, str | None] | None = None
+) -> list[tuple[str, str]]:
+    """(candidate, version key) pairs not yet re-validated; a candidate whose `legacy` key (the
+    rule before issue 26) was seen counts as seen at its current key."""
+    legacy = legacy or {}
+    return [
+        (name, key)
+        for name, key in sorted(current.items())
+        if key not in seen.get(name, []) and legacy.get(name) not in seen.get(name, [])
+    ]
+
+
+def remember(
+    seen: dict[str, list[str]], current: dict[str, str], legacy: dict[str, str | None]
+) -> list[tuple[str, str]]:
+    """The new-version sensor's cursor step: the (candidate, version key) pairs not seen before,
+    each added to `seen`; a key whose old-rule key (`legacy`) was seen is added as well, so the
+    next tick reads it directly, but it is not new."""
+    new = unseen(seen, current, legacy)
+    for name, key in sorted(current.items()):
+        if key not in seen.get(name, []):
+            seen.setdefault(name, []).append(key)
+    return new

@@ -113,7 +113,10 @@ class Templated:
 
 class HfTokenizer(TextTokenizer):
     """A local tokenizer.json through `tokenizers`, without special tokens (the template's are
-    counted in `template_tokens`)."""
+    counted in `template_tokens`) and without the file's truncation and padding: many files (BERT's
+    family) set both to the model's input size, and a count under them is that size for every text
+    (a reply of 500 tokens "counted" 128, a 10-token one padded to 128), so every fitted prompt and
+    every client-side reply count would be wrong."""
 
     def __init__(self, path: Path) -> None:
         from tokenizers import Tokenizer as HfModel
@@ -125,6 +128,8 @@ class HfTokenizer(TextTokenizer):
             self._model = HfModel.from_file(str(file))
         except Exception as exc:  # the Rust side raises its own Exception subclass
             raise TokenizerError(f"{SPEC_FIELD}: hf:{path}: not a tokenizer.json ({exc})") from exc
+        self._model.no_truncation()  # counting, not feeding a model: every token of the text counts
+        self._model.no_padding()
         self.name, self.setting = f"hf:{path.name}", f"hf:{path}"
 
     def encode(self, text: str) -> int:

@@ -17,7 +17,7 @@ from pipeline.definitions import defs
 from pipeline.reference import ReferenceServer, load_profile
 from pipeline.reference.managed_server import free_port
 from pipeline.replay.engine import Target
-from pipeline.replay.fingerprint import fingerprint, unseen
+from pipeline.replay.fingerprint import fingerprint, legacy_version_key, unseen, version_key
 from resources import EndpointResource, SpecResource
 from tests.support.specs import demo_spec_dict, profile_file
 
@@ -77,6 +77,9 @@ def test_fingerprint_is_stable_for_the_same_endpoint(zero_server):
     target = Target("ref", zero_server.base_url, "reference-model")
     one, two = fingerprint(target), fingerprint(target)
     assert one["fingerprint_sha256"] == two["fingerprint_sha256"]
+    assert version_key(one) == version_key(two) == f"{load_profile('zero').version}+{version_key(one).split('+')[1]}"
+    assert legacy_version_key(one) is None  # it advertises a version: the old rule gave the same key
+    assert all("created" not in entry for entry in one["models"])
     assert one["model_version"] == load_profile("zero").version
     assert len(one["probe_sha256"]) == 3 and one["headers"]["x-reference-profile"] == "zero"
 

@@ -16,6 +16,7 @@ from assets.support.checks import check_result
 from assets.support.run_records import check_results_of_run
 from pipeline.pack.document import CheckResult
 from pipeline.quality import expectations as ex
+from pipeline.quality import rules
 
 SEEN: dict = {}
 
@@ -39,6 +40,12 @@ def timings_statuses():
     return check_result(ex.validate(suite, table(), name="timings"), AssetCheckSeverity.WARN)
 
 
+@asset_check(asset=timings, blocking=True)
+def timings_reject_rate():
+    """A rule check, not a suite: it explains itself the same way."""
+    return check_result(rules.reject_rate_within_budget(90, 10, 0.05))
+
+
 @asset
 def pack(context: AssetExecutionContext) -> None:
     """Reads the checks of the run that checked the timings (in the project, the partition's
@@ -60,3 +67,21 @@ def test_a_failed_check_explains_itself_in_its_metadata_and_in_the_pack():
     (row,) = [r for r in SEEN["data_quality"] if r["check"] == "timings_statuses"]
     assert row["explanation"] == explanation.splitlines()
     assert CheckResult.model_validate(row).explanation == row["explanation"]
+
+
+def test_a_failed_rule_check_explains_itself_too(capsys):
+    from pipeline.cli import print_check_explanations
+
+    with DagsterInstance.ephemeral() as instance:
+        result = materialize([timings, timings_reject_rate], instance=instance, raise_on_error=False)
+        SEEN["checked_run"] = result.run_id
+        assert materialize([pack], instance=instance).success
+    (evaluation,) = result.get_asset_check_evaluations()
+    assert not evaluation.passed
+    explanation = evaluation.metadata["explanation"].value
+    assert "reject_rate = 0.1" in explanation and "; what to do: read data/quarantine.parquet" in explanation
+    print_check_explanations([evaluation])  # what the CLI prints under the failed check
+    printed = capsys.readouterr().out
+    assert "timings_reject_rate" in printed and "reject_rate = 0.1" in printed
+    (row,) = [r for r in SEEN["data_quality"] if r["check"] == "timings_reject_rate"]
+    assert row["explanation"] == [explanation]
