@@ -8,7 +8,8 @@ not an arm's business: they stay judged on the buyer's slice and load.
 
 `headline_waterfall`: per candidate and claimed capacity or latency figure, the claimed value, then
 one step per axis in this order: (a) vendor conditions, (b) the buyer's prompt lengths, (c) + output
-lengths, (d) + request structure, (e) + arrival process at (d)'s mean load, (f) capacity at the
+lengths, (d) + request structure, (d2) + the buyer's tools, schemas and reasoning settings (where
+its requests carry any), (e) + arrival process at the last closed-loop step's mean load, (f) capacity at the
 buyer's SLA (the sweep's highest SLA-meeting level), (g) served demand at the production load (the
 headline figure). Each step's `change` is its figure minus the previous step's, attributed to the
 step's axis; the attribution depends on the order (another order splits interactions between the
@@ -213,6 +214,7 @@ SHORT_LABELS = {
     "prompt lengths": "(b) prompts",
     "output lengths": "(c) outputs",
     "request structure": "(d) requests",
+    "request settings": "(d2) tools, schemas",
     "arrival process": "(e) arrivals",
     CAPACITY_AT_SLA[0]: "(f) cap. at SLA",
     PRODUCTION_LOAD[0]: "(g) production",
