@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import REPO_ROOT
+from pipeline.pack.assemble.arms import conditions_text
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.quality import arms as arm_rules
@@ -198,3 +199,14 @@ def test_a_claim_file_that_cannot_be_read_is_named_with_the_field(write_spec, tm
     with pytest.raises(SpecError, match=message) as raised:
         load_spec(path)
     assert str(path) in str(raised.value) and ": claim: " in str(raised.value)
+
+
+def test_the_packs_vendor_conditions_say_the_open_loop_and_the_count():
+    fields = {"from": "vllm_bench_results.json", "format": "vllm_bench", "record": 0}
+    spec = Spec.model_validate(_spec_with(fields), context={"spec_dir": FIXTURES})
+    assert conditions_text(spec) == (
+        "999 tokens in, 270 out, open loop at 10 requests/s (poisson arrivals), 300 requests (the claim's 300)"
+    )
+    aiperf = {"from": "aiperf_profile_export_aiperf.json", "format": "aiperf"}
+    spec = Spec.model_validate(_spec_with(aiperf), context={"spec_dir": FIXTURES})
+    assert conditions_text(spec) == "550 tokens in, 551 out, closed loop at concurrency 4, 64 requests (the claim's 64)"
