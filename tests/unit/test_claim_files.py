@@ -4,6 +4,7 @@ the fields read as neither reported, and the vendor-conditions arm re-running th
 
 from __future__ import annotations
 
+import json
 import logging
 import statistics
 from pathlib import Path
@@ -210,3 +211,19 @@ def test_the_packs_vendor_conditions_say_the_open_loop_and_the_count():
     aiperf = {"from": "aiperf_profile_export_aiperf.json", "format": "aiperf"}
     spec = Spec.model_validate(_spec_with(aiperf), context={"spec_dir": FIXTURES})
     assert conditions_text(spec) == "550 tokens in, 551 out, closed loop at concurrency 4, 64 requests (the claim's 64)"
+
+
+def test_a_vllm_bench_result_with_a_concurrency_cap_and_detailed_lengths(tmp_path: Path):
+    """The real record 0, as `--max-concurrency 16 --save-detailed` against the chat endpoint would
+    have written it (the fields those flags add): the cap is the closed loop (the rate stays in
+    the conditions, not applied), the per-request lengths' means are the lengths."""
+    record = json.loads((FIXTURES / "vllm_bench_results.json").read_text().splitlines()[0])
+    record.update(max_concurrency=16, endpoint_type="openai-chat", input_lens=[1000, 998], output_lens=[500, 301])
+    (tmp_path / "detailed.json").write_text(json.dumps(record))
+    read = Claim.model_validate({"from": "detailed.json", "format": "vllm_bench"}, context={"spec_dir": tmp_path})
+    conditions = read.conditions
+    assert (conditions.input_tokens, conditions.output_tokens, conditions.concurrency) == (999, 400, 16)
+    assert (conditions.request_rate, conditions.endpoint) == (10.0, "chat")
+    arm = plan_arms.vendor_conditions_arm(conditions, Arms(), TOKENIZER, min_tokens=False)
+    assert arm is not None and (arm.mode, arm.concurrency, len(arm.requests)) == ("concurrency", 16, 300)
+    assert not {"input_lens", "output_lens", "max_concurrency", "endpoint_type"} & set(read.unmapped)
