@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import REPO_ROOT
+from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.arms import conditions_text
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
@@ -227,3 +228,17 @@ def test_a_vllm_bench_result_with_a_concurrency_cap_and_detailed_lengths(tmp_pat
     arm = plan_arms.vendor_conditions_arm(conditions, Arms(), TOKENIZER, min_tokens=False)
     assert arm is not None and (arm.mode, arm.concurrency, len(arm.requests)) == ("concurrency", 16, 300)
     assert not {"input_lens", "output_lens", "max_concurrency", "endpoint_type"} & set(read.unmapped)
+
+
+def test_the_pack_keeps_the_claim_file_beside_its_spec_copy_so_verify_loads_it(write_spec, tmp_path: Path):
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "run.json").write_bytes((FIXTURES / "aiperf_profile_export_aiperf.json").read_bytes())
+    spec_path = write_spec(_spec_with({"from": "vendor/run.json", "format": "aiperf"}))
+    layout = PackLayout(tmp_path / "pack")
+    copy = layout.claim_file_copy("vendor/run.json")
+    assert copy == tmp_path / "pack" / "vendor" / "run.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes((tmp_path / "vendor" / "run.json").read_bytes())
+    layout.spec_copy.write_bytes(spec_path.read_bytes())  # as assets/pack.py assembles the pack
+    assert load_spec(layout.spec_copy).spec.claim.conditions.concurrency == 4
+    assert layout.claim_file_copy("/abs/run.json") is None and layout.claim_file_copy("../run.json") is None
