@@ -52,6 +52,10 @@ GROUP = "pack"
 def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> EvidencePackDraft:
     """The pack from the files in `layout` (one partition's, or the gathered comparison)."""
     shutil.copyfile(loaded.path, layout.spec_copy)
+    claim_file = loaded.spec.claim.from_
+    if claim_file is not None and (copy := layout.claim_file_copy(claim_file)) is not None:
+        copy.parent.mkdir(parents=True, exist_ok=True)  # the vendor's result file, as the claim read it
+        shutil.copyfile(loaded.resolve(claim_file), copy)
     return build_pack(context.run_id, read_pack_inputs(loaded, layout))
 
 

@@ -25,7 +25,8 @@ from pipeline.analysis.figures import figure_rows, values_at
 from pipeline.analysis.tables import analyse_all
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import run_query
-from pipeline.plan.arms import ARRIVAL_PROCESS, LADDER
+from pipeline.plan.arms import ARRIVAL_PROCESS, LADDER, closed_loop
+from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_ARM
 from pipeline.spec import Spec
 
 ARM_QUERIES = ("arm_window",)
@@ -81,7 +82,9 @@ def one_arm_figures(
 ) -> list[dict]:
     """One candidate's arm: a row per figure (no values, n 0, when the arm had no steady window)."""
     concurrency = int(spec.claim.conditions.concurrency or 1)
-    window = arm_window(timings, concurrency, arm != ARRIVAL_PROCESS, queries)
+    # open loops: the arrival-process step, and the vendor's arm at a claimed request rate
+    open_loop = arm == ARRIVAL_PROCESS or (arm == VENDOR_ARM and not closed_loop(spec.claim.conditions))
+    window = arm_window(timings, concurrency, not open_loop, queries)
     analysed = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else {}
     tables = figure_rows(analysed)
     axis, label = LADDER.get(arm, (arm, arm))

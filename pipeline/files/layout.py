@@ -40,6 +40,16 @@ class PackLayout:
     def spec_copy(self) -> Path:
         return self.root / "spec.yaml"
 
+    def claim_file_copy(self, relative: str) -> Path | None:
+        """Where the vendor's result file the spec's claim reads (`claim.from`, relative to the
+        spec) is copied beside the spec's copy, so that `verify` loads the copy as it was loaded
+        (and the manifest hashes it); None for an absolute path or one that leaves the folder
+        (verify then reads it where it is)."""
+        path = Path(relative)
+        if path.is_absolute() or ".." in path.parts or path.as_posix() in ("spec.yaml", "evidence_pack.json"):
+            return None
+        return self.root / path
+
     def candidate_dir(self, candidate: str) -> Path:
         return self.root / CANDIDATES_DIR / partition_safe(candidate)
 

@@ -6,7 +6,9 @@ the order: another order would split interactions between axes differently):
 
 a. `a_vendor_conditions`: `claim.conditions` — prompts of `input_tokens` under the plan's
    tokenizer, `output_tokens` as max_tokens (and min_tokens with ignore_eos where the spec says the
-   endpoint honours them, `workload.prompts.min_tokens`), closed loop at `concurrency`;
+   endpoint honours them, `workload.prompts.min_tokens`), closed loop at `concurrency`, or, when the
+   claim gives a `request_rate` and no concurrency, an open loop at that rate (its
+   `arrival_process`, Poisson when not said), `num_requests` of them (`vendor_request_count`);
 b. `b_prompt_lengths`: the buyer's prompt lengths (the replay plan's client-counted lengths),
    synthetic text of those lengths, the vendor's output length, the same closed loop;
 c. `c_output_lengths`: + the buyer's output lengths (the plan's max_tokens and min_tokens);
@@ -24,7 +26,10 @@ e. `e_arrival_process`: + the buyer's arrival process at the same mean load as t
    `arrival_process_arm`).
 
 Every arm sends `workload.replay.arms.requests` requests (b–e: the plan's first ones, or the plan
-over again when it is shorter, so that every step has as many as the vendor's arm);
+over again when it is shorter, so that every step has as many as the vendor's arm), except that the
+vendor's arm sends the claim's own `num_requests` where the claim says it and the spec does not set
+`arms.requests` (set, it bounds: the smaller wins); the ladder runs only from a closed loop (a
+claim with `concurrency`);
 request ids are `<arm>-<n>`, so one arm's rows never mix with another's.
 """
 
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pipeline.plan.arrivals import synthetic
 from pipeline.plan.synthetic_prompts import Tokenizer, fit_messages
 from pipeline.replay.arms import ArmPlan
 from pipeline.replay.records import PlannedRequest
@@ -56,8 +62,29 @@ LADDER = {
 
 
 def runnable(conditions: ClaimConditions) -> bool:
-    """The vendor's benchmark can be re-run only when the claim says its lengths and concurrency."""
-    return None not in (conditions.input_tokens, conditions.output_tokens, conditions.concurrency)
+    """The vendor's benchmark can be re-run only when the claim says its lengths and its load:
+    a concurrency (a closed loop) or a request rate (an open loop)."""
+    lengths = None not in (conditions.input_tokens, conditions.output_tokens)
+    return lengths and (conditions.concurrency is not None or conditions.request_rate is not None)
+
+
+def closed_loop(conditions: ClaimConditions) -> bool:
+    """The vendor's benchmark as a closed loop (a concurrency), else an open loop at its rate."""
+    return conditions.concurrency is not None
+
+
+def vendor_request_count(conditions: ClaimConditions, arms: Arms) -> int:
+    """The vendor's arm's requests: the claim's `num_requests` (its result file's count) unless the
+    spec sets `arms.requests`, which then bounds it (the smaller wins); else `arms.requests`."""
+    if conditions.num_requests is None:
+        return arms.requests
+    if "requests" in arms.model_fields_set:
+        return min(conditions.num_requests, arms.requests)
+    return conditions.num_requests
+
+
+# the seed of the vendor's open-loop arrivals: the same offsets every run
+VENDOR_ARRIVALS_SEED = 0
 
 
 def _id(arm: str, index: int) -> str:
@@ -67,25 +94,34 @@ def _id(arm: str, index: int) -> str:
 def vendor_conditions_arm(
     conditions: ClaimConditions, arms: Arms, tokenizer: Tokenizer, min_tokens: bool
 ) -> ArmPlan | None:
-    """(a): `arms.requests` prompts of exactly `input_tokens` (each its own seeded text: no shared
-    prefix, as the vendor's random-dataset benchmarks have none), closed loop at `concurrency`."""
+    """(a): `vendor_request_count` prompts of exactly `input_tokens` (each its own seeded text: no
+    shared prefix, as the vendor's random-dataset benchmarks have none), closed loop at
+    `concurrency`, or an open loop at `request_rate` (seeded `arrival_process` offsets)."""
     if not runnable(conditions):
         return None
     input_tokens, output_tokens = int(conditions.input_tokens or 0), int(conditions.output_tokens or 0)
+    count = vendor_request_count(conditions, arms)
+    offsets: list[float | None] = [None] * count
+    if not closed_loop(conditions):
+        process = conditions.arrival_process or "poisson"
+        burstiness = conditions.burstiness or 1.0
+        offsets = list(synthetic(count, float(conditions.request_rate or 0), process, VENDOR_ARRIVALS_SEED, burstiness))
     requests = []
-    for index in range(arms.requests):
+    for index in range(count):
         messages, achieved = fit_messages(input_tokens, f"{VENDOR_CONDITIONS}:{index}", tokenizer)
         requests.append(
             PlannedRequest(
                 request_id=_id(VENDOR_CONDITIONS, index),
-                scheduled_offset_s=None,
+                scheduled_offset_s=offsets[index],
                 messages=messages,
                 max_tokens=output_tokens,
                 prompt_tokens_client=achieved,
                 min_tokens=output_tokens if min_tokens else None,
             )
         )
-    return ArmPlan(VENDOR_CONDITIONS, "concurrency", int(conditions.concurrency or 1), requests)
+    if closed_loop(conditions):
+        return ArmPlan(VENDOR_CONDITIONS, "concurrency", int(conditions.concurrency or 1), requests)
+    return ArmPlan(VENDOR_CONDITIONS, "trace", 1, requests)
 
 
 def ladder_arms(
@@ -95,7 +131,7 @@ def ladder_arms(
     load are not the buyer's traffic: left out), `arms.requests` of them: the plan's first ones, or
     the plan over again when it is shorter (`buyer_requests`)."""
     production = production_requests(plan)
-    if not runnable(conditions) or not arms.ladder or not production:
+    if not runnable(conditions) or not closed_loop(conditions) or not arms.ladder or not production:
         return []
     buyer = buyer_requests(production, arms.requests)
     concurrency, vendor_output = int(conditions.concurrency or 1), int(conditions.output_tokens or 0)

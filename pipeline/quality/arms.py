@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pipeline.plan.arms import ARRIVAL_PROCESS, REQUEST_SETTINGS, REQUEST_STRUCTURE, VENDOR_CONDITIONS, runnable
+from pipeline.plan.arms import (
+    ARRIVAL_PROCESS,
+    REQUEST_SETTINGS,
+    REQUEST_STRUCTURE,
+    VENDOR_CONDITIONS,
+    closed_loop,
+    runnable,
+    vendor_request_count,
+)
 from pipeline.quality.outcome import Outcome, explains
 from pipeline.spec import Spec
 
@@ -16,8 +24,8 @@ def planned_arm_requests(spec: Spec, production_requests: int, request_fields: b
     arms, conditions = spec.workload.replay.arms, spec.claim.conditions
     if arms is None or not runnable(conditions):
         return {}
-    planned = {VENDOR_CONDITIONS: arms.requests}
-    if arms.ladder and production_requests:
+    planned = {VENDOR_CONDITIONS: vendor_request_count(conditions, arms)}
+    if arms.ladder and production_requests and closed_loop(conditions):
         ladder = arms.requests  # the plan over again when it is shorter (pipeline/plan/arms.py)
         planned.update(dict.fromkeys(("b_prompt_lengths", "c_output_lengths", REQUEST_STRUCTURE), ladder))
         if request_fields:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import Literal
 
@@ -127,9 +128,13 @@ def load_spec(path: str | Path) -> LoadedSpec:
     if not isinstance(data, dict):
         raise SpecError(f"{path}: the spec must be a YAML mapping at the top level")
     try:
-        spec = Spec.model_validate(data)
+        spec = Spec.model_validate(data, context={"spec_dir": path.resolve().parent})
     except ValidationError as exc:
         raise SpecError(_describe_errors(path, root, exc)) from None
+    for note in spec.claim.notes:  # a result file and hand-written values: which won
+        logging.getLogger(__name__).warning("%s: claim: %s", path, note)
+    if spec.claim.unmapped:
+        logging.getLogger(__name__).info("%s: claim.from: fields not read: %s", path, ", ".join(spec.claim.unmapped))
     return LoadedSpec(spec=spec, path=path.resolve(), sha256=hashlib.sha256(raw).hexdigest())
 
 

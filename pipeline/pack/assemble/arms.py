@@ -34,7 +34,7 @@ from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 from pipeline.pack.document.parts import FigureLineage
 from pipeline.pack.document.section_parts import VendorConditionsRow, WaterfallRow, WaterfallStep
 from pipeline.pack.render import svg
-from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS
+from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS, vendor_request_count
 from pipeline.spec import Spec
 
 CAPACITY_AT_SLA = ("capacity at SLA", "capacity at the buyer's SLA (highest SLA-meeting sweep level)")
@@ -61,8 +61,15 @@ def arm_lineage(layout: PackLayout, arm_timings_rows: int) -> dict:
 
 
 def conditions_text(spec: Spec) -> str:
-    c = spec.claim.conditions
-    return f"{c.input_tokens} tokens in, {c.output_tokens} out, closed loop at concurrency {c.concurrency}"
+    c, arms = spec.claim.conditions, spec.workload.replay.arms
+    if c.concurrency is not None:
+        load = f"closed loop at concurrency {c.concurrency}"
+    else:
+        load = f"open loop at {c.request_rate:g} requests/s ({c.arrival_process or 'poisson'} arrivals)"
+    text = f"{c.input_tokens} tokens in, {c.output_tokens} out, {load}"
+    if c.num_requests is not None and arms is not None:  # the claim's count, as the arm sent it
+        text += f", {vendor_request_count(c, arms)} requests (the claim's {c.num_requests})"
+    return text
 
 
 def vendor_conditions_section(spec: Spec, arm_rows: list[dict], lineage: dict) -> list[VendorConditionsRow]:

@@ -129,7 +129,12 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         spec_sha256=loaded.sha256,
         spec_name=spec.name,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        claim=parts.Claim(source=spec.claim.source, figures=dict(spec.claim.figures)),
+        claim=parts.Claim(
+            source=spec.claim.source,
+            figures=dict(spec.claim.figures),
+            **({"unmapped": list(spec.claim.unmapped)} if spec.claim.from_ else {}),
+            **({"notes": list(spec.claim.notes)} if spec.claim.notes else {}),
+        ),
         figures=_parts(parts.Figure, figures),
         vendor_conditions=arm_sections["vendor_conditions"],
         headline_waterfall=arm_sections["headline_waterfall"],

@@ -128,6 +128,10 @@ class Figure(MeasuredBesideClaim):
 class Claim(Part):
     source: str
     figures: dict[str, Number]
+    # a claim read from the vendor's result file (claim.from): its fields read as neither figure nor
+    # condition, and the hand-written values that won over the file's; absent for hand-written claims
+    unmapped: list[str] | MISSING = MISSING
+    notes: list[str] | MISSING = MISSING
 
 
 class Condition(Part):

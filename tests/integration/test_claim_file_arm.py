@@ -1,0 +1,67 @@
+"""A vendor's `vllm bench serve` result file as the claim, its conditions re-run against the
+reference endpoint over loopback: the file's lengths, an open loop at its 10 requests/s (Poisson,
+seeded), its 300 prompts bounded to 40 by the spec's `workload.replay.arms.requests`; the arm has
+a steady window and figures at the vendor's conditions. The profile decodes at a fixed 5 ms a
+token, so 40 requests of ~270 tokens arriving over ~4 s stay well inside the bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from pipeline import REPO_ROOT
+from pipeline.analysis.arms import arm_figures, measured
+from pipeline.pack.assemble import arms as pack_arms
+from pipeline.plan import arms as plan_arms
+from pipeline.plan.synthetic_prompts import ApproxTokenizer
+from pipeline.reference import ReferenceServer
+from pipeline.replay.arms import run_arms
+from pipeline.replay.engine import ReplaySettings, Target
+from pipeline.spec import Spec
+from tests.support.specs import demo_spec_dict
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "claims"
+STEADY_PROFILE = {  # a fixed 5 ms a token, no prefill, no batching slowdown
+    "name": "steady",
+    "model": "reference-model",
+    "version": "2026-11-01",
+    "prefill_ms_per_token": 0,
+    "decode_ms_per_token": 5,
+    "decode_slowdown_per_seq": 0,
+    "max_running_seqs": 100000,
+    "default_max_tokens": 128,
+    "seed": 0,
+}
+
+
+def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
+    data = demo_spec_dict()
+    data["claim"] = {"from": "vllm_bench_results.json", "format": "vllm_bench", "record": 0}
+    data["workload"]["replay"]["arms"] = {"requests": 40, "max_duration_s": 30, "ladder": False}
+    spec = Spec.model_validate(data, context={"spec_dir": FIXTURES})
+    arms = spec.workload.replay.arms
+    assert arms is not None
+    arm = plan_arms.vendor_conditions_arm(spec.claim.conditions, arms, ApproxTokenizer(), False)
+    assert arm is not None and (arm.mode, len(arm.requests)) == ("trace", 40)
+    profile = tmp_path / "steady.yaml"
+    profile.write_text(yaml.safe_dump(STEADY_PROFILE))
+    with ReferenceServer(str(profile)) as server:
+        timings, summaries = run_arms(
+            [arm],
+            Target("ref", server.base_url, "reference-model"),
+            ReplaySettings(request_timeout_s=10),
+            arms.max_duration_s,
+            "run-claim-file",
+            lambda name: tmp_path / f"{name}.jsonl",
+        )
+    assert [(s["arm"], s["mode"], s["sent"]) for s in summaries] == [("a_vendor_conditions", "trace", 40)]
+    figures = arm_figures(timings, spec)
+    rate = measured(figures, "ref", plan_arms.VENDOR_CONDITIONS, "requests_per_s")
+    assert rate is not None and 5 < rate < 20  # 40 seeded Poisson arrivals at 10/s
+    rows = pack_arms.vendor_conditions_section(
+        spec, figures.to_pylist(), {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+    )
+    assert {row.metric for row in rows} >= {"requests_per_s", "ttft_ms_p99", "itl_ms_p50"}
+    assert all(row.n > 0 for row in rows)
+    assert rows[0].conditions.startswith("999 tokens in, 270 out, open loop at 10 requests/s (poisson arrivals)")
