@@ -7,7 +7,8 @@ figures and the pack's latency charts read: `pipeline.analysis.tables.steady_req
 steady window, successful production requests), with the stage's own window (a sweep level's
 `level_spec`, an arm's `window_spec` with the warm-up and cool-down `data/arm_figures.parquet`
 records). A mean is kept only where its count equals the figure's `n`, so it describes the very
-population the percentiles describe; otherwise that metric's statistic is left out. ITL's comes from
+population the percentiles describe; otherwise that metric's statistic is left out (a sweep level's
+table keeps TTFT's `n` only; its TPOT and E2E are read from the same rows by the same filter). ITL's comes from
 `data/itl_histogram.parquet` (every steady-window gap counted per whole microsecond, as the ITL
 percentiles are read), for the production load only: the sweep and arm timings keep no gap lists.
 """
