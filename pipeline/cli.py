@@ -1,5 +1,5 @@
-"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), verify, sign, keygen, serve-reference,
-anonymize."""
+"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), verify, sign, keygen, export,
+serve-reference, anonymize."""
 
 from __future__ import annotations
 
@@ -158,6 +158,35 @@ def keygen(out: Path = typer.Option(..., "--out", help="PREFIX: writes PREFIX.ke
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     console.print(f"private key: {pair.private} (keep it outside any pack); public key: {pair.public}")
+
+
+@app.command()
+def export(
+    pack: Path = typer.Argument(..., help="an evidence pack folder (with evidence_pack.json)"),
+    export_format: str = typer.Option(..., "--format", help="br0.2: llm-d's Benchmark Report v0.2, one per load stage"),
+    out: Path = typer.Option(..., "--out", help="folder for the documents (outside the pack: its manifest lists all)"),
+) -> None:
+    """Write the pack's figures in another tool's format, read from the pack's files (nothing re-analysed)."""
+    from pipeline.pack.export import benchmark_report
+    from pipeline.spec import SpecError
+
+    if export_format != benchmark_report.FORMAT:
+        typer.echo(f"error: unknown format {export_format!r}; known: {benchmark_report.FORMAT}", err=True)
+        raise typer.Exit(2)
+    if not benchmark_report.candidate_packs(pack):
+        typer.echo(f"error: {pack}: no candidate pack below it (no {benchmark_report.FIGURES.path})", err=True)
+        raise typer.Exit(2)
+    if out.resolve().is_relative_to(pack.resolve()):
+        typer.echo(f"error: {out}: inside the pack, whose manifest would no longer list every file", err=True)
+        raise typer.Exit(2)
+    try:
+        written = benchmark_report.export(pack, out)
+    except SpecError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    console.print(
+        f"{pack}: {len(written)} Benchmark Report v0.2 documents (one per load stage) in {out}", soft_wrap=True
+    )
 
 
 @app.command("serve-reference")
