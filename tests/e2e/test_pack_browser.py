@@ -27,6 +27,7 @@ SECTIONS = [
     "conditions",
     "workload",
     "latency",
+    "reply-mix",  # reasoning, tool calls and structured output (the demo's budget-8b reasons)
     "throughput",
     "sweep",
     "validity",

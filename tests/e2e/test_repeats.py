@@ -56,7 +56,8 @@ def test_a_repeated_replay_sends_every_request_n_times_and_packs_each_runs_figur
     for figure in with_runs:
         runs = figure["repeats"]["runs"]
         assert [run["repeat"] for run in runs] == list(range(REPEATS)), figure["metric"]
-        assert "t-interval" in figure["repeats"]["interval_method"]
+        if all(run["measured"] is not None for run in runs):  # a figure no run measured (no tool calls) has no t
+            assert "t-interval" in figure["repeats"]["interval_method"], figure["metric"]
         assert figure["n"] == sum(run["n"] for run in runs)
         for run in runs:  # the verdict's interval is never narrower than one run's own
             # an open end (None) is wider than any: it stays open when any run's is
