@@ -42,7 +42,8 @@ GROUP = "arms"
     deps=[replay_plan, sweep_timings],  # after every other replay: no two ever overlap
     description=(
         "The claim's own benchmark at claim.conditions, then the attribution ladder's steps (the buyer's prompt "
-        "lengths, output lengths, requests, arrivals), each a bounded replay; every row carries `arm`."
+        "lengths, output lengths, requests, their tools, schemas and reasoning settings, arrivals), each a bounded "
+        "replay; every row carries `arm`."
     ),
 )
 def arm_timings(
