@@ -204,18 +204,20 @@ class StreamReader:
             self.text_parts.append(content)
         else:
             content = None
+        tool_text = False  # a tool-call piece with text (a name or arguments): an id-only piece holds no token
         for call in calls:
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
             index = call.get("index") if isinstance(call.get("index"), int) else len(self.tool_calls)
             piece = self.tool_calls.setdefault(index, {"name": "", "arguments": ""})
             for key in ("name", "arguments"):
-                if isinstance(function.get(key), str):
+                if isinstance(function.get(key), str) and function[key]:
                     piece[key] += function[key]
-        if calls:
+                    tool_text = True
+        if tool_text:
             outcome.tool_call_chunks += 1
-        if reasoning or content or calls:
+        if reasoning or content or tool_text:
             outcome.chunk_times_ns.append(now_ns)
-            if (content or calls) and outcome.t_first_output_ns is None:
+            if (content or tool_text) and outcome.t_first_output_ns is None:
                 outcome.t_first_output_ns = now_ns
 
     @property

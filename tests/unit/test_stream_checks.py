@@ -4,10 +4,15 @@ not; buffered output (zero gaps at a real per-token time) is flagged, an instant
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
 import pandas as pd
 import pytest
 
 from pipeline.quality.expectations import stream_frame, stream_gaps_suite, stream_tokens_seen_suite, validate
+from pipeline.replay.records import RequestOutcome
+from pipeline.replay.reply_reading import StreamReader
 
 
 def _row(request_id: str, **overrides) -> dict:
@@ -76,3 +81,33 @@ def test_buffered_output_is_flagged_and_an_instant_server_is_not():
     assert not outcome.passed and "flushes" in outcome.metadata["failed"][0]["hint"]
     instant = [_row(f"i{i}", tpot_ms=0.01, itl_ms=[0.01] * 29) for i in range(10)]
     assert validate(stream_gaps_suite, _frame(instant), name="stream_gaps").passed
+
+
+def test_the_reader_counts_every_kind_of_token_and_no_empty_piece():
+    """Reasoning, answer and tool-call pieces are token arrivals; a tool-call piece that carries
+    only an id (no name, no argument text) and an empty content delta are not."""
+
+    def chunk(delta: dict, finish: str | None = None) -> str:
+        return json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 1, tzinfo=UTC), t_end_ns=0)
+    reader = StreamReader(outcome)
+    events = [
+        chunk({"role": "assistant", "content": ""}),  # no token
+        chunk({"reasoning_content": "Let me"}),
+        chunk({"reasoning": " think"}),  # OpenRouter's key
+        chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function"}]}),  # id only: no token
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "card_status", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"card_id": "x"}'}}]}, "tool_calls"),
+        json.dumps(
+            {"choices": [], "usage": {"completion_tokens": 9, "completion_tokens_details": {"reasoning_tokens": 3}}}
+        ),
+    ]
+    for t, data in enumerate(events, start=1):
+        reader.feed(data, t)
+    reader.feed("[DONE]", 99)
+    assert outcome.chunk_times_ns == [2, 3, 5, 6]
+    assert (outcome.reasoning_chunks, outcome.tool_call_chunks, outcome.t_first_output_ns) == (2, 2, 5)
+    assert outcome.finish_reason == "tool_calls" and outcome.reasoning_tokens == 3
+    assert reader.tool_calls == {0: {"name": "card_status", "arguments": '{"card_id": "x"}'}}
+    assert reader.streamed_text == ["Let me think", "card_status", '{"card_id": "x"}']
