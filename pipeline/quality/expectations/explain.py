@@ -143,6 +143,8 @@ def _shown(column: str, value):
         return WITHHELD
     if isinstance(value, str) and len(value) > STRING_SHOWN:
         return value[:STRING_SHOWN] + "…"
+    if isinstance(value, float):
+        return float(f"{value:.6g}")  # 0.8888888888888888 → 0.888889: a reader's digits, not a repr's
     return value
 
 
