@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from pipeline.analysis.arms import arm_figures, measured
 from pipeline.contracts import ARM_TIMINGS
@@ -33,20 +32,10 @@ from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
 from tests.support.arm_plans import buyer_plan
+from tests.support.profiles import steady_profile
 from tests.support.specs import demo_spec_dict
 
 ARM_REQUESTS = 40
-STEADY_PROFILE = {
-    "name": "steady",
-    "model": "reference-model",
-    "version": "2026-11-01",
-    "prefill_ms_per_token": 0,
-    "decode_ms_per_token": 5,
-    "decode_slowdown_per_seq": 0,
-    "max_running_seqs": 100000,
-    "default_max_tokens": 128,
-    "seed": 0,
-}
 
 
 def spec_claiming(**figures) -> Spec:
@@ -70,9 +59,7 @@ def run_every_arm(spec: Spec, tmp_path: Path):
         arm = plan_arms.arrival_process_arm(plan, ladder[-1], rate)
         return [arm] if arm else []
 
-    profile = tmp_path / "steady.yaml"
-    profile.write_text(yaml.safe_dump(STEADY_PROFILE))
-    with ReferenceServer(str(profile)) as server:
+    with ReferenceServer(str(steady_profile(tmp_path))) as server:
         return run_arms(
             [arm for arm in planned + ladder if arm is not None],
             Target("ref", server.base_url, "reference-model"),

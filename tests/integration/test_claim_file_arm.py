@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from pipeline import REPO_ROOT
 from pipeline.analysis.arms import arm_figures, measured
 from pipeline.pack.assemble import arms as pack_arms
@@ -19,20 +17,10 @@ from pipeline.reference import ReferenceServer
 from pipeline.replay.arms import run_arms
 from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.spec import Spec
+from tests.support.profiles import steady_profile
 from tests.support.specs import demo_spec_dict
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "claims"
-STEADY_PROFILE = {  # a fixed 5 ms a token, no prefill, no batching slowdown
-    "name": "steady",
-    "model": "reference-model",
-    "version": "2026-11-01",
-    "prefill_ms_per_token": 0,
-    "decode_ms_per_token": 5,
-    "decode_slowdown_per_seq": 0,
-    "max_running_seqs": 100000,
-    "default_max_tokens": 128,
-    "seed": 0,
-}
 
 
 def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
@@ -44,9 +32,7 @@ def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
     assert arms is not None
     arm = plan_arms.vendor_conditions_arm(spec.claim.conditions, arms, ApproxTokenizer(), False)
     assert arm is not None and (arm.mode, len(arm.requests)) == ("trace", 40)
-    profile = tmp_path / "steady.yaml"
-    profile.write_text(yaml.safe_dump(STEADY_PROFILE))
-    with ReferenceServer(str(profile)) as server:
+    with ReferenceServer(str(steady_profile(tmp_path))) as server:
         timings, summaries = run_arms(
             [arm],
             Target("ref", server.base_url, "reference-model"),
