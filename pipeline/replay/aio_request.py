@@ -28,7 +28,15 @@ import aiohttp
 from yarl import URL
 
 from pipeline.replay.records import RequestOutcome
-from pipeline.replay.reply_reading import ERROR_BODY_CHARS, StreamError, StreamReader, finish, http_error
+from pipeline.replay.reply_reading import (
+    ERROR_BODY_CHARS,
+    STALE_CONNECTION_RETRIES,
+    StreamError,
+    StreamReader,
+    finish,
+    http_error,
+    stale_connection,
+)
 
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
 # after the 200's headers, the connection dropping mid-body is a cut stream, not a reset
@@ -112,7 +120,20 @@ async def open_connections(
 async def send_chat(
     session: aiohttp.ClientSession, url: str, body: dict, headers: dict, total_timeout_s: float
 ) -> RequestOutcome:
-    """POST a streaming chat completion and record every lifecycle timestamp."""
+    """POST a streaming chat completion and record every lifecycle timestamp; sent again on
+    another connection where a pooled one turned out closed (`stale_connection`)."""
+    send_call_ns = time.perf_counter_ns()
+    for _ in range(STALE_CONNECTION_RETRIES + 1):
+        outcome = await _send_once(session, url, body, headers, total_timeout_s)
+        if not stale_connection(outcome):
+            break
+    outcome.t_send_call_ns = send_call_ns
+    return outcome
+
+
+async def _send_once(
+    session: aiohttp.ClientSession, url: str, body: dict, headers: dict, total_timeout_s: float
+) -> RequestOutcome:
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     reader = StreamReader(outcome)
     payload = _StampedBody(json.dumps(body, separators=(",", ":")).encode(), outcome)

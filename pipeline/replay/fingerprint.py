@@ -85,7 +85,16 @@ def legacy_advertised_version(models: list[dict], model: str) -> str:
     return LEGACY_PREFIX + _sha256({key: entry.get(key) for key in LEGACY_FIELDS if key in entry})[:12]
 
 
-def probe(client: httpx.Client, target: Target) -> tuple[list[str], str | None]:
+# What a probe adds for a server (by its `server` header) so that its greedy reply depends on the
+# model alone: llama.cpp's server reuses a prompt's cached KV by default, and a reply computed from
+# the cache differs from a cold one (measured on Gemma 3 270M Q4_K_M, llama.cpp b11434: the third
+# probe's reply changed between the first probe of a fresh server and every later one), so the
+# version key changed between the partition's probe and the replay's. Only the server that reads
+# the field is sent it: OpenAI's API refuses fields it does not know.
+PROBE_FIELDS_BY_SERVER = {"llama.cpp": {"cache_prompt": False}}
+
+
+def probe(client: httpx.Client, target: Target, server: str | None = None) -> tuple[list[str], str | None]:
     """sha256 of each greedy probe reply, and the system_fingerprint where the server gives one."""
     hashes, system_fingerprint = [], None
     for prompt in PROBES:
@@ -95,6 +104,7 @@ def probe(client: httpx.Client, target: Target) -> tuple[list[str], str | None]:
             "max_tokens": PROBE_MAX_TOKENS,
             "temperature": 0,
             "stream": False,
+            **PROBE_FIELDS_BY_SERVER.get(server or "", {}),
         }
         response = client.post(target.chat_url, json=body, headers=target.headers())
         response.raise_for_status()
@@ -111,7 +121,8 @@ def fingerprint(target: Target, with_probes: bool = True) -> dict:
     across probes of an unchanged server."""
     with httpx.Client(timeout=TIMEOUT_S, trust_env=False) as client:
         models, headers = list_models(client, target)
-        probe_hashes, system_fingerprint = probe(client, target) if with_probes else ([], None)
+        probed = probe(client, target, headers.get("server")) if with_probes else ([], None)
+    probe_hashes, system_fingerprint = probed
     document = {
         "candidate": target.candidate,
         "model": target.model,

@@ -13,6 +13,15 @@ from datetime import datetime
 
 from pipeline.tokens import count_tokens
 
+# llama.cpp's per-request `timings` object (its fields) → the raw-timing columns that keep them
+SERVER_TIMING_FIELDS = {
+    "prompt_n": "server_prompt_n",
+    "cache_n": "server_cache_n",
+    "prompt_ms": "server_prompt_ms",
+    "predicted_n": "server_predicted_n",
+    "predicted_ms": "server_predicted_ms",
+}
+
 
 @dataclass(frozen=True)
 class PlannedRequest:
@@ -88,6 +97,8 @@ class RequestOutcome:
     # every token's text (reasoning, answer, tool calls) and the reasoning's: counted, never recorded
     streamed_text: list[str] | None = None
     reasoning_text: str | None = None
+    # the server's own per-request account (llama.cpp's `timings`; reply_reading.server_timings)
+    server_timings: dict[str, float | int] = field(default_factory=dict)
 
 
 def _ms(ns: int) -> float:
@@ -240,4 +251,5 @@ def build_record(
         "reasoning_tokens_source": reasoning_source,
         "tool_call_valid": outcome.tool_call_valid,
         "structured_output_valid": outcome.structured_output_valid,
+        **{column: outcome.server_timings.get(column) for column in SERVER_TIMING_FIELDS.values()},
     }

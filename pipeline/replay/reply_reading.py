@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import time
 
-from pipeline.replay.records import RequestOutcome
+from pipeline.replay.records import SERVER_TIMING_FIELDS, RequestOutcome
 from pipeline.tokens import count_tokens
 from pipeline.tokens.tokenizers import Tokenizer, reply_counter
 
@@ -138,6 +138,17 @@ def reasoning_tokens(usage: dict) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def server_timings(timings: dict) -> dict[str, float | int]:
+    """The numbers of a server's per-request `timings` (llama.cpp's server: prompt tokens prefilled
+    and read from the cache, prefill and decode milliseconds, tokens decoded) by raw-timing column;
+    fields it does not send, or sends as something other than a number, are left out."""
+    return {
+        column: value
+        for key, column in SERVER_TIMING_FIELDS.items()
+        if isinstance(value := timings.get(key), int | float) and not isinstance(value, bool)
+    }
+
+
 # where a chunk's delta carries reasoning text: vLLM, SGLang, DeepSeek and llama.cpp write
 # `reasoning_content`; OpenRouter and vLLM's newer parsers `reasoning`
 REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -180,6 +191,9 @@ class StreamReader:
             outcome.output_tokens = usage.get("completion_tokens")
             outcome.cached_tokens = cached_tokens(usage)
             outcome.reasoning_tokens = reasoning_tokens(usage)
+        timings = payload.get("timings")
+        if isinstance(timings, dict):
+            outcome.server_timings = server_timings(timings)
         for choice in payload.get("choices") or []:
             if not isinstance(choice, dict):
                 raise StreamError("malformed_sse", "choice is not a JSON object")
@@ -271,6 +285,20 @@ def count_reply(outcome: RequestOutcome, counter: Tokenizer | None) -> None:
     if outcome.reasoning_tokens is None and outcome.reasoning_text:
         outcome.reasoning_tokens_counted = counter.count_text(outcome.reasoning_text)
         outcome.reasoning_tokens_counter = counter.name
+
+
+# A keep-alive connection the server closed just after its last reply, taken from the pool before
+# the close reached the client: llama.cpp's server closes every connection after a streamed reply
+# (its chunked writer ends the stream by "failing") while its headers say keep-alive. The request
+# never reached the server, so it is sent again on another connection (at most this many times)
+# and its send stamped there; `t_send_call_ns` stays at the first call, so the detour shows as
+# time before the send, never inside TTFT or E2E.
+STALE_CONNECTION_RETRIES = 2
+
+
+def stale_connection(outcome: RequestOutcome) -> bool:
+    """A reset before any response on a connection the request did not open (a pooled one)."""
+    return outcome.error_type == "connection_reset" and outcome.http_status is None and outcome.connect_ns is None
 
 
 def usage_issue(outcome: RequestOutcome, max_tokens: int | None, usage_asked: bool) -> str | None:

@@ -295,3 +295,60 @@ def test_the_spec_chooses_the_transport_and_refuses_an_unknown_one(write_spec):
     data["workload"]["replay"]["transport"] = "curl"
     with pytest.raises(SpecError, match="transport"):
         load_spec(write_spec(data))
+
+
+async def _answer_once_per_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Like llama.cpp's server: a streamed reply whose headers say keep-alive, and then the
+    connection is no good — here closed without a word when the next request arrives on it, so the
+    client meets the stale connection every time, not only when it wins a race with the close."""
+    answered = 0
+    while True:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            break
+        length = next(
+            (
+                int(line.split(":", 1)[1])
+                for line in head.decode().split("\r\n")
+                if line.lower().startswith("content-length:")
+            ),
+            0,
+        )
+        await reader.readexactly(length)
+        if answered:
+            break
+        writer.write(
+            f"HTTP/1.1 200 OK\r\n{SSE_HEADERS}Content-Length: {len(GOOD)}\r\n"
+            "Keep-Alive: timeout=5, max=100\r\n\r\n".encode()
+        )
+        writer.write(GOOD)
+        await writer.drain()
+        answered += 1
+    writer.close()
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced_not_counted_as_an_error():
+    """Each request after the first finds its pooled connection closed before any response: it is
+    sent again on a new connection (the server never saw it), ends well, and its send is stamped
+    on the connection that carried it (t_send_call_ns, the first call, is earlier)."""
+
+    async def run() -> list:
+        server = await asyncio.start_server(_answer_once_per_connection, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+        body = request.chat_body("m", [{"role": "user", "content": "hi"}], 3)
+        outcomes = []
+        async with httpx.AsyncClient(trust_env=False) as client, aio_request.make_session(5.0) as session:
+            for _ in range(3):
+                outcomes.append(await request.send_chat(client, url, body, {}, 5.0))
+                outcomes.append(await aio_request.send_chat(session, url, body, {}, 5.0))
+        server.close()
+        await server.wait_closed()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    assert [(o.error_type, len(o.chunk_times_ns), o.output_tokens) for o in outcomes] == [(None, 3, 3)] * 6
+    assert all(o.t_send_call_ns <= o.t_sent_ns < o.t_end_ns for o in outcomes)
+    # the first request of each client opened its connection; each later one met a stale pooled
+    # connection and was carried by a new one, whose set-up is timed
+    assert all(o.connect_ns is not None for o in outcomes)

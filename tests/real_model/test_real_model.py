@@ -1,4 +1,5 @@
-"""A real model in the loop: llama.cpp's OpenAI-compatible server with Gemma 3 270M on loopback.
+"""A real serving engine in the loop: llama.cpp's own server (`llama-server`, four slots batched
+continuously) with Gemma 3 270M on loopback.
 
 Needs the `model` extra (`make real-model`); skipped cleanly without it.
 """
@@ -23,7 +24,7 @@ from tests.support.specs import demo_spec_dict
 
 pytestmark = [
     pytest.mark.real_model,
-    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama_cpp, Gemma GGUF) is not installed"),
+    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama-server, Gemma GGUF) is not installed"),
 ]
 
 
@@ -33,7 +34,7 @@ def llama() -> Iterator[LlamaServer]:
         yield server
 
 
-def test_streams_replay_with_client_counted_tokens(tmp_path: Path, llama: LlamaServer) -> None:
+def test_streams_replay_with_server_counted_tokens(tmp_path: Path, llama: LlamaServer) -> None:
     messages = [{"role": "user", "content": "In one sentence: why might a card payment be declined?"}]
     plan = [PlannedRequest(f"q{i}", i * 0.05, messages, 24, count_message_tokens(messages)) for i in range(3)]
     with Journal(tmp_path / "journal.jsonl") as journal:
@@ -48,11 +49,10 @@ def test_streams_replay_with_client_counted_tokens(tmp_path: Path, llama: LlamaS
     assert stats.errors == 0, [r["error_message"] for r in rows]
     for row in rows:
         assert row["status"] == "ok" and row["ttft_ms"] > 0 and row["e2e_ms"] >= row["ttft_ms"]
-        # llama.cpp sends no usage in streams: flagged, and (the plan naming no real tokenizer) the
-        # content chunks stand in, a token each from llama.cpp
-        assert row["usage_issue"] == "usage_missing" and row["usage_reported"] is False
-        assert 0 < row["output_tokens"] == row["content_chunks"] and row["output_tokens_source"] == "chunks"
-        assert row["content_chunks"] >= 1
+        # llama-server streams usage (asked for) and a token a chunk; its own timings ride along
+        assert row["usage_issue"] is None and row["usage_reported"] is True
+        assert row["output_tokens_source"] == "usage" and 0 < row["content_chunks"] <= row["output_tokens"] <= 24
+        assert row["server_predicted_n"] == row["output_tokens"] and row["server_prompt_ms"] > 0
 
 
 @pytest.mark.slow
@@ -63,14 +63,14 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     data["candidates"] = data["candidates"][:1]  # one real model
     data["candidates"][0].update(base_url=llama.base_url, model=MODEL_ALIAS)
     data["workload"]["sample"].update(max_requests=20)
-    # llama.cpp has no min_tokens/ignore_eos; the model's own tokenizer counts what the server does not
+    # the model's own tokenizer fits the prompts
     data["workload"]["prompts"] = {"min_tokens": False, "tokenizer": f"gguf:{gemma_gguf()}"}
     # Gemma 3 270M does not reason: 16 tokens hold a label (the demo's 64 leave a reasoning model room)
-    data["accuracy"].update(max_items=50, concurrency=1, request_timeout_s=120, max_tokens=16)
-    # one request at a time is all llama.cpp serves: replay closed-loop at concurrency 1
+    data["accuracy"].update(max_items=50, concurrency=4, request_timeout_s=120, max_tokens=16)
+    # closed-loop at the server's four slots
     data["workload"]["replay"] = {
         "mode": "concurrency",
-        "concurrency": 1,
+        "concurrency": 4,
         "warmup_s": 0,
         "cooldown_s": 0,
         "request_timeout_s": 120,
@@ -81,12 +81,12 @@ def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: Llam
     assert result.exit_code == 0, result.output
     raw = pq.read_table(out / "data" / "raw_timings.parquet").to_pylist()
     assert len(raw) == 20
-    assert all(r["status"] == "ok" and r["usage_issue"] == "usage_missing" for r in raw), [
-        (r["error_type"], r["error_message"]) for r in raw if r["status"] != "ok"
+    assert all(r["status"] == "ok" and r["usage_issue"] is None for r in raw), [
+        (r["error_type"], r["error_message"], r["usage_issue"]) for r in raw if r["status"] != "ok" or r["usage_issue"]
     ]
-    # no usage in streams: each reply counted with the GGUF's tokenizer, and the blocking output ≤
-    # max_tokens check (which the approximate count once failed: 50 tokens counted as 52) passed
-    assert {r["output_tokens_source"] for r in raw} == {"tokenizer:gguf:gemma-3-270m-q4_k_m.gguf"}
+    # usage in streams: each reply counted by the server, its own timings kept beside it
+    assert {r["output_tokens_source"] for r in raw} == {"usage"}
+    assert all(r["server_predicted_n"] == r["output_tokens"] for r in raw)
     pack = json.loads((out / "evidence_pack.json").read_text())
     measured = {f["metric"]: f for f in pack["figures"]}
     assert measured["ttft_ms_p50"]["n"] == 20 and measured["ttft_ms_p50"]["measured"] > 0

@@ -149,6 +149,11 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "reasoning_tokens_source": "VARCHAR",
         "tool_call_valid": "BOOLEAN",
         "structured_output_valid": "BOOLEAN",
+        "server_prompt_n": "BIGINT",
+        "server_cache_n": "BIGINT",
+        "server_prompt_ms": "DOUBLE",
+        "server_predicted_n": "BIGINT",
+        "server_predicted_ms": "DOUBLE",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -172,6 +177,11 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("reasoning_tokens_source", pa.string()),
             ("tool_call_valid", pa.bool_()),
             ("structured_output_valid", pa.bool_()),
+            ("server_prompt_n", pa.int64()),
+            ("server_cache_n", pa.int64()),
+            ("server_prompt_ms", pa.float64()),
+            ("server_predicted_n", pa.int64()),
+            ("server_predicted_ms", pa.float64()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added

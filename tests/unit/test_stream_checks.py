@@ -111,3 +111,36 @@ def test_the_reader_counts_every_kind_of_token_and_no_empty_piece():
     assert outcome.finish_reason == "tool_calls" and outcome.reasoning_tokens == 3
     assert reader.tool_calls == {0: {"name": "card_status", "arguments": '{"card_id": "x"}'}}
     assert reader.streamed_text == ["Let me think", "card_status", '{"card_id": "x"}']
+
+
+def test_the_reader_keeps_the_servers_own_timings_and_nothing_that_is_not_a_number():
+    """llama.cpp's server sends a `timings` object on the stream's last chunk (beside usage): its
+    numbers are kept by raw-timing column; a field that is not a number is left out."""
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 1, tzinfo=UTC), t_end_ns=0)
+    reader = StreamReader(outcome)
+    last = {
+        "choices": [],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 8, "prompt_tokens_details": {"cached_tokens": 32}},
+        # as llama-server 11434 writes it (tools/server/server-common.cpp server_slot_stats::to_json)
+        "timings": {
+            "cache_n": 32,
+            "prompt_n": 8,
+            "prompt_ms": 12.5,
+            "prompt_per_token_ms": 1.5625,
+            "predicted_n": 8,
+            "predicted_ms": 70.25,
+            "predicted_per_second": "fast",
+        },
+    }
+    reader.feed(json.dumps(last), 1)
+    assert outcome.cached_tokens == 32
+    assert outcome.server_timings == {
+        "server_cache_n": 32,
+        "server_prompt_n": 8,
+        "server_prompt_ms": 12.5,
+        "server_predicted_n": 8,
+        "server_predicted_ms": 70.25,
+    }
+    bad = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 1, tzinfo=UTC), t_end_ns=0)
+    StreamReader(bad).feed(json.dumps({"choices": [], "timings": {"prompt_ms": "n/a", "cache_n": True}}), 1)
+    assert bad.server_timings == {}
