@@ -29,7 +29,7 @@ PRIVATE_SUFFIX = ".private"
 # columns that hold text, in any table a re-validation writes: messages keep their structure,
 # the others become NULL (the quarantine's `raw` is withheld by its SQL, with the reasons' values)
 MESSAGE_COLUMNS = frozenset({"messages_json"})
-TEXT_COLUMNS = frozenset({"text", "reply", "reply_text", "raw"})
+TEXT_COLUMNS = frozenset({"text", "reply", "reply_text", "raw", "expected_json"})  # expected_json: arguments
 
 
 def private_root(pack_root: Path) -> Path:

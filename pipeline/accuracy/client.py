@@ -1,5 +1,7 @@
 """Send every item of the labelled slice to one candidate (non-streaming chat completions) and
 keep its reply; failures are recorded with a type, never raised. Latency on the monotonic clock.
+An item of the tool_call or json_schema scorer is sent with its request fields, and its reply's
+tool calls and finish reason are read for the scorer (`labelled_slice.score_replies` drops them).
 """
 
 from __future__ import annotations
@@ -16,8 +18,19 @@ from pipeline.replay.engine import Target
 ERROR_CHARS = 300
 
 
-def accuracy_body(model: str, messages: list[dict], max_tokens: int) -> dict:
-    return {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": False}
+def accuracy_body(model: str, messages: list[dict], max_tokens: int, request: dict | None = None) -> dict:
+    """The request: the item's own fields (tools, tool_choice, response_format) under ours."""
+    ours = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": False}
+    return {**(request or {}), **ours}
+
+
+def _tool_calls(message: dict) -> list[dict]:
+    """Each call's `name` and `arguments` text, for the scorer only (never recorded)."""
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        calls.append({"name": function.get("name"), "arguments": function.get("arguments")})
+    return calls
 
 
 def replay_slice(items: list[dict], target: Target, max_tokens: int, concurrency: int, timeout_s: float) -> list[dict]:
@@ -51,7 +64,8 @@ async def _ask(client: httpx.AsyncClient, target: Target, item: dict, max_tokens
         "output_tokens": None,
         "sent_at": datetime.now(UTC),
     }
-    body = accuracy_body(target.model, json.loads(item["messages_json"]), max_tokens)
+    request = json.loads(item["request_json"]) if item.get("request_json") else None
+    body = accuracy_body(target.model, json.loads(item["messages_json"]), max_tokens, request)
     started = time.perf_counter_ns()
     try:
         async with asyncio.timeout(timeout_s):
@@ -63,7 +77,13 @@ async def _ask(client: httpx.AsyncClient, target: Target, item: dict, max_tokens
             )
         else:
             payload = response.json()
-            record["reply"] = payload["choices"][0]["message"]["content"] or ""
+            choice = payload["choices"][0]
+            record["reply"] = choice["message"]["content"] or ""
+            if request is not None:  # judged by the tool_call / json_schema scorers, then dropped
+                record["tool_calls"], record["finish_reason"] = (
+                    _tool_calls(choice["message"]),
+                    choice.get("finish_reason"),
+                )
             usage = payload.get("usage") or {}
             record["prompt_tokens"] = usage.get("prompt_tokens")
             record["output_tokens"] = usage.get("completion_tokens")

@@ -72,6 +72,10 @@ LABELLED_SLICE_SCHEMA = pa.schema(
         ("label", pa.string()),
         ("messages_json", pa.string()),
         ("source_line", pa.int64()),
+        # tool_call / json_schema scorers (pipeline/accuracy/calls.py): the item's request fields as
+        # sent (`tools`, `tool_choice` or `response_format`, a JSON object) and its expected arguments
+        ("request_json", pa.string()),
+        ("expected_json", pa.string()),
     ]
 )
 

@@ -1,6 +1,7 @@
 """Quality of an agent's replies under load: are its tool calls and structured answers valid?
 
-Computed on every production reply the replay receives (and on labelled items), from the request
+Computed on every production reply the replay receives (and on labelled items: the slice's
+`tool_call` and `json_schema` scorers, `pipeline/accuracy/calls.py`), from the request
 as sent and the reply as streamed; only the flags are kept, never the text or the arguments.
 
 - **Tool-call schema accuracy** (K2-Vendor-Verifier's `schema_accuracy`, judged as its
@@ -34,12 +35,19 @@ TOOL_CALLS = "tool_calls"
 
 def _valid(instance: Any, schema: dict) -> bool | None:
     """Whether `instance` validates against `schema`; None when the schema itself is invalid."""
+    if schema_problem(schema) is not None:
+        return None
+    return validators.validator_for(schema, default=validators.Draft202012Validator)(schema).is_valid(instance)
+
+
+def schema_problem(schema: dict) -> str | None:
+    """Why `schema` is not a valid JSON schema (under the validator `_valid` uses); None if it is."""
     validator_class = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
         validator_class.check_schema(schema)
-    except schema_errors.SchemaError:
-        return None
-    return validator_class(schema).is_valid(instance)
+    except schema_errors.SchemaError as exc:
+        return exc.message
+    return None
 
 
 def _parsed(text: str | None) -> tuple[bool, Any]:

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from pipeline.spec.base import Strict
 
 ACCURACY_TEMPLATE_FIELDS = {"text", "labels"}
+CALL_SCORERS = ("tool_call", "json_schema")  # scorers of a reply's tool calls or structured answer
 
 
 class AccuracySlice(Strict):
@@ -23,9 +24,21 @@ class AccuracySlice(Strict):
     id_field: str | None = Field(default=None, description="default: the 1-based line number")
     prompt_template: str = Field(description="user message; {text} is the item, {labels} the label list")
     system_prompt: str | None = None
-    scorer: Literal["exact", "normalised", "regex", "choice"] = "choice"
+    scorer: Literal["exact", "normalised", "regex", "choice", "tool_call", "json_schema"] = Field(
+        default="choice",
+        description="tool_call: the label is the tool the reply must call (the item offers `tools_field`); "
+        "json_schema: the reply must validate against the item's `response_format_field` (pipeline/accuracy/calls.py)",
+    )
     pattern: str | None = Field(default=None, description="regex scorer: its first group is the answer")
     labels: list[str] | None = Field(default=None, description="choice scorer: default, the slice's labels")
+    tools_field: str = Field(default="tools", description="tool_call: each item's OpenAI `tools` list")
+    tool_choice_field: str = Field(default="tool_choice", description="tool_call: each item's `tool_choice`, if any")
+    arguments_field: str | None = Field(
+        default=None, description="tool_call: each item's expected arguments (an object), if any; default none checked"
+    )
+    response_format_field: str = Field(
+        default="response_format", description="json_schema: each item's `response_format` (type json_schema)"
+    )
     mode: Literal["separate", "mixed"] = Field(
         default="separate",
         description="separate: replayed on its own, after the load; mixed: each item sent once among the production "
@@ -53,6 +66,19 @@ class AccuracySlice(Strict):
         if unknown:
             raise ValueError(f"unknown template field(s) {unknown}; known: text, labels")
         return value
+
+    @property
+    def scores_calls(self) -> bool:
+        """Whether the items carry request fields (tools, a schema) and the reply's calls are scored."""
+        return self.scorer in CALL_SCORERS
+
+    @model_validator(mode="after")
+    def _call_scorers_separate(self) -> AccuracySlice:
+        if self.scores_calls and self.mode == "mixed":
+            raise ValueError(
+                f"scorer {self.scorer} needs mode separate: the load replay keeps validity flags, not the calls"
+            )
+        return self
 
     @model_validator(mode="after")
     def _regex_needs_pattern(self) -> AccuracySlice:
