@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jinja2
 
@@ -87,7 +87,6 @@ class StarterFacts:
     candidate: CandidateFacts
     written_on: str  # the date, for the header
     spec_file: str  # the spec's own name, for the `loadproof run` line
-    notes: list[str] = field(default_factory=list)
 
 
 def round_up(value: float) -> float:
@@ -173,7 +172,8 @@ def _claim_figure(log: LogFacts) -> tuple[str, float, str, str]:
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    """A number as YAML reads it back: never in exponent form (PyYAML reads `1e-05` as a string)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.10f}".rstrip("0")
 
 
 TEMPLATE = """\
@@ -183,9 +183,6 @@ TEMPLATE = """\
 # Each value is a starting point, the reason it was chosen beside it; the lines marked FILL IN are
 # yours to write. Paths are relative to this file's folder. Then: loadproof run {{ facts.spec_file }}
 # Every field is explained in examples/demo.yaml and README.md ("The spec").
-{% for note in facts.notes %}
-# note: {{ note }}
-{% endfor %}
 name: {{ ("re-validation of " ~ candidate.model ~ " on " ~ log.path.split("/")[-1]) | q }}
 
 # The vendor's claim: the published figures this re-validation puts to the test.
