@@ -1,5 +1,5 @@
-"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), verify, sign, keygen, export,
-serve-reference, anonymize."""
+"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), init (a first spec), verify, sign,
+keygen, export, serve-reference, anonymize."""
 
 from __future__ import annotations
 
@@ -81,6 +81,34 @@ def run(
     """Run a re-validation spec end to end and write its evidence pack."""
     loaded = _load_or_exit(spec)
     _execute(spec, out, {}, loaded.spec.analysis.confidence)
+
+
+@app.command()
+def init(
+    log: str = typer.Argument(..., help="the production log: a file or a glob (.gz read transparently)"),
+    target: str = typer.Option(..., "--target", help="the candidate's OpenAI base URL (…/v1 is added if missing)"),
+    out: Path = typer.Option(Path("spec.yaml"), "--out", help="the spec to write (never over an existing file)"),
+    log_format: str | None = typer.Option(None, "--format", help="the log's format; default: detected"),
+    column: list[str] = typer.Option([], help="csv/parquet: NAME=COLUMN, repeated (arrival=ts, prompt_tokens=p, ...)"),
+    window_s: float = typer.Option(60.0, help="seconds of the log to replay: its busiest window"),
+    max_requests: int = typer.Option(500, help="at most this many of the window's requests are sent"),
+    api_key_env: str | None = typer.Option(None, help="the variable holding the API key (the name is written)"),
+) -> None:
+    """Write an annotated spec from LOG (format, busiest window, SLA from its logged latencies) and the
+    model at --target, that `loadproof run` accepts as written; then edit its FILL IN lines."""
+    from pipeline.workload.init_spec import InitError, write_starter_spec
+
+    try:
+        facts = write_starter_spec(log, target, out, log_format, tuple(column), window_s, max_requests, api_key_env)
+    except InitError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    written, surveyed = escape(str(out)), facts.log
+    console.print(
+        f"{written}: {surveyed.format} log, busiest {surveyed.window_s:g} s ({surveyed.window_requests} requests), "
+        f"candidate {escape(facts.candidate.model)}; fill in its claim and price, then: loadproof run {written}",
+        soft_wrap=True,
+    )
 
 
 @app.command()

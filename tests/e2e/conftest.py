@@ -10,6 +10,7 @@ or run, and say why where they do it:
 - test_repeats: `replay.repeats: 3` (the production replay three times in a row);
 - test_reliability_kills: a run killed mid-replay, then re-run into the same folder;
 - test_definitions: a blocking check that fails on the first asset (the run stops there);
+- test_init_then_run: the spec `loadproof init` writes, run as written (its own window and candidate);
 - test_partitions: continues from a copy of this pack with a second model version;
 - test_privacy_canary: a log and a slice with canaries planted, run under the default and `keep`.
 
