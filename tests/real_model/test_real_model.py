@@ -15,12 +15,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, gemma_gguf, llama_available
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
-from tests.support.specs import demo_spec_dict
+from tests.support.specs import DEMO_REAL_SPEC, demo_spec_dict
 
 pytestmark = [
     pytest.mark.real_model,
@@ -55,40 +55,56 @@ def test_streams_replay_with_server_counted_tokens(tmp_path: Path, llama: LlamaS
         assert row["server_predicted_n"] == row["output_tokens"] and row["server_prompt_ms"] > 0
 
 
+def _partition_table(out: Path, name: str) -> list[dict]:
+    (path,) = out.glob(f"candidates/*/*/data/{name}.parquet")
+    return pq.read_table(path).to_pylist()
+
+
 @pytest.mark.slow
-def test_whole_pipeline_on_a_small_slice(tmp_path: Path, write_spec, llama: LlamaServer, monkeypatch) -> None:
-    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "unused-by-llama")
+def test_demo_real_flow_shows_a_real_engines_load_behaviour(
+    tmp_path: Path, write_spec, llama: LlamaServer, monkeypatch
+) -> None:
+    """`loadproof demo-real`'s spec (shrunk) against llama-server: every request streamed with usage
+    and the server's own timings; the sweep's levels show continuous batching's knee (throughput
+    rising from one request in flight to the four slots, TTFT growing past them as requests queue);
+    the live /metrics fill the server view (the queue only past the slots); the prefix cache hits on
+    the log's shared system prompts; 30 labelled items scored against the real model."""
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    data = demo_spec_dict()
-    data["candidates"] = data["candidates"][:1]  # one real model
-    data["candidates"][0].update(base_url=llama.base_url, model=MODEL_ALIAS)
-    data["workload"]["sample"].update(max_requests=20)
-    # the model's own tokenizer fits the prompts
-    data["workload"]["prompts"] = {"min_tokens": False, "tokenizer": f"gguf:{gemma_gguf()}"}
-    # Gemma 3 270M does not reason: 16 tokens hold a label (the demo's 64 leave a reasoning model room)
-    data["accuracy"].update(max_items=50, concurrency=4, request_timeout_s=120, max_tokens=16)
-    # closed-loop at the server's four slots
-    data["workload"]["replay"] = {
-        "mode": "concurrency",
-        "concurrency": 4,
-        "warmup_s": 0,
-        "cooldown_s": 0,
-        "request_timeout_s": 120,
-        "max_duration_s": 900,
-    }
+    data = demo_spec_dict(DEMO_REAL_SPEC)
+    data["candidates"][0]["base_url"] = llama.base_url
+    data["workload"]["sample"]["max_requests"] = 16
+    data["workload"]["replay"]["sweep"]["requests_per_level"] = 12
+    data["accuracy"]["max_items"] = 30
     out = tmp_path / "pack"
     result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    raw = pq.read_table(out / "data" / "raw_timings.parquet").to_pylist()
-    assert len(raw) == 20
+    raw = _partition_table(out, "raw_timings")
+    assert len(raw) == 16
     assert all(r["status"] == "ok" and r["usage_issue"] is None for r in raw), [
         (r["error_type"], r["error_message"], r["usage_issue"]) for r in raw if r["status"] != "ok" or r["usage_issue"]
     ]
     # usage in streams: each reply counted by the server, its own timings kept beside it
     assert {r["output_tokens_source"] for r in raw} == {"usage"}
     assert all(r["server_predicted_n"] == r["output_tokens"] for r in raw)
+    assert all(r["server_prompt_n"] + r["server_cache_n"] == r["prompt_tokens"] for r in raw)
+    # the log's requests share system prompts: llama-server's slots reuse them
+    assert sum(r["cached_tokens"] for r in raw) > 0
+    (hits,) = _partition_table(out, "prefix_cache_hits")
+    assert hits["requests_reporting"] == 16 and 0 < hits["hit_rate"] < 1
+    levels = {row["load_level"]: row for row in _partition_table(out, "sweep_levels")}
+    assert set(levels) == {1.0, 2.0, 4.0, 8.0} and levels[4.0]["production"]
+    print("\nlevel  tokens/s  TTFT p50 ms")
+    for level, row in sorted(levels.items()):
+        print(f"{level:5.0f}  {row['output_tokens_per_s']:8.1f}  {row['ttft_ms_p50']:8.1f}")
+    # continuous batching: four in flight decode more tokens per second than one; past the four
+    # slots the extra requests wait for a slot, so the median TTFT grows
+    assert levels[4.0]["output_tokens_per_s"] > levels[1.0]["output_tokens_per_s"]
+    assert levels[8.0]["ttft_ms_p50"] > levels[4.0]["ttft_ms_p50"]
+    server = {row["load_level"]: row for row in _partition_table(out, "server_levels")}
+    # llama.cpp's live /metrics: requests_processing as running, requests_deferred as waiting
+    assert all(row["scrapes"] > 0 and row["running_max"] <= 4 for row in server.values())
+    assert server[8.0]["waiting_max"] > 0 and server[1.0]["waiting_max"] == 0
     pack = json.loads((out / "evidence_pack.json").read_text())
     measured = {f["metric"]: f for f in pack["figures"]}
-    assert measured["ttft_ms_p50"]["n"] == 20 and measured["ttft_ms_p50"]["measured"] > 0
-    assert measured["output_tokens_per_s"]["measured"] > 0
-    assert measured["accuracy"]["n"] == 50  # 50 labelled items scored against the real model
+    assert measured["ttft_ms_p50"]["n"] == 16 and measured["ttft_ms_p50"]["measured"] > 0
+    assert measured["accuracy"]["n"] == 30  # 30 labelled items scored against the real model

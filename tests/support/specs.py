@@ -1,4 +1,4 @@
-"""Spec builders: the demo spec pointed at the bundled log and slice, a small one-candidate spec
+"""Spec builders: the demo spec (or demo-real's) pointed at the bundled log and slice, a small one-candidate spec
 for whole-graph runs, a serving-profile file for the reference endpoint, the asset list."""
 
 from __future__ import annotations
@@ -14,16 +14,18 @@ DEMO_LOG = REPO_ROOT / "examples" / "data" / "production_requests.jsonl"
 
 
 DEMO_SPEC = REPO_ROOT / "examples" / "demo.yaml"
+DEMO_REAL_SPEC = REPO_ROOT / "examples" / "demo_real.yaml"  # `loadproof demo-real`: llama-server
 
 
 DEMO_SLICE = REPO_ROOT / "examples" / "data" / "banking77_slice.csv"
 
 
-def demo_spec_dict() -> dict:
-    data = yaml.safe_load(DEMO_SPEC.read_text())
-    data["workload"]["log"]["path"] = str(DEMO_LOG)
+def demo_spec_dict(spec: Path = DEMO_SPEC) -> dict:
+    """The spec's data with its log and labelled slice as absolute paths (relative to the spec)."""
+    data = yaml.safe_load(spec.read_text())
+    data["workload"]["log"]["path"] = str(spec.parent / data["workload"]["log"]["path"])
     if data.get("accuracy"):
-        data["accuracy"]["path"] = str(DEMO_SLICE)
+        data["accuracy"]["path"] = str(spec.parent / data["accuracy"]["path"])
     return data
 
 

@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from pipeline import REPO_ROOT
-from pipeline.cli import print_headline
+from pipeline.cli_output import print_headline
 from pipeline.pack.render import svg
 from pipeline.pack.render.pages import delta, interval, interval_level, num, render_html, render_markdown
 from tests.support import chromium

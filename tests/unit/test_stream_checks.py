@@ -71,6 +71,18 @@ def test_a_few_misses_pass_within_mostly_and_failed_requests_are_not_judged():
     assert validate(stream_tokens_seen_suite, _frame(rows), name="stream_tokens_seen").passed
 
 
+def test_a_json_answer_is_not_judged_and_a_plain_one_with_the_same_counts_is():
+    """llama-server's grammar-constrained JSON reply: 37 tokens in 16 chunks, 15 by the approximate
+    count — no yardstick for missed deltas; the same counts on a plain answer are a miss."""
+    json_reply = dict(output_tokens=37, output_tokens_client=15, content_chunks=16, reasoning_chunks=0)
+    json_reply.update(reasoning_tokens_source="chunks", structured_output_valid=True)
+    rows = [_row(f"j{i}", **json_reply) for i in range(10)]
+    assert stream_frame(pd.DataFrame(rows))["unseen_token_factor"].isna().all()
+    assert validate(stream_tokens_seen_suite, _frame(rows), name="stream_tokens_seen").passed
+    plain = [_row(f"p{i}", **{**json_reply, "structured_output_valid": None}) for i in range(10)]
+    assert not validate(stream_tokens_seen_suite, _frame(plain), name="stream_tokens_seen").passed
+
+
 def test_buffered_output_is_flagged_and_an_instant_server_is_not():
     buffered = [_row(f"b{i}", itl_ms=[10.0] * 20 + [0.01] * 9 + [0.02] * 10) for i in range(10)]
     under_half = validate(stream_gaps_suite, _frame(buffered), name="stream_gaps")

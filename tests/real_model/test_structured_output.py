@@ -1,0 +1,120 @@
+"""Issue 25's real engine: llama-server honours `response_format` with a JSON schema through its
+grammar. The same prompts replayed with and without the schema: every constrained reply validates
+against it (the replay's own judge, `structured_output_valid`), the unconstrained ones mostly do
+not, and the raw timings give the TPOT of each, so the grammar's cost per token is measured.
+
+Needs the `model` extra (`make real-model`); skipped cleanly without it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
+from pipeline.replay.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.records import PlannedRequest
+from pipeline.replay.reply_validity import structured_output_valid
+from pipeline.tokens import count_message_tokens
+
+pytestmark = [
+    pytest.mark.real_model,
+    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama-server, Gemma GGUF) is not installed"),
+]
+
+# short, closed answers: a reply the grammar allows ends well within max_tokens
+DECLINE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "enum": ["insufficient_funds", "card_blocked", "suspected_fraud", "other"]},
+        "retry": {"type": "boolean"},
+    },
+    "required": ["reason", "retry"],
+    "additionalProperties": False,
+}
+CONSTRAINED = {
+    "temperature": 0,
+    "response_format": {"type": "json_schema", "json_schema": {"name": "decline", "schema": DECLINE_SCHEMA}},
+}
+QUESTIONS = (
+    "My card was declined at Tesco although I have money. Why?",
+    "The ATM kept my card and said it is blocked. What happened?",
+    "A payment of 900 GBP abroad was refused. Is it fraud?",
+    "Why was my online order rejected by the bank?",
+    "My contactless payment failed twice today.",
+    "The shop said my card was declined for an unknown reason.",
+)
+MAX_TOKENS = 48
+
+
+@pytest.fixture(scope="module")
+def llama() -> Iterator[LlamaServer]:
+    with LlamaServer() as server:
+        yield server
+
+
+def _plan(fields: dict) -> list[PlannedRequest]:
+    plan = []
+    for i, question in enumerate(QUESTIONS):
+        messages = [
+            {"role": "system", "content": "Answer as JSON with the decline reason and whether to retry."},
+            {"role": "user", "content": question},
+        ]
+        plan.append(
+            PlannedRequest(
+                f"q{i}", None, messages, MAX_TOKENS, count_message_tokens(messages), request_fields=dict(fields)
+            )
+        )
+    return plan
+
+
+def _replay(tmp_path: Path, llama: LlamaServer, name: str, fields: dict) -> list[dict]:
+    journal_path = tmp_path / f"{name}.jsonl"
+    with Journal(journal_path) as journal:
+        run_replay(
+            _plan(fields),
+            Target("llama", llama.base_url, MODEL_ALIAS),
+            ReplaySettings(mode="concurrency", concurrency=1, request_timeout_s=120),
+            name,
+            journal,
+        )
+    return journal_to_table(journal_path).to_pylist()
+
+
+def test_a_json_schema_constrains_the_reply_and_its_tpot_is_measured(tmp_path: Path, llama: LlamaServer) -> None:
+    constrained = _replay(tmp_path, llama, "with-schema", CONSTRAINED)
+    free = _replay(tmp_path, llama, "without-schema", {"temperature": 0})
+    assert all(r["status"] == "ok" for r in constrained + free)
+    # the grammar holds the reply to the schema, and the replay's judge says so for every reply
+    assert [r["structured_output_valid"] for r in constrained] == [True] * len(QUESTIONS)
+    assert all(r["finish_reason"] == "stop" for r in constrained)
+    # nothing asked, nothing judged
+    assert all(r["structured_output_valid"] is None for r in free)
+    # the same chats unconstrained, judged against the schema by the same rule
+    with httpx.Client(timeout=120, trust_env=False) as client:
+        free_valid = [
+            structured_output_valid(
+                CONSTRAINED,
+                client.post(
+                    f"{llama.base_url}/chat/completions",
+                    json={"model": MODEL_ALIAS, "messages": item.messages, "max_tokens": MAX_TOKENS, "temperature": 0},
+                ).json()["choices"][0]["message"]["content"],
+            )
+            for item in _plan({})
+        ]
+    tpot = {
+        name: statistics.median(r["tpot_ms"] for r in rows if r["tpot_ms"] is not None)
+        for name, rows in (("with schema", constrained), ("without", free))
+    }
+    print(
+        f"\nvalid against the schema: with it {len(QUESTIONS)}/{len(QUESTIONS)}, without it "
+        f"{sum(v is True for v in free_valid)}/{len(QUESTIONS)}; TPOT p50 with {tpot['with schema']:.1f} ms, "
+        f"without {tpot['without']:.1f} ms"
+    )
+    assert sum(v is True for v in free_valid) < len(QUESTIONS)  # the grammar, not the prompt, made them valid
+    assert all(value > 0 for value in tpot.values())
