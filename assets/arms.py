@@ -30,7 +30,6 @@ from pipeline.plan import arms as arm_plans
 from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
 from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
-from pipeline.replay.server_metrics import ScrapesBeside
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "arms"
@@ -69,14 +68,11 @@ def arm_timings(
             arm = arm_plans.arrival_process_arm(run.plan, structure, rate)
             return [arm] if arm is not None else []
 
-        scrapes = ScrapesBeside(run.target, run.replay, run.run_id, "arm")
+        scrapes = run.scrapes("arm")
         timings, summaries = run_arms(
             [arm for arm in [vendor, *ladder] if arm is not None],
-            run.target,
-            run.settings,
+            run.runs,
             arms.max_duration_s,
-            run.run_id,
-            lambda arm: run.journal(f"{run.candidate.name}.{arm}"),
             follow_up=arrival_step if arms.ladder else None,
             log=context.log.info,
             around_arm=scrapes.around,  # the server's own view of each arm, in data/server_metrics.parquet

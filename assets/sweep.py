@@ -33,7 +33,6 @@ from pipeline.contracts import (
 )
 from pipeline.files.layout import write_text
 from pipeline.quality import expectations, rules
-from pipeline.replay.server_metrics import ScrapesBeside
 from pipeline.replay.sweep import run_sweep
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -55,7 +54,7 @@ def sweep_timings(
 ) -> MaterializeResult:
     run = PartitionReplay(context, spec, storage, endpoint)
     # each level's server_metrics rows, scoped by load_level (no warm-up: the production replay warmed the cache)
-    scrapes = ScrapesBeside(run.target, run.replay, run.run_id, "load_level")
+    scrapes = run.scrapes("load_level")
     if run.replay.sweep is None:
         timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
     else:
@@ -67,10 +66,7 @@ def sweep_timings(
         timings, summary = run_sweep(
             run.plan,
             run.replay,
-            run.target,
-            run.settings,
-            run.run_id,
-            lambda candidate, index: run.journal(f"{candidate}.sweep{index}"),
+            run.runs,
             judge=judge,
             log=context.log.info,
             around_level=lambda candidate, level: scrapes.around(level.value),

@@ -29,6 +29,7 @@ from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
 from pipeline.replay.arms import run_arms
 from pipeline.replay.engine import ReplaySettings, Target
+from pipeline.replay.runs import RunBuilder
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
 from tests.support.arm_plans import buyer_plan
@@ -62,11 +63,13 @@ def run_every_arm(spec: Spec, tmp_path: Path):
     with ReferenceServer(str(steady_profile(tmp_path))) as server:
         return run_arms(
             [arm for arm in planned + ladder if arm is not None],
-            Target("ref", server.base_url, "reference-model"),
-            ReplaySettings(request_timeout_s=10),
+            RunBuilder(
+                Target("ref", server.base_url, "reference-model"),
+                ReplaySettings(request_timeout_s=10),
+                "run-arms",
+                lambda name: tmp_path / f"{name}.jsonl",
+            ),
             arms.max_duration_s,
-            "run-arms",
-            lambda arm: tmp_path / f"{arm}.jsonl",
             follow_up=arrival_step,
         )
 
