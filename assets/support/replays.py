@@ -4,9 +4,8 @@ text (the private copy under `privacy.text` hash and drop) to the partition's ca
 spec's replay settings, journals where the privacy rule puts them, and writes its rows the same way
 (the reply text withheld from the pack). What the runs share is the partition's `RunBuilder`
 (pipeline/replay/runs.py, `runs`), and the server's own view beside them (`scrapes`,
-`beside_production_replay`). The assets only say which run it is and where it goes."""
-
-from __future__ import annotations
+`beside_production_replay`). The assets only say which run it is and where it goes: a partitioned
+asset that replays is a `replay_asset`, whose body is handed the partition's `PartitionReplay`."""
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -14,9 +13,10 @@ from functools import cached_property
 from pathlib import Path
 
 import pyarrow as pa
+from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, asset
 
 from assets.support.metadata import table_metadata
-from assets.support.partitions import partition_candidate, partition_layout
+from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
 from assets.support.privacy import journal_layout, planned_requests_with_text, text_layout, write_raw_timings
 from pipeline.contracts import PackFile
 from pipeline.plan.warm_prefixes import beside_production_replay
@@ -34,7 +34,7 @@ class PartitionReplay:
     def __init__(
         self, context, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource, progress: bool = True
     ):
-        self.context, self.storage = context, storage
+        self.context, self.storage, self.endpoint = context, storage, endpoint
         self.loaded = spec.load()
         self.spec = self.loaded.spec
         self.replay = self.spec.workload.replay
@@ -79,3 +79,28 @@ class PartitionReplay:
         accuracy needs it); returns the materialisation metadata."""
         path = write_raw_timings(self.storage, self.spec, self.layout, file, timings)
         return table_metadata(timings, path, self.run_id)
+
+
+def replay_asset(
+    *, group_name: str, deps: list, description: str
+) -> Callable[[Callable[[AssetExecutionContext, PartitionReplay], MaterializeResult]], AssetsDefinition]:
+    """A partitioned asset (candidate × model version) that replays against the partition's
+    candidate: the decorated body, named as the asset, is handed the context and the partition's
+    `PartitionReplay`, and says only which runs it sends and where their rows go."""
+
+    def decorate(body: Callable[[AssetExecutionContext, PartitionReplay], MaterializeResult]) -> AssetsDefinition:
+        @asset(
+            name=body.__name__,
+            partitions_def=REVALIDATION_PARTITIONS,
+            group_name=group_name,
+            deps=deps,
+            description=description,
+        )
+        def replays(
+            context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
+        ) -> MaterializeResult:
+            return body(context, PartitionReplay(context, spec, storage, endpoint))
+
+        return replays
+
+    return decorate
