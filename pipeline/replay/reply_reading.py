@@ -305,13 +305,14 @@ def stale_connection(outcome: RequestOutcome) -> bool:
 async def sent_past_stale_connections(send_once: Callable[[], Awaitable[RequestOutcome]]) -> RequestOutcome:
     """One request sent by `send_once` (a transport's single attempt: httpx's or aiohttp's), and
     sent again on another connection where a pooled one turned out closed (`stale_connection`), at
-    most STALE_CONNECTION_RETRIES times; `t_send_call_ns` is the first call's."""
-    send_call_ns = time.perf_counter_ns()
-    for _ in range(STALE_CONNECTION_RETRIES + 1):
-        outcome = await send_once()
+    most STALE_CONNECTION_RETRIES times; `t_send_call_ns` is the first attempt's own (so a request
+    sent once keeps its stamps as its one attempt made them: nothing written, `t_sent_ns` equal)."""
+    first = outcome = await send_once()
+    for _ in range(STALE_CONNECTION_RETRIES):
         if not stale_connection(outcome):
             break
-    outcome.t_send_call_ns = send_call_ns
+        outcome = await send_once()
+    outcome.t_send_call_ns = first.t_send_call_ns
     return outcome
 
 
