@@ -21,7 +21,7 @@ from assets.replay import replay_plan
 from assets.support.checks import check_result
 from assets.support.metadata import write_table
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
-from assets.support.replays import PartitionReplay
+from assets.support.replays import PartitionReplay, replay_asset
 from assets.sweep import sweep_timings
 from pipeline.analysis import arms as arm_analysis
 from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
@@ -30,14 +30,12 @@ from pipeline.plan import arms as arm_plans
 from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
 from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
-from pipeline.replay.server_metrics import ScrapesBeside
-from resources import EndpointResource, PackStorage, SpecResource
+from resources import PackStorage, SpecResource
 
 GROUP = "arms"
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@replay_asset(
     group_name=GROUP,
     deps=[replay_plan, sweep_timings],  # after every other replay: no two ever overlap
     description=(
@@ -46,17 +44,14 @@ GROUP = "arms"
         "replay; every row carries `arm`."
     ),
 )
-def arm_timings(
-    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
-) -> MaterializeResult:
-    run = PartitionReplay(context, spec, storage, endpoint)
+def arm_timings(context: AssetExecutionContext, run: PartitionReplay) -> MaterializeResult:
     conditions, arms = run.spec.claim.conditions, run.replay.arms
     summaries: list[dict] = []
     if arms is None or not arm_plans.runnable(conditions):
         timings = ARM_TIMINGS_SCHEMA.empty_table()
     else:
         # the claimed lengths under the plan's own tokenizer (hf:, gguf:, server): the lengths the server counts
-        tokenizer, min_tokens = plan_tokenizer(run.loaded, endpoint.target), run.spec.workload.prompts.min_tokens
+        tokenizer, min_tokens = plan_tokenizer(run.loaded, run.endpoint.target), run.spec.workload.prompts.min_tokens
         vendor = arm_plans.vendor_conditions_arm(conditions, arms, tokenizer, min_tokens)
         ladder = arm_plans.ladder_arms(run.plan, conditions, arms, tokenizer, min_tokens)
 
@@ -69,14 +64,11 @@ def arm_timings(
             arm = arm_plans.arrival_process_arm(run.plan, structure, rate)
             return [arm] if arm is not None else []
 
-        scrapes = ScrapesBeside(run.target, run.replay, run.run_id, "arm")
+        scrapes = run.scrapes("arm")
         timings, summaries = run_arms(
             [arm for arm in [vendor, *ladder] if arm is not None],
-            run.target,
-            run.settings,
+            run.runs,
             arms.max_duration_s,
-            run.run_id,
-            lambda arm: run.journal(f"{run.candidate.name}.{arm}"),
             follow_up=arrival_step if arms.ladder else None,
             log=context.log.info,
             around_arm=scrapes.around,  # the server's own view of each arm, in data/server_metrics.parquet

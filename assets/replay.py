@@ -60,14 +60,13 @@ from pipeline.files.layout import write_parquet, write_text
 from pipeline.plan.accuracy import with_mixed_accuracy
 from pipeline.plan.replay_plan import build_plan, plan_tokenizer, prompt_fit_summary
 from pipeline.plan.sessions import session_summary
-from pipeline.plan.warm_prefixes import beside_production_replay
 from pipeline.quality import expectations, rules
 from pipeline.reference import ReferenceServer
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.repeats import merge_repeats, repeat_name, replay_runs
-from pipeline.replay.shards import Shard, align_server_metrics, shard_plan, shard_settings, shards_for
+from pipeline.replay.repeats import merge_repeats, replay_runs
+from pipeline.replay.shards import Shard, align_server_metrics, shards_for
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -224,27 +223,9 @@ def replay_shard(
     context: OpExecutionContext, shard: Shard, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
 ) -> list[dict]:
     run = PartitionReplay(context, spec, storage, endpoint, progress=shard.count == 1)
-    name = run.candidate.name if shard.count == 1 else f"{run.candidate.name}-{shard.label}"
-    scraping = beside_production_replay(  # shard 0: the prefix-cache warm-up, then the server's own view
-        run.target,
-        run.spec.workload,
-        shard.index,
-        run.layout,
-        run.run_id,
-        context.log.warning,
-        warm_rows=text_layout(storage, run.spec),  # the warm-up rows with their text (privacy.text)
-    )
-    with scraping:
-        return replay_runs(
-            shard_plan(run.plan, shard),
-            run.target,
-            shard_settings(run.settings, shard),
-            shard,
-            run.replay,
-            journal_for=lambda repeat: run.journal(repeat_name(name, repeat)),
-            run_id=run.run_id,
-            log=context.log.info,
-        )
+    # shard 0: the prefix-cache warm-up, then the server's own view
+    with run.beside_production_replay(shard.index, context.log.warning):
+        return replay_runs(run.plan, run.runs, shard, run.replay, log=context.log.info)
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")

@@ -13,15 +13,14 @@ from dagster import (
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
-    asset,
     asset_check,
 )
 
 from assets.replay import raw_timings, replay_plan
 from assets.support.checks import check_result, table_check
-from assets.support.partitions import REVALIDATION_PARTITIONS, partition_layout
+from assets.support.partitions import partition_layout
 from assets.support.privacy import planned_requests_with_text
-from assets.support.replays import PartitionReplay
+from assets.support.replays import PartitionReplay, replay_asset
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.repeats import first_run
 from pipeline.contracts import (
@@ -33,15 +32,13 @@ from pipeline.contracts import (
 )
 from pipeline.files.layout import write_text
 from pipeline.quality import expectations, rules
-from pipeline.replay.server_metrics import ScrapesBeside
 from pipeline.replay.sweep import run_sweep
-from resources import EndpointResource, PackStorage, SpecResource
+from resources import PackStorage, SpecResource
 
 GROUP = "sweep"
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@replay_asset(
     group_name=GROUP,
     deps=[replay_plan, raw_timings, ACCURACY_RESULTS.name],  # after every other replay: no two ever overlap
     description=(
@@ -50,12 +47,9 @@ GROUP = "sweep"
         "load (raw_timings); every row carries load_level."
     ),
 )
-def sweep_timings(
-    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
-) -> MaterializeResult:
-    run = PartitionReplay(context, spec, storage, endpoint)
+def sweep_timings(context: AssetExecutionContext, run: PartitionReplay) -> MaterializeResult:
     # each level's server_metrics rows, scoped by load_level (no warm-up: the production replay warmed the cache)
-    scrapes = ScrapesBeside(run.target, run.replay, run.run_id, "load_level")
+    scrapes = run.scrapes("load_level")
     if run.replay.sweep is None:
         timings, summary = SWEEP_TIMINGS_SCHEMA.empty_table(), None
     else:
@@ -67,10 +61,7 @@ def sweep_timings(
         timings, summary = run_sweep(
             run.plan,
             run.replay,
-            run.target,
-            run.settings,
-            run.run_id,
-            lambda candidate, index: run.journal(f"{candidate}.sweep{index}"),
+            run.runs,
             judge=judge,
             log=context.log.info,
             around_level=lambda candidate, level: scrapes.around(level.value),

@@ -34,9 +34,9 @@ import pyarrow as pa
 from pipeline.contracts import CANONICAL_LOG_SCHEMA, PRODUCTION_SAMPLE_WINDOW, PackFile
 from pipeline.duck import connect as duck
 from pipeline.plan.replay_plan import build_plan, planned_requests
-from pipeline.replay.engine import ReplaySettings, ReplayStats, Target, run_replay
-from pipeline.replay.journal import Journal
+from pipeline.replay.engine import ReplaySettings, ReplayStats, Target
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import ReplayRun, execute
 from pipeline.replay.server_metrics import server_metrics_beside
 from pipeline.spec.workload import Prompts, Replay, Workload
 
@@ -101,8 +101,7 @@ def send_warm_up(requests: list[PlannedRequest], target: Target, replay: Replay,
         max_duration_s=replay.warm_prefixes_max_s,
         transport=replay.transport,
     )
-    with Journal(journal) as written:
-        return run_replay(requests, target, settings, "warm-prefixes", written)
+    return execute(ReplayRun(requests, target, settings, "warm-prefixes", journal)).stats
 
 
 def planned_warm_up(layout: PackFolder) -> list[dict]:

@@ -1,27 +1,27 @@
-"""The arms: each one's requests sent through the same engine as every replay (`run_replay`),
-one arm after the other, into `arm_timings` (the raw-timing columns plus `arm`).
+"""The arms: each one's requests sent as a run like every replay (`runs.execute`), one arm after
+the other, into `arm_timings` (the raw-timing columns plus `arm`).
 
-`run_arm` runs one arm's requests and nothing else, so that a caller (e.g. a /metrics scrape
-beside each arm) can wrap it. `run_arms` runs the planned arms in ladder order, then asks
-`follow_up` for arms that depend on what ran (the ladder's arrival-process step takes (d)'s
-measured request rate; deciding that needs the analysis, which this package does not import).
+`run_arm` runs one arm's requests (a run of the candidate's `RunBuilder`, journalled as
+`<candidate>.<arm>`) inside what the caller runs beside it (e.g. a /metrics scrape). `run_arms`
+runs the planned arms in ladder order, then asks `follow_up` for arms that depend on what ran
+(the ladder's arrival-process step takes (d)'s measured request rate; deciding that needs the
+analysis, which this package does not import).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import pyarrow as pa
 
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import RunBuilder, execute
 
 # arm_timings' columns (pipeline/contracts/ ARM_TIMINGS): the raw-timing record, then which arm
 # sent the request (a_vendor_conditions, b_prompt_lengths, c_output_lengths, d_request_structure,
@@ -62,22 +62,20 @@ def with_arm(timings: pa.Table, arm: str) -> pa.Table:
 
 
 def run_arm(
-    arm: ArmPlan, target: Target, settings: ReplaySettings, max_duration_s: float, run_id: str, journal_path: Path
+    arm: ArmPlan, runs: RunBuilder, max_duration_s: float, beside: AbstractContextManager | None = None
 ) -> tuple[pa.Table, dict]:
-    """One arm's requests against `target`: its raw timings (with `arm`) and the replay's totals."""
-    with Journal(journal_path) as journal:
-        stats = run_replay(arm.requests, target, arm_settings(settings, arm, max_duration_s), run_id, journal)
-    table = with_arm(journal_to_table(journal.path), arm.arm).cast(ARM_TIMINGS_SCHEMA)
-    return table, {"arm": arm.arm, "mode": arm.mode, "concurrency": arm.concurrency, **dataclasses.asdict(stats)}
+    """One arm's requests against the candidate (inside `beside`), journalled as
+    `<candidate>.<arm>`: its raw timings (with `arm`) and the replay's totals."""
+    settings = arm_settings(runs.settings, arm, max_duration_s)
+    outcome = execute(runs.run(f"{runs.target.candidate}.{arm.arm}", arm.requests, settings), beside)
+    table = with_arm(outcome.timings(), arm.arm).cast(ARM_TIMINGS_SCHEMA)
+    return table, {"arm": arm.arm, "mode": arm.mode, "concurrency": arm.concurrency, **outcome.totals()}
 
 
 def run_arms(
     planned: list[ArmPlan],
-    target: Target,
-    settings: ReplaySettings,
+    runs: RunBuilder,
     max_duration_s: float,
-    run_id: str,
-    journal_path: Callable[[str], Path],
     follow_up: Callable[[dict[str, pa.Table]], list[ArmPlan]] | None = None,
     log: Callable[[str], None] = lambda message: None,
     around_arm: Callable[[str], AbstractContextManager] | None = None,
@@ -89,10 +87,9 @@ def run_arms(
 
     def run(arms: list[ArmPlan]) -> None:
         for arm in arms:
-            log(f"arm {arm.arm} for {target.candidate}: {len(arm.requests)} requests ({arm.mode})")
-            with around_arm(arm.arm) if around_arm is not None else nullcontext():
-                table, summary = run_arm(arm, target, settings, max_duration_s, run_id, journal_path(arm.arm))
-            tables[arm.arm] = table
+            log(f"arm {arm.arm} for {runs.target.candidate}: {len(arm.requests)} requests ({arm.mode})")
+            beside = around_arm(arm.arm) if around_arm is not None else None
+            tables[arm.arm], summary = run_arm(arm, runs, max_duration_s, beside)
             summaries.append(summary)
 
     run(planned)

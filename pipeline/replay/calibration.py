@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from pipeline.duck.session import run_query
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
 from pipeline.replay.roofline import (
     DEFAULT_ROOFLINE,
@@ -28,6 +27,7 @@ from pipeline.replay.roofline import (
     search,
 )
 from pipeline.replay.roofline import with_demand_share as roofline_with_demand_share
+from pipeline.replay.runs import ReplayRun, execute
 
 CLIENT_LIMITED_LAG_MS = 10.0  # schedule lag p99 above this: the client, not the endpoint, set the pace
 CALIBRATION_SPAN_S = 10.0
@@ -84,14 +84,14 @@ def calibrate(
     bounded = replace(
         settings, max_duration_s=min(settings.max_duration_s, CALIBRATION_MAX_DURATION_S), retries=0, progress=False
     )
-    with echo_server() as server, Journal(journal_path) as journal:
+    with echo_server() as server:
         echo = Target("calibration-echo", server.base_url, ECHO_MODEL)
-        run_replay(stretch, echo, bounded, "calibration", journal)
+        calibration = execute(ReplayRun(stretch, echo, bounded, "calibration", journal_path))
         ceiling = None
         if roofline is not None:
             runner = echo_step_runner(server.base_url, ECHO_MODEL, settings, roofline.step_s)
             ceiling = search(runner, events_per_request(stretch), roofline, peak_demand(stretch)["sends_per_s"])
-    figures = run_query("client_calibration", {"calibration_timings": journal_to_table(journal_path)}).to_pylist()[0]
+    figures = run_query("client_calibration", {"calibration_timings": calibration.timings()}).to_pylist()[0]
     lag_p99 = figures["schedule_lag_ms_p99"]
     figures.update(
         mode=settings.mode,

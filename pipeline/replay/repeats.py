@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 
 from pipeline.contracts import REPEAT_COLUMN
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal
 from pipeline.replay.records import PlannedRequest
-from pipeline.replay.shards import SUMMED_STATS, Shard, StartBarrier, merge_shards
+from pipeline.replay.runs import RunBuilder, execute
+from pipeline.replay.shards import SUMMED_STATS, Shard, StartBarrier, merge_shards, shard_plan, shard_settings
 
 REPEAT = REPEAT_COLUMN[0]
 
@@ -31,6 +30,12 @@ def repeat_name(name: str, repeat: int) -> str:
     return name if repeat == 0 else f"{name}.repeat{repeat}"
 
 
+def shard_run_name(candidate: str, shard: Shard, repeat: int) -> str:
+    """The journal name of one shard's run: the candidate's name (`<candidate>-shard_<i>` when the
+    plan is split over shards), as `repeat_name` has it for run `repeat`."""
+    return repeat_name(candidate if shard.count == 1 else f"{candidate}-{shard.label}", repeat)
+
+
 def repeat_shard(shard: Shard, repeat: int) -> Shard:
     """The shard as it starts run `repeat`: the shards of each run wait at a barrier of their own."""
     return shard if repeat == 0 else replace(shard, barrier_dir=str(Path(shard.barrier_dir) / f"repeat-{repeat}"))
@@ -38,38 +43,37 @@ def repeat_shard(shard: Shard, repeat: int) -> Shard:
 
 def replay_runs(
     plan: list[PlannedRequest],
-    target: Target,
-    settings: ReplaySettings,
+    runs: RunBuilder,
     shard: Shard,
     replay,
     *,
-    journal_for: Callable[[int], Path],
-    run_id: str,
     log: Callable[[str], None],
 ) -> list[dict]:
-    """Replay one shard's plan `replay.repeats` times, one run after the other (never two at once);
-    one report per run (`merge_repeats`), each with its `repeat`."""
+    """Replay the shard's part of the plan (`shard_plan`, at `shard_settings`) `replay.repeats`
+    times, one run after the other (never two at once), each a run of `runs` journalled as
+    `shard_run_name`; one report per run (`merge_repeats`), each with its `repeat`."""
+    mine, settings, candidate = shard_plan(plan, shard), shard_settings(runs.settings, shard), runs.target.candidate
     reports = []
     for repeat in range(replay.repeats):
         barrier = StartBarrier(repeat_shard(shard, repeat), replay.shard_ready_timeout_s) if shard.count > 1 else None
         run = f", run {repeat + 1} of {replay.repeats}" if replay.repeats > 1 else ""
         log(
-            f"replaying {len(plan)} requests against {target.candidate} (mode {replay.mode}, {shard.label} of "
+            f"replaying {len(mine)} requests against {candidate} (mode {replay.mode}, {shard.label} of "
             f"{shard.count}{run}, pid {os.getpid()})"
         )
-        with Journal(journal_for(repeat)) as journal:
-            stats = run_replay(plan, target, settings, run_id, journal, start_at=barrier)
+        outcome = execute(runs.run(shard_run_name(candidate, shard, repeat), mine, settings, start_at=barrier))
+        stats = outcome.stats
         log(
-            f"{target.candidate} {shard.label}{run}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent "
+            f"{candidate} {shard.label}{run}: {stats.sent} sent, {stats.errors} errors, {stats.unsent} not sent "
             f"in {stats.wall_s:.1f} s"
         )
         reports.append(
             {
-                "candidate": target.candidate,
+                "candidate": candidate,
                 "shard": shard,
                 "repeat": repeat,
-                "journal": str(journal.path),
-                "stats": asdict(stats),
+                "journal": str(outcome.journal),
+                "stats": outcome.totals(),
                 "pid": os.getpid(),
                 **(barrier.report() if barrier else {"clock": "monotonic"}),
             }

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 
 from pipeline.replay.records import SERVER_TIMING_FIELDS, RequestOutcome
 from pipeline.tokens import count_tokens
@@ -299,6 +300,20 @@ STALE_CONNECTION_RETRIES = 2
 def stale_connection(outcome: RequestOutcome) -> bool:
     """A reset before any response on a connection the request did not open (a pooled one)."""
     return outcome.error_type == "connection_reset" and outcome.http_status is None and outcome.connect_ns is None
+
+
+async def sent_past_stale_connections(send_once: Callable[[], Awaitable[RequestOutcome]]) -> RequestOutcome:
+    """One request sent by `send_once` (a transport's single attempt: httpx's or aiohttp's), and
+    sent again on another connection where a pooled one turned out closed (`stale_connection`), at
+    most STALE_CONNECTION_RETRIES times; `t_send_call_ns` is the first attempt's own (so a request
+    sent once keeps its stamps as its one attempt made them: nothing written, `t_sent_ns` equal)."""
+    first = outcome = await send_once()
+    for _ in range(STALE_CONNECTION_RETRIES):
+        if not stale_connection(outcome):
+            break
+        outcome = await send_once()
+    outcome.t_send_call_ns = first.t_send_call_ns
+    return outcome
 
 
 def usage_issue(outcome: RequestOutcome, max_tokens: int | None, usage_asked: bool) -> str | None:

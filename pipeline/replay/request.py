@@ -19,13 +19,12 @@ from httpx_sse import EventSource
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import (
     ERROR_BODY_CHARS,
-    STALE_CONNECTION_RETRIES,
     StreamError,
     StreamReader,
     chat_body,
     finish,
     http_error,
-    stale_connection,
+    sent_past_stale_connections,
 )
 
 __all__ = ["ERROR_BODY_CHARS", "StreamError", "chat_body", "open_connections", "send_chat"]
@@ -54,13 +53,7 @@ async def send_chat(
 ) -> RequestOutcome:
     """POST a streaming chat completion and record every lifecycle timestamp; sent again on
     another connection where a pooled one turned out closed (`stale_connection`)."""
-    send_call_ns = time.perf_counter_ns()
-    for _ in range(STALE_CONNECTION_RETRIES + 1):
-        outcome = await _send_once(client, url, body, headers, total_timeout_s)
-        if not stale_connection(outcome):
-            break
-    outcome.t_send_call_ns = send_call_ns
-    return outcome
+    return await sent_past_stale_connections(lambda: _send_once(client, url, body, headers, total_timeout_s))
 
 
 async def _send_once(

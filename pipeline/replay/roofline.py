@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import cast
 
 from pipeline.duck.session import run_query
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import ReplayRun, execute
 
 ROOFLINE_LAG_MS = 5.0  # a step is sustained when its schedule lag p99 is at most this, with no errors
 ROOFLINE_FIRST_RATE_PER_S = 10.0  # the ramp starts at the plan's peak rate, or at this when lower
@@ -164,10 +164,9 @@ def echo_step_runner(base_url: str, model: str, settings: ReplaySettings, step_s
             transport=settings.transport,
         )
         with tempfile.TemporaryDirectory(prefix="loadproof-roofline-") as folder:
-            path = Path(folder) / f"roofline-{rate:g}.jsonl"
-            with Journal(path) as journal:
-                run_replay(plan, Target("roofline-echo", base_url, model), bounded, "roofline", journal)
-            timings = journal_to_table(path)
+            journal = Path(folder) / f"roofline-{rate:g}.jsonl"
+            step = ReplayRun(plan, Target("roofline-echo", base_url, model), bounded, "roofline", journal)
+            timings = execute(step).timings()
         figures = run_query("client_roofline_step", {"roofline_timings": timings}).to_pylist()[0]
         return figures
 

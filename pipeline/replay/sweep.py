@@ -21,7 +21,6 @@ import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -29,9 +28,9 @@ import pyarrow as pa
 from pipeline.contracts import LOAD_LEVEL_COLUMNS, SWEEP_TIMINGS_SCHEMA
 from pipeline.plan import arrivals
 from pipeline.replay import capacity_search
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.engine import ReplaySettings
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import RunBuilder, execute
 
 LOAD_UNITS = {"trace": "× logged traffic", "rate": "requests/s", "concurrency": "requests in flight"}
 
@@ -147,10 +146,7 @@ class _Runner:
 
     plan: list[PlannedRequest]
     replay: Any  # the spec's Replay (replay imports no spec)
-    target: Target
-    settings: ReplaySettings
-    run_id: str
-    journal_path: Callable[[str, int], Path]
+    runs: RunBuilder
     log: Callable[[str], None]
     around_level: AroundLevel
     tables: list[pa.Table] = dataclasses.field(default_factory=list)
@@ -164,22 +160,18 @@ class _Runner:
         if level.production:
             entry["status"] = "reused"  # raw_timings holds it
         else:
-            replay = self.replay
-            requests = level_plan(self.plan, level, replay)
-            self.log(f"sweep {self.target.candidate} at {level.label}: {len(requests)} requests")
-            with (
-                self.around_level(self.target.candidate, level),
-                Journal(self.journal_path(self.target.candidate, len(self.entries) - 1)) as journal,
-            ):
-                stats = run_replay(
-                    requests, self.target, level_settings(self.settings, level, replay.mode), self.run_id, journal
-                )
-            table = with_load_level(journal_to_table(journal.path), level)
+            candidate = self.runs.target.candidate
+            requests = level_plan(self.plan, level, self.replay)
+            self.log(f"sweep {candidate} at {level.label}: {len(requests)} requests")
+            settings = level_settings(self.runs.settings, level, self.replay.mode)
+            level_run = self.runs.run(f"{candidate}.sweep{len(self.entries) - 1}", requests, settings)
+            sent = execute(level_run, beside=self.around_level(candidate, level))
+            table = with_load_level(sent.timings(), level)
             self.tables.append(table)
-            entry.update(status="replayed", **dataclasses.asdict(stats))
+            entry.update(status="replayed", **sent.totals())
         if judge is None:
             return None
-        outcome = judge(self.target.candidate, level, table)
+        outcome = judge(self.runs.target.candidate, level, table)
         entry.update(outcome=outcome, clearly_missed_sla=outcome == capacity_search.CLEARLY_MISSED)
         return outcome
 
@@ -194,18 +186,17 @@ def search_bounds(sweep) -> capacity_search.SearchBounds:
 def run_sweep(
     plan: list[PlannedRequest],
     replay,
-    target: Target,
-    settings: ReplaySettings,
-    run_id: str,
-    journal_path: Callable[[str, int], Path],
+    runs: RunBuilder,
     judge: Judge | None = None,
     log: Callable[[str], None] = lambda message: None,
     around_level: AroundLevel = lambda candidate, level: nullcontext(),
 ) -> tuple[pa.Table, dict]:
-    """Replay every sweep level against the candidate `target`: the listed levels ascending, or
-    those the capacity search chooses (it needs the `judge`). Returns the sweep's raw timings and
-    a summary of what ran, was reused or skipped (and, for a search, how it ended)."""
-    runner = _Runner(plan, replay, target, settings, run_id, journal_path, log, around_level)
+    """Replay every sweep level against the candidate (`runs.target`), each level a run of `runs`
+    journalled as `<candidate>.sweep<i>` (i: the level's entry in the summary): the listed levels
+    ascending, or those the capacity search chooses (it needs the `judge`). Returns the sweep's raw
+    timings and a summary of what ran, was reused or skipped (and, for a search, how it ended)."""
+    target = runs.target
+    runner = _Runner(plan, replay, runs, log, around_level)
     # One candidate per partition; the `candidates` (and `search`) maps stay because pack/assemble/gather.py
     # merges the partitions' sweep summaries into one for the side-by-side pack.
     summary: dict = {"mode": replay.mode, "unit": LOAD_UNITS[replay.mode], "candidates": {target.candidate: None}}

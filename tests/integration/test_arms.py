@@ -28,10 +28,9 @@ from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
 from pipeline.replay.arms import run_arms
-from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
-from tests.support.arm_plans import buyer_plan
+from tests.support.arm_plans import buyer_plan, reference_arm_runs
 from tests.support.profiles import steady_profile
 from tests.support.specs import demo_spec_dict
 
@@ -62,11 +61,8 @@ def run_every_arm(spec: Spec, tmp_path: Path):
     with ReferenceServer(str(steady_profile(tmp_path))) as server:
         return run_arms(
             [arm for arm in planned + ladder if arm is not None],
-            Target("ref", server.base_url, "reference-model"),
-            ReplaySettings(request_timeout_s=10),
+            reference_arm_runs(server.base_url, "run-arms", tmp_path),
             arms.max_duration_s,
-            "run-arms",
-            lambda arm: tmp_path / f"{arm}.jsonl",
             follow_up=arrival_step,
         )
 

@@ -15,8 +15,8 @@ from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
 from pipeline.replay.arms import run_arms
-from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.spec import Spec
+from tests.support.arm_plans import reference_arm_runs
 from tests.support.profiles import steady_profile
 from tests.support.specs import demo_spec_dict
 
@@ -35,11 +35,8 @@ def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
     with ReferenceServer(str(steady_profile(tmp_path))) as server:
         timings, summaries = run_arms(
             [arm],
-            Target("ref", server.base_url, "reference-model"),
-            ReplaySettings(request_timeout_s=10),
+            reference_arm_runs(server.base_url, "run-claim-file", tmp_path),
             arms.max_duration_s,
-            "run-claim-file",
-            lambda name: tmp_path / f"{name}.jsonl",
         )
     assert [(s["arm"], s["mode"], s["sent"]) for s in summaries] == [("a_vendor_conditions", "trace", 40)]
     figures = arm_figures(timings, spec)

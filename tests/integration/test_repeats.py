@@ -15,6 +15,7 @@ from pipeline.pack.document.parts import Figure
 from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
 from pipeline.replay.repeats import merge_repeats, replay_runs
+from pipeline.replay.runs import RunBuilder
 from pipeline.replay.shards import shards_for
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
@@ -31,12 +32,14 @@ def test_two_runs_send_every_request_twice_and_each_figure_spans_both_runs(zero_
     (shard,) = shards_for(1, tmp_path / "barrier")
     reports = replay_runs(
         plan,
-        Target(spec.candidates[0].name, zero_server.base_url, "reference-model"),
-        ReplaySettings(mode="trace"),
+        RunBuilder(
+            Target(spec.candidates[0].name, zero_server.base_url, "reference-model"),
+            ReplaySettings(mode="trace"),
+            "r1",
+            lambda name: tmp_path / f"{name}.jsonl",
+        ),
         shard,
         spec.workload.replay,
-        journal_for=lambda repeat: tmp_path / f"journal-{repeat}.jsonl",
-        run_id="r1",
         log=lambda line: None,
     )
     timings, summary = merge_repeats(reports, spec.workload.replay)

@@ -182,3 +182,33 @@ def test_reference_endpoint_accepts_min_tokens(tmp_path: Path, zero_server):
     requests = [PlannedRequest("q0", 0.0, MESSAGES, 6, PROMPT_TOKENS, min_tokens=6)]
     stats, rows = replay(tmp_path, requests, target, ReplaySettings(mode="trace"))
     assert stats.errors == 0 and rows[0]["output_tokens"] == 6
+
+
+def test_a_built_run_is_journalled_by_name_inside_what_runs_beside_it(tmp_path: Path, zero_server):
+    from contextlib import contextmanager
+
+    from pipeline.replay.runs import RunBuilder, execute
+
+    runs = RunBuilder(
+        Target("ref", zero_server.base_url, "reference-model"),
+        ReplaySettings(mode="trace"),
+        "run-b",
+        lambda name: tmp_path / f"{name}.jsonl",
+    )
+    journal, seen = tmp_path / "ref.level.jsonl", []
+
+    @contextmanager
+    def beside():
+        seen.append(("enter", journal.exists()))  # entered before the journal is opened
+        yield
+        seen.append(("leave", journal.read_bytes().count(b"\n")))  # left after every row is written
+
+    run = runs.run("ref.level", plan(3), ReplaySettings(mode="concurrency", concurrency=2))
+    assert (run.journal, run.run_id, run.settings.concurrency) == (journal, "run-b", 2)
+    outcome = execute(run, beside())
+    assert seen == [("enter", False), ("leave", 3)]
+    rows = outcome.timings().to_pylist()
+    assert outcome.journal == journal and outcome.totals()["sent"] == outcome.stats.sent == 3
+    assert sorted(r["request_id"] for r in rows) == ["q0", "q1", "q2"]
+    assert {(r["run_id"], r["candidate"], r["status"]) for r in rows} == {("run-b", "ref", "ok")}
+    assert runs.run("default", plan(1)).settings == runs.settings

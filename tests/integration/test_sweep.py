@@ -12,9 +12,9 @@ import yaml
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.quality import rules
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import RunBuilder, execute
 from pipeline.replay.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
 from pipeline.spec.workload import Replay
@@ -162,10 +162,7 @@ def test_a_trace_sweep_labels_every_row_with_its_level(tmp_path: Path, zero_serv
     timings, summary = run_sweep(
         plan(10, 0.2),
         replay,
-        target,
-        ReplaySettings(),
-        "run-s",
-        lambda candidate, index: tmp_path / f"{candidate}-{index}.jsonl",
+        RunBuilder(target, ReplaySettings(), "run-s", lambda name: tmp_path / f"{name}.jsonl"),
     )
     assert sorted(set(timings.column("load_level_label").to_pylist())) == ["2×", "4×", "8×"]
     for value, scale in ((2.0, 0.5), (4.0, 0.25), (8.0, 0.125)):
@@ -216,16 +213,13 @@ def sweep_after_production(spec: Spec, requests: list[PlannedRequest], server, f
     replay = spec.workload.replay
     target = Target("serial", server.base_url, "reference-model")
     settings = ReplaySettings(mode="concurrency", concurrency=1)
-    with Journal(folder / "production.jsonl") as journal:
-        run_replay(requests, target, settings, "run-p", journal)
-    production = with_load_level(journal_to_table(journal.path), production_level(replay))
+    runs = RunBuilder(target, settings, "run-p", lambda name: folder / f"{name}.jsonl")
+    production = with_load_level(execute(runs.run("production", requests)).timings(), production_level(replay))
 
     def judge(candidate, level, table):
         return sweep_analysis.judge_level(candidate, level, production if table is None else table, spec)
 
-    timings, summary = run_sweep(
-        requests, replay, target, settings, "run-p", lambda candidate, index: folder / f"{index}.jsonl", judge=judge
-    )
+    timings, summary = run_sweep(requests, replay, runs, judge=judge)
     return production, timings, summary
 
 

@@ -1,8 +1,19 @@
-"""A small buyer's replay plan for the arm tests: six requests two seconds apart, one session."""
+"""A small buyer's replay plan for the arm tests: six requests two seconds apart, one session; and
+the runs the arm tests send against the reference endpoint."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import RunBuilder
+
+
+def reference_arm_runs(base_url: str, run_id: str, folder: Path) -> RunBuilder:
+    """Arms against the reference endpoint at `base_url` (candidate `ref`), each journalled in `folder`."""
+    target = Target("ref", base_url, "reference-model")
+    return RunBuilder(target, ReplaySettings(request_timeout_s=10), run_id, lambda name: folder / f"{name}.jsonl")
 
 
 def buyer_plan() -> list[PlannedRequest]:
