@@ -350,6 +350,7 @@ def _view_check(file):
 (
     token_agreement_in_bounds,
     prefix_cache_hits_in_bounds,
+    server_timings_in_bounds,
     server_ttft_in_bounds,
     server_levels_in_bounds,
     gpu_energy_in_bounds,

@@ -5,12 +5,15 @@ partition (the pack only reads them; `loadproof verify` re-makes them and names 
   (sql/token_agreement.sql);
 - `prefix_cache_hits`: the prefix-cache hit rate the server reported over the steady window
   (sql/prefix_cache_hits.sql);
+- `server_timings`: per request kind, the client's TTFT and TPOT beside the server's own
+  per-request timings (llama.cpp's `timings`) and the client − server gap (sql/server_timings.sql);
 - `server_ttft`: the server's TTFT and E2E histogram percentiles beside the client's, with the gap
   rule (`server_view.py`);
 - `server_levels`: the server's queue and KV-cache use per load level (sql/server_metrics_levels.sql);
 - `gpu_energy`: a DCGM exporter's utilisation, power and joules per output token (`gpu_view.py`).
 
-The last three have no rows without server metrics (none scraped, or no GPU exporter). A repeated
+`server_timings` has no rows for a server that sends no per-request timings; the last three none
+without server metrics (none scraped, or no GPU exporter). A repeated
 replay's are the first run's, like every analysis table.
 """
 
@@ -18,31 +21,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis.gpu_view import read_gpu_energy
 from pipeline.analysis.repeats import first_run
 from pipeline.analysis.server_view import read_server_view, server_levels, ttft_comparison
-from pipeline.analysis.tables import prefix_cache_hits
+from pipeline.analysis.tables import analysis_params, prefix_cache_hits
 from pipeline.contracts import (
     GPU_ENERGY,
     PREFIX_CACHE_HITS,
     RAW_TIMINGS,
     SERVER_LEVELS,
+    SERVER_TIMINGS,
     SERVER_TTFT,
     THROUGHPUT,
     TOKEN_AGREEMENT,
 )
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
-from pipeline.duck.session import run_query
+from pipeline.duck.session import QuerySession, run_query
 from pipeline.files.layout import PackLayout
 from pipeline.spec import Spec
 
-ENDPOINT_VIEWS = (TOKEN_AGREEMENT, PREFIX_CACHE_HITS, SERVER_TTFT, SERVER_LEVELS, GPU_ENERGY)
+ENDPOINT_VIEWS = (TOKEN_AGREEMENT, PREFIX_CACHE_HITS, SERVER_TIMINGS, SERVER_TTFT, SERVER_LEVELS, GPU_ENERGY)
 # each view's rows are told apart by these columns (verify pairs the written rows with the re-made ones)
 KEYS = {
     TOKEN_AGREEMENT.name: ("candidate",),
     PREFIX_CACHE_HITS.name: ("candidate",),
+    SERVER_TIMINGS.name: ("candidate", "request_kind"),
     SERVER_TTFT.name: ("candidate",),
     SERVER_LEVELS.name: ("candidate", "load_level"),
     GPU_ENERGY.name: ("candidate",),
@@ -63,10 +69,20 @@ def endpoint_views(
     return {
         TOKEN_AGREEMENT.name: run_query("token_agreement", {"raw_timings": raw}, queries=queries).to_pylist(),
         PREFIX_CACHE_HITS.name: prefix_cache_hits(first_run(raw), spec, queries).to_pylist(),
+        SERVER_TIMINGS.name: server_timings(first_run(raw), spec, queries).to_pylist(),
         SERVER_TTFT.name: ttft_comparison(view) if view is not None else [],
         SERVER_LEVELS.name: server_levels(layout),
         GPU_ENERGY.name: read_gpu_energy(layout, replay.warmup_s, replay.cooldown_s, throughput_rows),
     }
+
+
+def server_timings(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
+    """Per candidate and request kind, the client's TTFT and TPOT beside the server's own
+    per-request timings and the gap (sql/server_timings.sql; no rows where the server sent none)."""
+    with QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries) as session:
+        session.stage("steady_requests")
+        session.stage("steady_windows")
+        return session.run("server_timings")
 
 
 def read_views(layout: PackLayout) -> dict[str, list[dict]]:

@@ -222,6 +222,12 @@ TOKEN_AGREEMENT = PackFile(
 PREFIX_CACHE_HITS = PackFile(
     "prefix_cache_hits", "parquet", _PARTITION, "the prefix-cache hit rate the server reported (steady window)"
 )
+SERVER_TIMINGS = PackFile(
+    "server_timings",
+    "parquet",
+    _PARTITION,
+    "per request kind, the client's TTFT and TPOT beside the server's own per-request timings, and the gap",
+)
 SERVER_TTFT = PackFile(
     "server_ttft", "parquet", _PARTITION, "the server's TTFT/E2E histogram percentiles beside the client's"
 )
@@ -273,6 +279,7 @@ PACK_FILES: tuple[PackFile, ...] = (
     CAPACITY,
     TOKEN_AGREEMENT,
     PREFIX_CACHE_HITS,
+    SERVER_TIMINGS,
     SERVER_TTFT,
     SERVER_LEVELS,
     GPU_ENERGY,

@@ -249,6 +249,9 @@ VIEW_BOUNDS: dict[str, dict[str, tuple[float | None, float | None]]] = {
         "requests_compared": (0, None),
     },
     "prefix_cache_hits": {"hit_rate": (0, 1)},
+    # the server's prefill and decode clocks run inside the client's: a gap below 0 is a clock or
+    # a parsing error (no bound on the gap's size: a queue before a slot makes it large honestly)
+    "server_timings": {"ttft_gap_ms_p50": (0, None), "requests": (1, None)},
     "server_ttft": {
         "server_ttft_ms_p50": (0, None),
         "server_ttft_ms_p95": (0, None),

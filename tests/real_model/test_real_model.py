@@ -104,7 +104,14 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     # llama.cpp's live /metrics: requests_processing as running, requests_deferred as waiting
     assert all(row["scrapes"] > 0 and row["running_max"] <= 4 for row in server.values())
     assert server[8.0]["waiting_max"] > 0 and server[1.0]["waiting_max"] == 0
+    # the server's own per-request timings reconciled with the client's, per request kind: the
+    # client's TTFT holds the server's prefill (the gap: HTTP, the wait for a slot, templating)
+    timings = {row["request_kind"]: row for row in _partition_table(out, "server_timings")}
+    assert sum(row["requests"] for row in timings.values()) == 16
+    assert all(row["ttft_gap_ms_p50"] >= 0 and row["server_tpot_ms_p50"] > 0 for row in timings.values())
+    assert 'id="server-timings-table"' in (out / "evidence_pack.html").read_text()
     pack = json.loads((out / "evidence_pack.json").read_text())
+    assert {row["request_kind"] for row in pack["server_timings"]} == set(timings)
     measured = {f["metric"]: f for f in pack["figures"]}
     assert measured["ttft_ms_p50"]["n"] == 16 and measured["ttft_ms_p50"]["measured"] > 0
     assert measured["accuracy"]["n"] == 30  # 30 labelled items scored against the real model

@@ -80,6 +80,7 @@ PER_PARTITION = {
     "data/capacity.parquet",
     "data/token_agreement.parquet",
     "data/prefix_cache_hits.parquet",
+    "data/server_timings.parquet",
     "data/server_ttft.parquet",
     "data/server_levels.parquet",
     "data/gpu_energy.parquet",

@@ -42,6 +42,7 @@ from pipeline.contracts import (
     RAW_TIMINGS,
     REPLAY_SUMMARY,
     SERVER_LEVELS,
+    SERVER_TIMINGS,
     SERVER_TTFT,
     SWEEP_LEVELS,
     SWEEP_REPLAY,
@@ -91,6 +92,7 @@ class PackInputs:
     endpoint_fingerprints: list[dict]
     token_agreement: list[dict]
     prefix_cache_hits: list[dict] = field(default_factory=list)
+    server_timings: list[dict] = field(default_factory=list)  # none from a server without per-request timings
     server_ttft: list[dict] = field(default_factory=list)  # none without server metrics
     server_levels: list[dict] = field(default_factory=list)  # per load level; none without server metrics
     gpu_energy: list[dict] = field(default_factory=list)  # none without a GPU exporter
@@ -124,6 +126,7 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         # the endpoint's own view, as analysis made it (pipeline/analysis/endpoint_views.py)
         token_agreement=views[TOKEN_AGREEMENT.name],
         prefix_cache_hits=views[PREFIX_CACHE_HITS.name],
+        server_timings=views[SERVER_TIMINGS.name],
         server_ttft=views[SERVER_TTFT.name],
         server_levels=views[SERVER_LEVELS.name],
         warm_up_requests=len(planned_warm_up(layout)),

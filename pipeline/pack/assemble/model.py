@@ -177,6 +177,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
             endpoint_parts.PrefixCacheHits(**row, prefix_reuse_share=inputs.profile.get("prefix_block_reuse_share"))
             for row in inputs.prefix_cache_hits
         ],
+        server_timings=_parts(endpoint_parts.ServerTimings, inputs.server_timings),
         server_ttft=_parts(endpoint_parts.ServerTtft, inputs.server_ttft),
         cold_cache=_part(
             endpoint_parts.ColdCacheNote,

@@ -17,6 +17,7 @@ from pipeline.files.layout import PackLayout
 SECTIONS = {
     "token_agreement": "token_agreement",
     "prefix_cache_hits": "prefix_cache",
+    "server_timings": "server_timings",
     "server_ttft": "server_ttft",
     "server_levels": "server_levels",
     "gpu_energy": "gpu_energy",

@@ -24,6 +24,7 @@ from pipeline.pack.document.endpoint_parts import (
     GpuEnergy,
     PrefixCacheHits,
     ServerLoadLevel,
+    ServerTimings,
     ServerTtft,
     TokenAgreement,
 )
@@ -178,6 +179,8 @@ class EvidencePackDraft(Part):
     token_agreement: list[TokenAgreement] | MISSING = MISSING
     prefix_cache: list[PrefixCacheHits] | MISSING = MISSING  # the server's cache hits vs the ceiling
     cold_cache: ColdCacheNote | None | MISSING = MISSING  # None: the log has no prefix blocks
+    # per request kind, the client's TTFT and TPOT vs the server's own per-request timings; [] when none
+    server_timings: list[ServerTimings] | MISSING = MISSING
     server_ttft: list[ServerTtft] | MISSING = MISSING  # the server's TTFT histogram vs the client's
     server_levels: list[ServerLoadLevel] | MISSING = MISSING  # its queue and KV use per load level
     gpu_energy: list[GpuEnergy] | MISSING = MISSING  # GPU utilisation, power, J per output token

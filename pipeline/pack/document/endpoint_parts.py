@@ -115,6 +115,24 @@ class ColdCacheNote(Part):
     warm_up_requests: Count
 
 
+class ServerTimings(TableRow):
+    """One candidate's requests of one kind (tool call, structured output, reasoning, text): the
+    client's TTFT and TPOT beside the server's own per-request timings (llama.cpp's `timings`:
+    prefill ms, decode ms per token) and the client − server gap, medians (sql/server_timings.sql)."""
+
+    candidate: str
+    request_kind: str
+    requests: Count
+    requests_with_cache_hit: Count
+    client_ttft_ms_p50: Number | None
+    server_prompt_ms_p50: Number | None
+    ttft_gap_ms_p50: Number | None
+    ttft_gap_ms_p95: Number | None
+    client_tpot_ms_p50: Number | None
+    server_tpot_ms_p50: Number | None
+    tpot_gap_ms_p50: Number | None
+
+
 class ServerTtft(Part):
     """One candidate's TTFT as its server's own histogram has it (percentiles estimated linearly
     within a bucket) beside the client's over the same production replay (pipeline/pack/
