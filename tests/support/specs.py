@@ -54,6 +54,7 @@ ASSETS = [
     "capacity",
     "token_agreement",
     "prefix_cache_hits",
+    "server_timings",
     "server_ttft",
     "server_levels",
     "gpu_energy",
