@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
+from pipeline.analysis import metrics
 from pipeline.pack.assemble.served_precision import condition_rows, served_precision_rows, with_served_precision
+from pipeline.pack.assemble.summary import measured_proxy_verdict
+from pipeline.pack.audit.verify import Verification, _rederive_summary
 from pipeline.replay.engine_facts import from_llama_cpp_props
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
@@ -99,3 +103,27 @@ def test_the_conditions_rows_stand_beside_the_claims_precision():
             "production": None,
         },
     ]
+
+
+def test_verify_derives_the_turned_verdict_again_from_the_packs_fingerprints():
+    vendor = {
+        "candidate": "gemma-local",
+        "metric": "output_tokens_per_s",
+        "basis": metrics.VENDOR_CONDITIONS,
+        "claimed": 100.0,
+        "measured": 104.0,
+        "verdict": "holds",
+    }
+    spec = SimpleNamespace(
+        claim=SimpleNamespace(conditions=SimpleNamespace(precision="bf16")),
+        workload=SimpleNamespace(proxy_tolerance=SimpleNamespace(capacity_ratio=1.25)),
+    )
+    measured = measured_proxy_verdict([vendor], [], 1.25)
+    assert measured is not None and measured["verdict"] == GOOD_ENOUGH
+    turned = with_served_precision(measured, served_precision_rows("bf16", [LLAMA]))
+    pack = {"figures": [vendor], "headline_waterfall": [], "proxy_verdict": turned, "endpoint_fingerprints": [LLAMA]}
+    result = Verification()
+    _rederive_summary(pack, spec, result)
+    assert result.problems == []
+    _rederive_summary({**pack, "proxy_verdict": measured}, spec, result)  # the precision reason edited away
+    assert result.problems == ["proxy_verdict: differs from the verdict derived from the figures again"]
