@@ -156,7 +156,10 @@ def client_calibration_not_client_limited(storage: PackStorage) -> AssetCheckRes
 @asset(
     group_name=GROUP,
     partitions_def=REVALIDATION_PARTITIONS,
-    description="The partition's candidate: models list, server headers, system_fingerprint, probe-reply hashes.",
+    description=(
+        "The partition's candidate: models list, server headers, system_fingerprint, probe-reply hashes, "
+        "and what its engine says about itself (quantisation, slots) where it says it."
+    ),
 )
 def endpoint_fingerprint(
     context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
@@ -170,9 +173,20 @@ def endpoint_fingerprint(
             "model_version": document["model_version"],
             "version_key": document["version_key"],
             "fingerprint_sha256": document["fingerprint_sha256"],
+            "engine": _engine_in_words(document["engine"]),
             "run_id": context.run_id,
         }
     )
+
+
+def _engine_in_words(engine: dict | None) -> str:
+    if engine is None:
+        return "not said by the server"
+    precision = (
+        f"{engine['quantization']} ({engine['weight_bits']}-bit)" if engine["weight_bits"] else "precision not said"
+    )
+    slots = f", {engine['slots']} slots" if engine["slots"] else ""
+    return f"{precision}{slots}; {engine['source']}"
 
 
 @asset_check(asset=endpoint_fingerprint, description="The candidate lists the model it is asked to serve.")

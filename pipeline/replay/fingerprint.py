@@ -1,6 +1,14 @@
 """What is behind an endpoint: its models list, server headers, system_fingerprint, and hashes of
 the replies to a few fixed greedy probe prompts — so a silent model change behind an unchanged
-name shows up as a changed fingerprint."""
+name shows up as a changed fingerprint — and, beside them, what the engine says about itself
+where it says it (`engine`: quantisation, precision, slots; `pipeline/replay/engine_facts.py`).
+
+`engine` enters neither the version key nor `fingerprint_sha256`. It is read best-effort with a
+short timeout from endpoints outside the OpenAI API, so one read that times out would make an
+unchanged server a new model version (a whole re-validation) or a changed fingerprint. What of it
+identifies the weights is already a stable fact where a server says it in its models list
+(llama.cpp's `meta.ftype`), and a re-quantised model answers the probe prompts differently; the
+rest (slots, KV cache dtype and blocks) is how the model is served, not which model it is."""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ import json
 import httpx
 
 from pipeline.replay.engine import Target
+from pipeline.replay.engine_facts import engine_facts
 from pipeline.replay.preflight import models_response
 
 PROBES = (
@@ -117,11 +126,13 @@ def probe(client: httpx.Client, target: Target, server: str | None = None) -> tu
 
 def fingerprint(target: Target, with_probes: bool = True) -> dict:
     """What the endpoint serves. `models` holds each entry's stable facts only, so
-    `fingerprint_sha256` (everything but the candidate and `legacy_version_key`) is the same
-    across probes of an unchanged server."""
+    `fingerprint_sha256` (everything but the candidate, `engine` and `legacy_version_key`) is the
+    same across probes of an unchanged server; `engine` is None where the server says nothing of
+    itself."""
     with httpx.Client(timeout=TIMEOUT_S, trust_env=False) as client:
         models, headers = list_models(client, target)
         probed = probe(client, target, headers.get("server")) if with_probes else ([], None)
+        engine = engine_facts(client, target, _entry_of(models, target.model))
     probe_hashes, system_fingerprint = probed
     document = {
         "candidate": target.candidate,
@@ -134,6 +145,7 @@ def fingerprint(target: Target, with_probes: bool = True) -> dict:
     }
     document["fingerprint_sha256"] = _sha256({k: v for k, v in document.items() if k != "candidate"})
     document["legacy_version_key"] = _key(legacy_advertised_version(models, target.model), probe_hashes)
+    document["engine"] = engine
     return document
 
 

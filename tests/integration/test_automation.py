@@ -82,6 +82,9 @@ def test_fingerprint_is_stable_for_the_same_endpoint(zero_server):
     assert all("created" not in entry for entry in one["models"])
     assert one["model_version"] == load_profile("zero").version
     assert len(one["probe_sha256"]) == 3 and one["headers"]["x-reference-profile"] == "zero"
+    # the reference endpoint says nothing of its engine (no /props, /get_server_info, nor vLLM's
+    # cache_config_info in its /metrics): no engine section, and the fingerprint stands
+    assert one["engine"] is None and two["engine"] is None
 
 
 def test_unseen_versions():

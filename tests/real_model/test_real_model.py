@@ -115,3 +115,10 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     measured = {f["metric"]: f for f in pack["figures"]}
     assert measured["ttft_ms_p50"]["n"] == 16 and measured["ttft_ms_p50"]["measured"] > 0
     assert measured["accuracy"]["n"] == 30  # 30 labelled items scored against the real model
+    # the engine said what it serves (/props): the claim's Q4_K_M is the model measured, so the
+    # proxy verdict gives no precision reason; the served precision stands beside the claim's
+    (endpoint,) = pack["endpoint_fingerprints"]
+    assert endpoint["engine"]["precision"] == "q4_k_m" and endpoint["engine"]["slots"] == 4
+    served = next(row for row in pack["conditions"] if row["axis"].startswith("precision served by"))
+    assert (served["claimed"], served["production"]) == ("Q4_K_M", "Q4_K - Medium (q4_k_m, 4-bit weights)")
+    assert not any("different model" in reason for reason in pack["proxy_verdict"]["reasons"])

@@ -14,7 +14,7 @@ from pipeline.analysis.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.pack.assemble import arms as pack_arms
-from pipeline.pack.assemble import comparison, summary
+from pipeline.pack.assemble import comparison, served_precision, summary
 from pipeline.pack.assemble import sweep as pack_sweep
 from pipeline.pack.assemble.capacity import capacity_section
 from pipeline.pack.assemble.inputs import PackInputs
@@ -28,8 +28,12 @@ P = TypeVar("P", bound=parts.Part)
 PACKAGES = ("loadproof", "dagster", "duckdb", "pyarrow", "httpx", "pydantic")
 
 
-def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) -> list[parts.Condition]:
-    """The benchmark's frozen assumptions beside what the production sample shows, axis by axis."""
+def conditions(
+    loaded: LoadedSpec, profile: dict, peak_concurrency: int | None, served: list[dict] | None = None
+) -> list[parts.Condition]:
+    """The benchmark's frozen assumptions beside what the production sample shows, axis by axis;
+    after the spec's production precision, the precision each candidate serves (`served`:
+    `served_precision.served_precision_rows`)."""
     claimed = loaded.spec.claim.conditions
     dispersion: list[dict] = profile.get("dispersion") or []  # the 1st entry: the narrowest bin
     rows = [
@@ -86,6 +90,7 @@ def conditions(loaded: LoadedSpec, profile: dict, peak_concurrency: int | None) 
             "production": profile.get("prefix_block_reuse_share"),
         },
         {"axis": "precision", "claimed": claimed.precision, "production": loaded.spec.workload.production.precision},
+        *served_precision.condition_rows(claimed.precision, served or []),
         {"axis": "hardware", "claimed": claimed.hardware, "production": loaded.spec.workload.production.hardware},
         {"axis": "dataset", "claimed": claimed.dataset, "production": "production sample"},
     ]
@@ -120,8 +125,13 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
     arm_sections = _arm_sections(inputs, figures, sweep_lineage)
     waterfall = [row.model_dump(mode="json") for row in arm_sections["headline_waterfall"]]
     divergence = inputs.claim_divergence
-    expected = divergence["proxy_verdict"] and {**divergence["proxy_verdict"], "basis": summary.RULE}
-    measured = summary.measured_proxy_verdict(figures, waterfall, spec.workload.proxy_tolerance.capacity_ratio)
+    served = served_precision.served_precision_rows(spec.claim.conditions.precision, inputs.endpoint_fingerprints)
+    expected = served_precision.with_served_precision(
+        divergence["proxy_verdict"] and {**divergence["proxy_verdict"], "basis": summary.RULE}, served
+    )
+    measured = served_precision.with_served_precision(
+        summary.measured_proxy_verdict(figures, waterfall, spec.workload.proxy_tolerance.capacity_ratio), served
+    )
     lag_p99 = max((row["schedule_lag_ms_p99"] or 0.0 for row in inputs.throughput_rows), default=None)
     peak_concurrency = max((row.get("peak_concurrency") or 0 for row in inputs.throughput_rows), default=None)
     return EvidencePackDraft(
@@ -138,7 +148,9 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         figures=_parts(parts.Figure, figures),
         vendor_conditions=arm_sections["vendor_conditions"],
         headline_waterfall=arm_sections["headline_waterfall"],
-        conditions=conditions(loaded, inputs.profile, peak_concurrency or inputs.replay_summary.get("peak_in_flight")),
+        conditions=conditions(
+            loaded, inputs.profile, peak_concurrency or inputs.replay_summary.get("peak_in_flight"), served
+        ),
         proxy_verdict=_part(parts.ProxyVerdict, measured or expected),
         expected_proxy_verdict=_part(parts.ProxyVerdict, expected if measured else None),
         executive_summary=_parts(parts.ExecutiveSummary, summary.executive_summary(figures, waterfall)),

@@ -57,6 +57,7 @@ from pipeline.contracts import (
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
+from pipeline.pack.assemble.served_precision import served_precision_rows, with_served_precision
 from pipeline.pack.assemble.summary import MEASURED, executive_summary, measured_proxy_verdict
 from pipeline.pack.audit.arm_verify import recompute_arms
 from pipeline.pack.audit.signing import signature_problem, stale_signature
@@ -232,12 +233,16 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
 
 def _rederive_summary(pack: dict, spec, result: Verification) -> None:
     """The measured proxy verdict and the executive summary follow from the figures checked
-    above and the headline waterfall: derived again, they must be what the pack says (the top
+    above, the headline waterfall and the precision each fingerprint says its candidate serves:
+    derived again, they must be what the pack says (the top
     pack's document is hashed by nothing above it, so an edited verdict is caught only here)."""
     waterfall = pack.get("headline_waterfall") or []
     proxy = pack.get("proxy_verdict") or {}
     if proxy.get("basis") == MEASURED:
-        again = measured_proxy_verdict(pack["figures"], waterfall, spec.workload.proxy_tolerance.capacity_ratio)
+        served = served_precision_rows(spec.claim.conditions.precision, pack.get("endpoint_fingerprints") or [])
+        again = with_served_precision(
+            measured_proxy_verdict(pack["figures"], waterfall, spec.workload.proxy_tolerance.capacity_ratio), served
+        )
         if again != proxy:
             result.problems.append("proxy_verdict: differs from the verdict derived from the figures again")
     if "executive_summary" in pack and pack["executive_summary"] != executive_summary(pack["figures"], waterfall):

@@ -63,6 +63,19 @@ class ClientValidity(Part):
     calibration: ClientCalibration | None | MISSING = MISSING
 
 
+class EngineFacts(TableRow):
+    """What the serving engine says about itself (pipeline/replay/engine_facts.py): where it was
+    read, the weights' quantisation as the server names it and its canonical precision and bits
+    (pipeline/precision_names.py), the slots it batches over; each server adds its own facts."""
+
+    source: str
+    server: str
+    quantization: str | None
+    precision: str | None
+    weight_bits: Count | None
+    slots: Count | None
+
+
 class EndpointFingerprint(TableRow):
     """endpoint_fingerprint.json: what the endpoint advertised and how it answered the probes."""
 
@@ -71,6 +84,7 @@ class EndpointFingerprint(TableRow):
     model_version: str
     system_fingerprint: str | None
     fingerprint_sha256: Sha256
+    engine: EngineFacts | None | MISSING = MISSING  # None: the server says nothing of itself; absent before issue 26
 
 
 class TokenAgreement(TableRow):
