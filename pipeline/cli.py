@@ -1,5 +1,5 @@
 """`loadproof`: demo, demo-real and run SPEC (the Dagster job `dagster dev` shows), init (a first spec),
-verify, sign, keygen, export, serve-reference, anonymize."""
+verify, sign, keygen, export, serve-reference, fit-profile, anonymize."""
 
 from __future__ import annotations
 
@@ -223,6 +223,31 @@ def export(
     console.print(
         f"{pack}: {len(written)} Benchmark Report v0.2 documents (one per load stage) in {out}", soft_wrap=True
     )
+
+
+@app.command("fit-profile")
+def fit_profile(
+    base_url: str = typer.Argument(..., help="the engine's OpenAI base URL (…/v1), on loopback"),
+    model: str = typer.Option(..., "--model", help="the model name the engine serves"),
+    out: Path = typer.Option(Path("fitted_profile.yaml"), "--out", help="the serving profile written"),
+    slots: int | None = typer.Option(None, "--slots", help="sequences it runs at once, where /props does not say"),
+) -> None:
+    """Fit the reference endpoint's serving profile to a running engine (prefill rate, decode step by
+    sequences running, slots): serve it with `loadproof serve-reference --profile FILE`."""
+    import httpx
+
+    from pipeline.reference.engine_fit import fit, measure, profile_yaml
+    from pipeline.reference.serving_profile import load_profile
+
+    try:
+        measured = measure(base_url, model, slots)
+    except (httpx.HTTPError, ValueError) as exc:
+        typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    profile = fit(measured, name=out.stem, model=model)
+    out.write_text(profile_yaml(profile, measured, base_url), encoding="utf-8")
+    load_profile(str(out))  # the reference endpoint reads it back
+    console.print(f"{out}: {profile}", markup=False, soft_wrap=True)
 
 
 @app.command("serve-reference")
