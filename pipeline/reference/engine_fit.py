@@ -10,8 +10,10 @@ monotonic clock, every request streamed:
 
 - **prefill**: one request at a time, prompts of `PREFILL_WORDS` words behind a fresh nonce (no
   prefix cache serves them), one output token: TTFT against the server's own prompt-token count
-  (usage), least squares — the slope is `prefill_ms_per_token`, the intercept `step_overhead_ms`
-  (what a request costs beyond its prompt: the HTTP path and the first token's step);
+  (usage), least squares — the slope is `prefill_ms_per_token`; the intercept (what a request costs
+  beyond its prompt: the HTTP path and the first token's step) is reported, not modelled (a
+  `step_overhead_ms` would charge it to every decode step: measured, that halved the simulated
+  tokens/s of one request in flight);
 - **decode**: `c` requests at once for each `c` up to the slots, short prompts, `DECODE_TOKENS`
   tokens each (`ignore_eos`): the median TPOT at each `c` is a decode step with `c` sequences,
   least squares on `d × (1 + s × (c − 1))` — `decode_ms_per_token` = d, `decode_slowdown_per_seq` = s;
@@ -146,7 +148,7 @@ def fit(measured: Measurements, name: str = "fitted", model: str = "reference-mo
     """The serving profile (as `ServingProfile` reads it) fitted to the measurements."""
     prompt = np.array([s.prompt_tokens for s in measured.prefill], dtype=float)
     ttft = np.array([s.ttft_ms for s in measured.prefill], dtype=float)
-    slope, intercept = np.polyfit(prompt, ttft, 1)
+    slope, _ = np.polyfit(prompt, ttft, 1)
     levels = sorted(measured.decode)
     tpot = [median_tpot(measured.decode[c]) for c in levels]
     if len(levels) > 1:
@@ -161,11 +163,19 @@ def fit(measured: Measurements, name: str = "fitted", model: str = "reference-mo
         "decode_ms_per_token": round(decode, 4),
         "decode_slowdown_per_seq": round(max(float(per_seq) / decode, 0.0), 6),
         "max_running_seqs": measured.slots,
-        "step_overhead_ms": round(max(float(intercept), 0.0), 3),
+        # the TTFT's intercept is a request's fixed cost (the HTTP path, the first token's step), not
+        # a cost of every step: the step model has no place for it (profile_yaml's header says it)
+        "step_overhead_ms": 0.0,
         "kv_policy": "reserve",
         "prefix_cache": False,
         "default_max_tokens": DECODE_TOKENS,
     }
+
+
+def request_fixed_cost_ms(measured: Measurements) -> float:
+    """The TTFT's intercept against prompt length: what a request costs beyond its prompt."""
+    prompt = np.array([s.prompt_tokens for s in measured.prefill], dtype=float)
+    return float(np.polyfit(prompt, np.array([s.ttft_ms for s in measured.prefill], dtype=float), 1)[1])
 
 
 def profile_yaml(profile: dict, measured: Measurements, source: str) -> str:
@@ -176,6 +186,7 @@ def profile_yaml(profile: dict, measured: Measurements, source: str) -> str:
     header = (
         f"# Fitted by `loadproof fit-profile` to {source}: {len(measured.prefill)} prefill samples "
         f"({min(s.prompt_tokens for s in measured.prefill)}–{max(s.prompt_tokens for s in measured.prefill)} prompt "
-        f"tokens), decode {decode}; {measured.slots} slots.\n"
+        f"tokens; a request's fixed cost {request_fixed_cost_ms(measured):.1f} ms, not modelled), decode {decode}; "
+        f"{measured.slots} slots.\n"
     )
     return header + yaml.safe_dump(profile, sort_keys=False)

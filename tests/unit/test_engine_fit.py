@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.reference.engine_fit import Measurements, Sample, fit, profile_yaml
+from pipeline.reference.engine_fit import Measurements, Sample, fit, profile_yaml, request_fixed_cost_ms
 from pipeline.reference.serving_profile import load_profile
 
 PREFILL_MS, OVERHEAD_MS, DECODE_MS, SLOWDOWN = 0.8, 12.0, 40.0, 0.15
@@ -29,7 +29,8 @@ def _samples() -> Measurements:
 def test_the_fit_recovers_the_step_models_knobs(tmp_path: Path):
     profile = fit(_samples(), name="fitted", model="gemma")
     assert profile["prefill_ms_per_token"] == pytest.approx(PREFILL_MS)
-    assert profile["step_overhead_ms"] == pytest.approx(OVERHEAD_MS)
+    assert profile["step_overhead_ms"] == 0  # a request's fixed cost is no cost of every step
+    assert request_fixed_cost_ms(_samples()) == pytest.approx(OVERHEAD_MS)
     assert profile["decode_ms_per_token"] == pytest.approx(DECODE_MS)
     assert profile["decode_slowdown_per_seq"] == pytest.approx(SLOWDOWN)
     assert profile["max_running_seqs"] == 4 and profile["prefix_cache"] is False
