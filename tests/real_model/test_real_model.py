@@ -73,7 +73,15 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     data = demo_spec_dict(DEMO_REAL_SPEC)
     data["candidates"][0]["base_url"] = llama.base_url
     data["workload"]["sample"]["max_requests"] = 16
-    data["workload"]["replay"]["sweep"]["requests_per_level"] = 12
+    # the knee at fixed levels (the demo searches for it; a search's levels depend on the machine)
+    data["workload"]["replay"]["concurrency"] = 4
+    data["workload"]["replay"]["sweep"] = {
+        "concurrencies": [1, 2, 8],
+        "requests_per_level": 12,
+        "stop_after_miss": False,
+        "warmup_s": 0,
+        "cooldown_s": 0,
+    }
     data["accuracy"]["max_items"] = 30
     out = tmp_path / "pack"
     result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(out)])
