@@ -8,25 +8,13 @@ Needs the `model` extra (`make real-model`); skipped cleanly without it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from pipeline.pack.assemble.served_precision import served_precision_rows
-from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer
 from pipeline.replay.engine import Target
 from pipeline.replay.fingerprint import fingerprint, version_key
+from tests.support.real_engine import REAL_MODEL_MARKS
 
-pytestmark = [
-    pytest.mark.real_model,
-    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama-server, Gemma GGUF) is not installed"),
-]
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    with LlamaServer(parallel=4) as server:
-        yield server
+pytestmark = REAL_MODEL_MARKS
 
 
 def test_the_live_server_says_its_quantisation_and_slots(llama: LlamaServer) -> None:

@@ -7,7 +7,6 @@ Needs the `model` extra (`make real-model`); skipped cleanly without it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -15,23 +14,15 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
+from tests.support.real_engine import REAL_MODEL_MARKS
 from tests.support.specs import DEMO_REAL_SPEC, demo_spec_dict
 
-pytestmark = [
-    pytest.mark.real_model,
-    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama-server, Gemma GGUF) is not installed"),
-]
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    with LlamaServer() as server:
-        yield server
+pytestmark = REAL_MODEL_MARKS
 
 
 def test_streams_replay_with_server_counted_tokens(tmp_path: Path, llama: LlamaServer) -> None:

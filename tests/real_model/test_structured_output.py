@@ -9,23 +9,19 @@ Needs the `model` extra (`make real-model`); skipped cleanly without it.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
-from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.replay.reply_validity import structured_output_valid
 from pipeline.tokens import count_message_tokens
+from tests.support.real_engine import REAL_MODEL_MARKS
 
-pytestmark = [
-    pytest.mark.real_model,
-    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama-server, Gemma GGUF) is not installed"),
-]
+pytestmark = REAL_MODEL_MARKS
 
 # short, closed answers: a reply the grammar allows ends well within max_tokens
 DECLINE_SCHEMA = {
@@ -50,12 +46,6 @@ QUESTIONS = (
     "The shop said my card was declined for an unknown reason.",
 )
 MAX_TOKENS = 48
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    with LlamaServer() as server:
-        yield server
 
 
 def _plan(fields: dict) -> list[PlannedRequest]:

@@ -27,16 +27,14 @@ import pytest
 
 from pipeline.plan.prompt_tokenizer import prompts_tokenizer
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
-from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, gemma_gguf, llama_available
+from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, gemma_gguf
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.spec.candidates import Candidate
 from pipeline.spec.workload import Prompts, Replay
+from tests.support.real_engine import REAL_MODEL_MARKS
 
-pytestmark = [
-    pytest.mark.real_model,
-    pytest.mark.skipif(not llama_available(), reason="the `model` extra (llama-server, Gemma GGUF) is not installed"),
-]
+pytestmark = REAL_MODEL_MARKS
 
 REQUESTS = 200  # the proof's n: each fit is ~10 tokenizations, each check one call of the tokenize endpoint
 SERVER_FIT_REQUESTS = 100  # each fit is ~10 calls of the live /tokenize
