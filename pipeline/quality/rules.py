@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.analysis.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
+from pipeline.analysis.endpoint_views import KEYS
 from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.files.hashing import sha256_file
 from pipeline.files.partition_keys import partition_safe
@@ -269,7 +270,8 @@ VIEW_BOUNDS: dict[str, dict[str, tuple[float | None, float | None]]] = {
     "candidate's metrics URL and run again",
 )
 def endpoint_view_in_bounds(name: str, rows: list[dict]) -> Outcome:
-    """One endpoint view: one row per key (no candidate twice), each bounded value within its bounds."""
+    """One endpoint view: one row per key (its `KEYS`: no candidate twice, or no candidate and load
+    level, or request kind, twice), each bounded value within its bounds."""
     bounds = VIEW_BOUNDS[name]
     outside = []
     for row in rows:
@@ -277,8 +279,9 @@ def endpoint_view_in_bounds(name: str, rows: list[dict]) -> Outcome:
             value = row.get(column)
             if value is not None and ((low is not None and value < low) or (high is not None and value > high)):
                 outside.append(f"{row.get('candidate')}: {column} {value!r} outside [{low}, {high}]")
-    keys = [(row.get("candidate"), row.get("load_level")) for row in rows]
-    repeated = sorted({f"{k[0]} {k[1]}" for k in keys if keys.count(k) > 1})
+    key_columns = KEYS[name]  # what tells the view's rows apart (endpoint_views.py)
+    keys = [tuple(row.get(column) for column in key_columns) for row in rows]
+    repeated = sorted({" ".join(map(str, k)) for k in keys if keys.count(k) > 1})
     return Outcome(
         not outside and not repeated, {"rows": len(rows), "out_of_bounds": outside[:10], "repeated": repeated}
     )

@@ -77,6 +77,7 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     out = tmp_path / "pack"
     result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(out)])
     assert result.exit_code == 0, result.output
+    assert "checks failed: none" in result.output, result.output
     raw = _partition_table(out, "raw_timings")
     assert len(raw) == 16
     assert all(r["status"] == "ok" and r["usage_issue"] is None for r in raw), [
