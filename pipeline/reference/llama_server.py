@@ -30,6 +30,7 @@ from pipeline.reference.managed_server import LOOPBACK_HOST, ManagedServer
 
 MODEL_ALIAS = "gemma-3-270m"
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "loadproof-models"
+HTTP_THREADS = 64
 # Gemma's turn format as a Jinja template (the GGUF carries none). llama-server needs a Jinja
 # template to accept `tools` at all (with its built-in legacy `gemma` format it answers 500), and
 # with one it serves them through its generic tool-call format (a grammar-constrained JSON reply).
@@ -131,6 +132,11 @@ class LlamaServer(ManagedServer):
             str(template),
             "--metrics",
             "--no-webui",
+            # HTTP threads: by default max(slots + 4, cores - 1) = 8, and each streamed reply holds
+            # one, so at 16 in flight the ninth connection on (the /metrics scrape among them)
+            # waited unread and the scrape timed out; the queue belongs in front of the slots
+            "--threads-http",
+            str(HTTP_THREADS),
             # decode threads, and no spin-waiting between steps: the tests share two cores with other
             # test workers, where spinning threads slow every step several-fold (measured: 2 threads
             # polling 394 ms/token, 1 thread without polling 41 ms/token, on a loaded machine)

@@ -161,11 +161,10 @@ def search(
         last_met, first_missed = bracket([(probe.level, probe.outcome == MET) for probe in probes])
         assert last_met is not None and first_missed is not None  # production met; a level missed
         if is_closed(last_met, first_missed, bounds.precision, integer):
+            ratio, limit = first_missed / last_met, 1 + 2 * bounds.precision
+            why = f"ratio {ratio:.3g} ≤ {limit:.3g}" if ratio <= limit else "adjacent whole numbers in flight"
             return SearchResult(
-                probes,
-                True,
-                f"bracketed: met at {_label(last_met)}, first missed at {_label(first_missed)} "
-                f"(ratio {first_missed / last_met:.3g} ≤ {1 + 2 * bounds.precision:.3g})",
+                probes, True, f"bracketed: met at {_label(last_met)}, first missed at {_label(first_missed)} ({why})"
             )
         bound = stopped()
         if bound is not None:

@@ -119,6 +119,8 @@ def test_in_flight_levels_are_integers_and_adjacent_integers_close_the_bracket()
     assert all(level == int(level) for level, _ in asked)
     assert result.bracket_closed
     assert bracket([(p.level, p.outcome == MET) for p in result.probes]) == (5.0, 6.0)
+    # closed by adjacency, not by the ratio (6 / 5 = 1.2 > 1.02): the reason says which
+    assert result.reason.endswith("(adjacent whole numbers in flight)"), result.reason
 
 
 def test_a_start_is_the_first_level_beyond_production():
