@@ -32,8 +32,9 @@ MODEL_ALIAS = "gemma-3-270m"
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "loadproof-models"
 HTTP_THREADS = 64
 # Gemma's turn format as a Jinja template (the GGUF carries none). llama-server needs a Jinja
-# template to accept `tools` at all (with its built-in legacy `gemma` format it answers 500), and
-# with one it serves them through its generic tool-call format (a grammar-constrained JSON reply).
+# template to accept `tools` at all (with its built-in legacy `gemma` format it answers 500); with
+# this one it accepts them, and Gemma 3 270M answers in text (llama.cpp recognises no tool-call
+# format in it), so no real-engine test shows a tool call.
 # A system message opens the first user turn, as Gemma's own template does; a tool result is a
 # user turn; every content is trimmed.
 GEMMA_CHAT_TEMPLATE = (
