@@ -124,7 +124,7 @@ def one_session(raw: Path, histogram: Path, spec: Spec) -> dict[str, pa.Table]:
     print("all tables from one session (what analyse_all does), step by step:")
     started, cpu_started = time.perf_counter(), cpu_s()
     tables: dict[str, pa.Table] = {}
-    session = timed("steady_requests", lambda: analysis_tables._session(raw, spec))[1]
+    session = timed("steady_requests", lambda: analysis_tables.steady_session(raw, spec))[1]
     with session:
         tables["throughput"] = timed("throughput", lambda: analysis_tables._throughput(session))[1]
         tables["throughput_buckets"] = timed("throughput_buckets", lambda: session.staged("throughput_buckets"))[1]

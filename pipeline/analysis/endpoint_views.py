@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from pipeline.analysis.gpu_view import read_gpu_energy
 from pipeline.analysis.repeats import first_run
 from pipeline.analysis.server_view import read_server_view, server_levels, ttft_comparison
-from pipeline.analysis.tables import analysis_params, prefix_cache_hits
+from pipeline.analysis.tables import prefix_cache_hits, steady_session
 from pipeline.contracts import (
     GPU_ENERGY,
     PREFIX_CACHE_HITS,
@@ -39,7 +39,7 @@ from pipeline.contracts import (
     TOKEN_AGREEMENT,
 )
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
-from pipeline.duck.session import QuerySession, run_query
+from pipeline.duck.session import run_query
 from pipeline.files.layout import PackLayout
 from pipeline.spec import Spec
 
@@ -79,8 +79,7 @@ def endpoint_views(
 def server_timings(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
     """Per candidate and request kind, the client's TTFT and TPOT beside the server's own
     per-request timings and the gap (sql/server_timings.sql; no rows where the server sent none)."""
-    with QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries) as session:
-        session.stage("steady_requests")
+    with steady_session(raw_timings, spec, queries) as session:
         session.stage("steady_windows")
         return session.run("server_timings")
 

