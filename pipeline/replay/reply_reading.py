@@ -291,10 +291,13 @@ def count_reply(outcome: RequestOutcome, counter: Tokenizer | None) -> None:
 # A keep-alive connection the server closed just after its last reply, taken from the pool before
 # the close reached the client: llama.cpp's server closes every connection after a streamed reply
 # (its chunked writer ends the stream by "failing") while its headers say keep-alive. The request
-# never reached the server, so it is sent again on another connection (at most this many times)
-# and its send stamped there; `t_send_call_ns` stays at the first call, so the detour shows as
-# time before the send, never inside TTFT or E2E.
-STALE_CONNECTION_RETRIES = 2
+# never reached the server, so it is sent again on another connection and its send stamped there;
+# `t_send_call_ns` stays at the first call, so the detour shows as time before the send, never
+# inside TTFT or E2E. Every idle pooled connection can be stale at once (the pool opened before the
+# first send, and each stream's own, outlive the server's 5 s keep-alive): two re-sends were not
+# enough at 8 in flight (a fresh-clone run failed on the third stale one). Each stale attempt
+# drops its connection from the pool, so the pool running out ends the loop; the bound is a backstop.
+STALE_CONNECTION_RETRIES = 256
 
 
 def stale_connection(outcome: RequestOutcome) -> bool:
