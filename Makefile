@@ -54,7 +54,7 @@ lint: $(STAMP)
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-# the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp, ~MIN min)
+# the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp twice, ~10 min on 2 cores)
 test: lint $(STAMP) $(MODEL_STAMP)
 	$(BIN)/python -m pytest $(XDIST) --durations=25
 

@@ -83,10 +83,12 @@ class _StampedBody(aiohttp.BytesPayload):
     def __init__(self, value: bytes, outcome: RequestOutcome) -> None:
         super().__init__(value, content_type="application/json")
         self._outcome = outcome
+        self.written = False  # the whole request is on the socket
 
     async def write_with_length(self, writer, content_length: int | None) -> None:
         self._outcome.t_sent_ns = time.perf_counter_ns()
         await super().write_with_length(writer, content_length)
+        self.written = True
 
 
 async def open_connections(
@@ -147,6 +149,9 @@ async def _send_once(
     except aiohttp.ClientError as exc:  # before TimeoutError: aiohttp's own timeouts are both
         outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
         outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]
+        # the server closed before any response (FIN: ServerDisconnectedError), or the request was
+        # not written whole ("Can not write request body"); a reset (ClientOSError) may follow a taken one
+        outcome.request_not_taken = not payload.written or isinstance(exc, aiohttp.ServerDisconnectedError)
     except TimeoutError:
         outcome.error_type, outcome.error_message = "total_timeout", f"no end after {total_timeout_s} s"
     return finish(outcome, body, reader)

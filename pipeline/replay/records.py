@@ -99,6 +99,9 @@ class RequestOutcome:
     reasoning_text: str | None = None
     # the server's own per-request account (llama.cpp's `timings`; reply_reading.server_timings)
     server_timings: dict[str, float | int] = field(default_factory=dict)
+    # no response, and the transport saw that the server did not take the request: it could not be
+    # written whole, or the server closed the connection (FIN), not reset it (RST); not recorded
+    request_not_taken: bool = False
 
 
 def _ms(ns: int) -> float:

@@ -296,13 +296,22 @@ def count_reply(outcome: RequestOutcome, counter: Tokenizer | None) -> None:
 # inside TTFT or E2E. Every idle pooled connection can be stale at once (the pool opened before the
 # first send, and each stream's own, outlive the server's 5 s keep-alive): two re-sends were not
 # enough at 8 in flight (a fresh-clone run failed on the third stale one). Each stale attempt
-# drops its connection from the pool, so the pool running out ends the loop; the bound is a backstop.
+# drops its connection from the pool, and an attempt on a connection of its own ends the loop; the
+# bound is a backstop. Only a request the server did not take is sent again (`request_not_taken`):
+# a reset (RST) after the whole request was written is a server dropping a request it may have
+# taken (the reference endpoint's `reset` fault), recorded as `connection_reset`, never re-sent.
 STALE_CONNECTION_RETRIES = 256
 
 
 def stale_connection(outcome: RequestOutcome) -> bool:
-    """A reset before any response on a connection the request did not open (a pooled one)."""
-    return outcome.error_type == "connection_reset" and outcome.http_status is None and outcome.connect_ns is None
+    """No response on a connection the request did not open (a pooled one), which the server had
+    closed before taking the request (`RequestOutcome.request_not_taken`)."""
+    return (
+        outcome.error_type == "connection_reset"
+        and outcome.http_status is None
+        and outcome.connect_ns is None
+        and outcome.request_not_taken
+    )
 
 
 async def sent_past_stale_connections(send_once: Callable[[], Awaitable[RequestOutcome]]) -> RequestOutcome:

@@ -62,10 +62,13 @@ async def _send_once(
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
     reader = StreamReader(outcome)
     connect_started: list[int] = []
+    body_written: list[bool] = []
 
     async def trace(event: str, _info: dict) -> None:
         if event == "http11.send_request_headers.started":
             outcome.t_sent_ns = time.perf_counter_ns()
+        elif event == "http11.send_request_body.complete":
+            body_written.append(True)
         elif event == "connection.connect_tcp.started":
             connect_started.append(time.perf_counter_ns())
         elif event == "connection.connect_tcp.complete" and connect_started:
@@ -90,6 +93,9 @@ async def _send_once(
     except httpx.HTTPError as exc:
         outcome.error_type = _transport_error_type(exc, response_started=outcome.http_status == 200)
         outcome.error_message = repr(exc)[:ERROR_BODY_CHARS]
+        # the server closed before any response (FIN: "Server disconnected without sending a
+        # response"), or the request was not written whole; a reset (ReadError) may follow a taken one
+        outcome.request_not_taken = not body_written or isinstance(exc, httpx.RemoteProtocolError)
     return finish(outcome, body, reader)
 
 
@@ -104,6 +110,7 @@ def _transport_error_type(exc: httpx.HTTPError, response_started: bool = False) 
         (httpx.ConnectError, "connect_error"),
         (httpx.RemoteProtocolError, "connection_reset"),
         (httpx.ReadError, "connection_reset"),
+        (httpx.WriteError, "connection_reset"),
     ]
     for kind, name in kinds:
         if isinstance(exc, kind):

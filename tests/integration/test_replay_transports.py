@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 import time
 from pathlib import Path
 
@@ -297,35 +299,64 @@ def test_the_spec_chooses_the_transport_and_refuses_an_unknown_one(write_spec):
         load_spec(write_spec(data))
 
 
-async def _answer_once_per_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _answer_once_per_connection(seen: list[int], reset: bool = False):
     """Like llama.cpp's server: a streamed reply whose headers say keep-alive, and then the
-    connection is no good — here closed without a word when the next request arrives on it, so the
-    client meets the stale connection every time, not only when it wins a race with the close."""
-    answered = 0
-    while True:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, ConnectionError):
-            break
-        length = next(
-            (
-                int(line.split(":", 1)[1])
-                for line in head.decode().split("\r\n")
-                if line.lower().startswith("content-length:")
-            ),
-            0,
-        )
-        await reader.readexactly(length)
-        if answered:
-            break
-        writer.write(
-            f"HTTP/1.1 200 OK\r\n{SSE_HEADERS}Content-Length: {len(GOOD)}\r\n"
-            "Keep-Alive: timeout=5, max=100\r\n\r\n".encode()
-        )
-        writer.write(GOOD)
-        await writer.drain()
-        answered += 1
-    writer.close()
+    connection is no good — here closed without a word when the next request arrives on it (after
+    reading it whole), so the client meets the stale connection every time, not only when it wins
+    a race with the close. `reset`: closed with a reset (RST), as a server dropping a request it
+    took does, not a close (FIN). `seen` gets one entry per request the server read."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        answered = 0
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            length = next(
+                (
+                    int(line.split(":", 1)[1])
+                    for line in head.decode().split("\r\n")
+                    if line.lower().startswith("content-length:")
+                ),
+                0,
+            )
+            await reader.readexactly(length)
+            seen.append(1)
+            if answered:
+                break
+            writer.write(
+                f"HTTP/1.1 200 OK\r\n{SSE_HEADERS}Content-Length: {len(GOOD)}\r\n"
+                "Keep-Alive: timeout=5, max=100\r\n\r\n".encode()
+            )
+            writer.write(GOOD)
+            await writer.drain()
+            answered += 1
+        if reset:
+            writer.transport.get_extra_info("socket").setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+            writer.transport.abort()
+        else:
+            writer.close()
+
+    return answer
+
+
+async def _two_requests_per_client(seen: list[int], reset: bool) -> list:
+    """Three requests in turn from each transport (one pooled connection each), against
+    `_answer_once_per_connection`."""
+    server = await asyncio.start_server(_answer_once_per_connection(seen, reset), "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    body = request.chat_body("m", [{"role": "user", "content": "hi"}], 3)
+    outcomes = []
+    async with httpx.AsyncClient(trust_env=False) as client, aio_request.make_session(5.0) as session:
+        for _ in range(3):
+            outcomes.append(await request.send_chat(client, url, body, {}, 5.0))
+            outcomes.append(await aio_request.send_chat(session, url, body, {}, 5.0))
+    server.close()
+    await server.wait_closed()
+    return outcomes
 
 
 def test_a_pooled_connection_the_server_closed_is_replaced_not_counted_as_an_error():
@@ -333,22 +364,23 @@ def test_a_pooled_connection_the_server_closed_is_replaced_not_counted_as_an_err
     sent again on a new connection (the server never saw it), ends well, and its send is stamped
     on the connection that carried it (t_send_call_ns, the first call, is earlier)."""
 
-    async def run() -> list:
-        server = await asyncio.start_server(_answer_once_per_connection, "127.0.0.1", 0)
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
-        body = request.chat_body("m", [{"role": "user", "content": "hi"}], 3)
-        outcomes = []
-        async with httpx.AsyncClient(trust_env=False) as client, aio_request.make_session(5.0) as session:
-            for _ in range(3):
-                outcomes.append(await request.send_chat(client, url, body, {}, 5.0))
-                outcomes.append(await aio_request.send_chat(session, url, body, {}, 5.0))
-        server.close()
-        await server.wait_closed()
-        return outcomes
-
-    outcomes = asyncio.run(run())
+    seen: list[int] = []
+    outcomes = asyncio.run(_two_requests_per_client(seen, reset=False))
     assert [(o.error_type, len(o.chunk_times_ns), o.output_tokens) for o in outcomes] == [(None, 3, 3)] * 6
     assert all(o.t_send_call_ns <= o.t_sent_ns < o.t_end_ns for o in outcomes)
     # the first request of each client opened its connection; each later one met a stale pooled
     # connection and was carried by a new one, whose set-up is timed
     assert all(o.connect_ns is not None for o in outcomes)
+
+
+def test_a_reset_after_the_whole_request_is_recorded_not_sent_again():
+    """A pooled connection reset (RST) after the server read the whole request is a server that
+    dropped a request it may have taken (the reference's `reset` fault), not a stale connection:
+    recorded as `connection_reset` and never sent again (the server read each request once)."""
+    seen: list[int] = []
+    outcomes = asyncio.run(_two_requests_per_client(seen, reset=True))
+    kinds = [o.error_type for o in outcomes]
+    # each transport: its first request opens a connection and ends well; its next one meets the
+    # reset on that pooled connection; its third opens a new connection (the reset one was dropped)
+    assert kinds == [None, None, "connection_reset", "connection_reset", None, None]
+    assert len(seen) == len(outcomes)
