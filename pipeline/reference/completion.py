@@ -1,7 +1,8 @@
-"""One chat or text completion request on the reference endpoint, from its body to the last byte
-(or the fault): parsing, the reply's content from the writer, its timing from the engine loop
-(or at once, for an *instant* profile), the whole-JSON or SSE streaming response, and the
-request's ground-truth timeline record, written before the bytes that end the exchange go out.
+"""One chat completion, text completion or Response (`responses_wire.py`) on the reference
+endpoint, from its body to the last byte (or the fault): parsing, the reply's content from the
+writer, its timing from the engine loop (or at once, for an *instant* profile), the whole-JSON or
+SSE streaming response, and the request's ground-truth timeline record, written before the bytes
+that end the exchange go out.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from pipeline.reference.openai_wire import (
     Shapes,
     error_response,
     parse_body,
-    sse,
     usage,
 )
 from pipeline.reference.prefix_cache import block_hashes
+from pipeline.reference.responses_wire import ResponsesShapes, parse_responses
 from pipeline.reference.serving_loop import EngineLoop, SequenceHandle
 from pipeline.reference.serving_model import PromptTooLong
 from pipeline.reference.serving_profile import ServingProfile
@@ -80,13 +81,16 @@ async def _instant_tokens(n: int) -> AsyncIterator[int]:
 
 
 class Completion:
-    """One chat or text completion request, from body to the last byte (or the fault)."""
+    """One chat completion, text completion or Response, from body to the last byte (or the fault).
+    A Response is read as the chat request it amounts to; only its wire shapes differ."""
 
-    def __init__(self, state: ReferenceState, request: Request, kind: Literal["chat", "completion"]) -> None:
+    def __init__(
+        self, state: ReferenceState, request: Request, kind: Literal["chat", "completion", "responses"]
+    ) -> None:
         self.state, self.request, self.kind = state, request, kind
         arrival_ns, arrival_unix_ns = request.scope.get(ARRIVAL_KEY) or (time.perf_counter_ns(), time.time_ns())
         request_id = next((request.headers[h] for h in REQUEST_ID_HEADERS if h in request.headers), None)
-        prefix = "chatcmpl" if kind == "chat" else "cmpl"
+        prefix = {"chat": "chatcmpl", "completion": "cmpl", "responses": "resp"}[kind]
         self.record = TimelineRecord(
             request_id=request_id,
             completion_id=f"{prefix}-{uuid.uuid4().hex}",
@@ -95,7 +99,12 @@ class Completion:
             arrival_ns=arrival_ns,
             arrival_unix_ns=arrival_unix_ns,
         )
-        self.shapes = Shapes(kind, self.record.completion_id, arrival_unix_ns // 1_000_000_000, state.profile.model)
+        created, model = arrival_unix_ns // 1_000_000_000, state.profile.model
+        self.shapes: Shapes | ResponsesShapes = (
+            ResponsesShapes(self.record.completion_id, created, model)
+            if kind == "responses"
+            else Shapes(kind, self.record.completion_id, created, model)
+        )
         self.handle: SequenceHandle | None = None
         self._written = False
 
@@ -125,8 +134,14 @@ class Completion:
         state = self.state
         try:
             fault = state.faults.pick(self.request.headers.get(FAULT_HEADER))
-            body = parse_body(await self.request.body(), ChatRequest if self.kind == "chat" else CompletionRequest)
-            assert isinstance(body, ChatRequest | CompletionRequest)  # the type it was given
+            raw = await self.request.body()
+            body: ChatRequest | CompletionRequest
+            if self.kind == "responses":
+                body = parse_responses(raw)
+            elif self.kind == "chat":
+                body = parse_body(raw, ChatRequest)
+            else:
+                body = parse_body(raw, CompletionRequest)
             prompt = body.prompt_text() if isinstance(body, CompletionRequest) else None
         except UnknownFault as exc:
             return self._refuse(error_response(400, str(exc), "invalid_request_error", FAULT_HEADER, "unknown_fault"))
@@ -152,7 +167,7 @@ class Completion:
         requested = body.requested_max_tokens()
         generation = GenerationRequest(
             state.profile,
-            self.kind,
+            "completion" if isinstance(body, CompletionRequest) else "chat",
             messages,
             prompt,
             state.profile.default_max_tokens if requested is None else requested,
@@ -183,7 +198,7 @@ class Completion:
             reply = AgentReply([], state.writer(generation))
         completion_tokens = count_tokens(reply.answer.text) + reply.pieces - len(reply.answer.pieces)
         self.record.prompt_tokens, self.record.completion_tokens = prompt_tokens, completion_tokens
-        reasoning_tokens = len(reply.reasoning) if reasoning is not None and self.kind == "chat" else None
+        reasoning_tokens = len(reply.reasoning) if reasoning is not None and isinstance(body, ChatRequest) else None
         self.record.reasoning_tokens = reasoning_tokens
         counts = (
             None
@@ -254,7 +269,7 @@ class Completion:
         or tool-call piece) rather than reasoning."""
         field = self.state.profile.reasoning.field if self.state.profile.reasoning else "reasoning_content"
         shapes = self.shapes
-        chunks = [(False, shapes.delta_chunk({field: piece})) for piece in reply.reasoning]
+        chunks = [(False, shapes.reasoning_chunk(field, piece)) for piece in reply.reasoning]
         chunks += [(True, shapes.content_chunk(piece)) for piece in reply.answer.pieces]
         if reply.tool_call is not None:
             chunks.append((True, shapes.tool_call_chunk(reply.tool_call, None)))
@@ -296,12 +311,13 @@ class Completion:
             if held:
                 self.record.mark_first_token(True)
                 yield b"".join(held)
-            yield self.shapes.finish_chunk(reply.finish_reason)
-            if include_usage and counts is not None:
-                yield self.shapes.usage_chunk(self._with_cached(counts))
+            head, last = self.shapes.ending(
+                reply.finish_reason, self._with_cached(counts) if include_usage and counts is not None else None
+            )
+            yield head
             self.record.mark_end()
             self._finish_record(200, "fault" if fault else "ok")
-            yield sse("[DONE]")
+            yield last
         finally:
             if not self._written:  # the client went away first
                 self._finish_record(200, "disconnected")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.responses import JSONResponse
@@ -73,6 +73,9 @@ class CompletionRequest(_Common):
         return self.prompt[0]
 
 
+Body = TypeVar("Body", bound=BaseModel)
+
+
 class BadRequest(Exception):
     """A request the endpoint refuses; carries its OpenAI error response."""
 
@@ -89,7 +92,7 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def parse_body(raw_bytes: bytes, model_type: type[_Common]) -> _Common:
+def parse_body(raw_bytes: bytes, model_type: type[Body]) -> Body:
     """Validate a request body; BadRequest (400, OpenAI shape) naming the field otherwise."""
     try:
         raw = json.loads(raw_bytes)
@@ -152,6 +155,16 @@ class Shapes:
                 "choices": [{"index": 0, "text": piece, "logprobs": None, "finish_reason": None}],
             }
         )
+
+    def reasoning_chunk(self, field: str, piece: str) -> bytes:
+        """One reasoning piece, under the profile's field (`reasoning_content` or `reasoning`)."""
+        return self.delta_chunk({field: piece})
+
+    def ending(self, finish_reason: str, counts: dict[str, Any] | None) -> tuple[bytes, bytes]:
+        """The chunks after the last token: the finish chunk and, with `counts`, the usage chunk;
+        then what ends the exchange, `[DONE]`."""
+        head = self.finish_chunk(finish_reason) + (self.usage_chunk(counts) if counts is not None else b"")
+        return head, sse("[DONE]")
 
     def tool_call_chunk(self, call: dict[str, Any], arguments: str | None) -> bytes:
         """One streamed tool-call piece: the first (`arguments` None) names the call, as OpenAI's

@@ -1,10 +1,11 @@
-"""The reference endpoint: an OpenAI-compatible server (chat and text completions, SSE streaming)
+"""The reference endpoint: an OpenAI-compatible server (chat and text completions, Responses; SSE)
 whose timing follows the serving model of its `ServingProfile`, with faults on demand and a
 ground-truth timeline of every request.
 
 Routes: `GET /health`, `GET /metrics` (Prometheus text, vLLM's names: engine_metrics.py),
 `GET /v1/models[/{id}]`, `POST /v1/chat/completions`,
-`POST /v1/completions`, `POST /admin/version` (`{"version": "..."}`: what /v1/models reports
+`POST /v1/completions`, `POST /v1/responses` (the Responses API's typed events: responses_wire.py),
+`POST /admin/version` (`{"version": "..."}`: what /v1/models reports
 from then on, for a new-version sensor).
 
 This module holds the app and its routes; each completion request is answered by `completion.py`.
@@ -147,6 +148,9 @@ def build_app(
     async def completions(request: Request) -> Response:
         return await Completion(state, request, "completion").respond()
 
+    async def responses(request: Request) -> Response:
+        return await Completion(state, request, "responses").respond()
+
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         return error_response(
@@ -181,6 +185,7 @@ def build_app(
             Route("/v1/models/{model:path}", model, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
             Route("/admin/version", set_version, methods=["POST"]),
         ],
         exception_handlers={404: http_error, 405: http_error},

@@ -27,11 +27,12 @@ from types import SimpleNamespace
 import aiohttp
 from yarl import URL
 
+from pipeline.replay.api_kinds import stream_reader
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import (
     ERROR_BODY_CHARS,
+    ReplyReader,
     StreamError,
-    StreamReader,
     finish,
     http_error,
     sent_past_stale_connections,
@@ -119,18 +120,19 @@ async def open_connections(
 
 
 async def send_chat(
-    session: aiohttp.ClientSession, url: str, body: dict, headers: dict, total_timeout_s: float
+    session: aiohttp.ClientSession, url: str, body: dict, headers: dict, total_timeout_s: float, api: str = "chat"
 ) -> RequestOutcome:
-    """POST a streaming chat completion and record every lifecycle timestamp; sent again on
-    another connection where a pooled one turned out closed (`stale_connection`)."""
-    return await sent_past_stale_connections(lambda: _send_once(session, url, body, headers, total_timeout_s))
+    """POST a streamed request of `api` (chat, completions, responses: `api_kinds.py`) and record
+    every lifecycle timestamp; sent again on another connection where a pooled one turned out
+    closed (`stale_connection`)."""
+    return await sent_past_stale_connections(lambda: _send_once(session, url, body, headers, total_timeout_s, api))
 
 
 async def _send_once(
-    session: aiohttp.ClientSession, url: str, body: dict, headers: dict, total_timeout_s: float
+    session: aiohttp.ClientSession, url: str, body: dict, headers: dict, total_timeout_s: float, api: str
 ) -> RequestOutcome:
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
-    reader = StreamReader(outcome)
+    reader = stream_reader(api, outcome)
     payload = _StampedBody(json.dumps(body, separators=(",", ":")).encode(), outcome)
     outcome.t_send_call_ns = outcome.t_sent_ns = time.perf_counter_ns()  # t_sent_ns: re-stamped once written
     try:
@@ -157,7 +159,7 @@ async def _send_once(
     return finish(outcome, body, reader)
 
 
-async def _read_events(response: aiohttp.ClientResponse, reader: StreamReader) -> None:
+async def _read_events(response: aiohttp.ClientResponse, reader: ReplyReader) -> None:
     """Server-sent events: each event's data lines joined by newlines. Read a network block at a
     time (not a line per await: a fraction of the CPU per event at 256 streams) and each event
     stamped when the block that completed it was read off the socket — what the user had then,
@@ -177,7 +179,7 @@ async def _read_events(response: aiohttp.ClientResponse, reader: StreamReader) -
     reader.end()
 
 
-def _take_line(raw: bytes, data: list[str], reader: StreamReader, received_ns: int) -> list[str]:
+def _take_line(raw: bytes, data: list[str], reader: ReplyReader, received_ns: int) -> list[str]:
     """One SSE line: a `data:` line is kept, a blank line ends the event; the event's data so far."""
     line = raw.decode("utf-8").rstrip("\r")
     if line:

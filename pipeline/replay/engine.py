@@ -18,13 +18,14 @@ from typing import Any, Literal
 import httpx
 
 from pipeline.replay import aio_request, request, sessions
+from pipeline.replay.api_kinds import API_PATHS, ApiKind, request_body
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
 from pipeline.replay.reply_reading import count_reply, reply_counters, withhold_server_text
 from pipeline.replay.reply_validity import judge_reply
-from pipeline.replay.request import chat_body, send_chat
+from pipeline.replay.request import send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
 # the pool opened before the first send: the plan's peak in flight, estimated as the most sends
@@ -46,10 +47,18 @@ class Target:
     api_key_env: str | None = None  # the variable it came from: named when the key is refused
     extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
     gpu_metrics_url: str | None = None  # its GPU exporter's Prometheus endpoint (server_metrics.py), if any
+    api: ApiKind = "chat"  # the OpenAI API the replay speaks to it (api_kinds.py)
 
     @property
     def chat_url(self) -> str:
+        """Chat completions, whatever `api` is: the probes (fingerprint, template overhead, the
+        separate accuracy slice) speak chat."""
         return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def request_url(self) -> str:
+        """Where the replay sends: `api`'s path."""
+        return self.base_url.rstrip("/") + API_PATHS[self.api]
 
     @property
     def models_url(self) -> str:
@@ -189,11 +198,13 @@ async def _replay(
 
         async def attempt(item: PlannedRequest) -> RequestOutcome:
             remaining_s = max(0.001, (deadline_ns - time.perf_counter_ns()) / 1e9)
-            body = chat_body(target.model, item.messages, item.max_tokens, item.min_tokens, item.request_fields)
+            fields = item.request_fields
             if item.labelled_item_id is not None:
-                body["temperature"] = 0  # as the separate accuracy replay asks
+                fields = {**(fields or {}), "temperature": 0}  # as the separate accuracy replay asks
+            body = request_body(target.api, target.model, item.messages, item.max_tokens, item.min_tokens, fields)
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
-            return await send(client, target.chat_url, body, headers, min(settings.request_timeout_s, remaining_s))
+            timeout_s = min(settings.request_timeout_s, remaining_s)
+            return await send(client, target.request_url, body, headers, timeout_s, target.api)
 
         async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> RequestOutcome:
             if cap is not None:

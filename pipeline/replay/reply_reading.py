@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from pipeline.replay.records import SERVER_TIMING_FIELDS, RequestOutcome
 from pipeline.tokens import count_tokens
@@ -155,14 +155,17 @@ def server_timings(timings: dict) -> dict[str, float | int]:
 REASONING_KEYS = ("reasoning_content", "reasoning")
 
 
-class StreamReader:
-    """The SSE data payloads of one streamed reply, in order, into the outcome.
+class ReplyReader:
+    """The one record path every API's reader feeds (`StreamReader` for chat, `CompletionsReader`,
+    `responses_reading.ResponsesReader`): an API's reader only says what each event carried.
 
-    Every chunk that carries a token of any kind is one arrival in `chunk_times_ns` (TTFT, ITL and
-    TPOT run over all of them): answer text (`delta.content`), reasoning text
-    (`delta.reasoning_content` / `delta.reasoning`) and tool-call pieces (`delta.tool_calls`, the
-    name and argument pieces of each call by its `index`). The first answer or tool-call chunk is
-    also `t_first_output_ns` (TTFO)."""
+    Every event that carries a token of any kind is one arrival in `chunk_times_ns` (TTFT, ITL and
+    TPOT run over all of them): answer text, reasoning text and tool-call pieces (the name and
+    argument pieces of each call, by its index). The first answer or tool-call event is also
+    `t_first_output_ns` (TTFO)."""
+
+    # the API reports usage whether or not `stream_options.include_usage` was asked (Responses)
+    usage_unasked = False
 
     def __init__(self, outcome: RequestOutcome):
         self.outcome = outcome
@@ -172,61 +175,45 @@ class StreamReader:
         self.done = False
 
     def feed(self, data: str, now_ns: int) -> None:
-        """One event's data; after `[DONE]` the rest is read but ignored (the connection then
-        goes back to the pool)."""
-        if self.done or data == DONE:
-            self.done = True
-            return
+        """One SSE event's data payload, arrived at `now_ns`."""
+        raise NotImplementedError
+
+    @staticmethod
+    def json_object(data: str, what: str = "chunk") -> dict:
+        """An event's payload as a JSON object; `malformed_sse` otherwise."""
         try:
             payload = json.loads(data)
         except json.JSONDecodeError:
-            raise StreamError("malformed_sse", f"chunk is not JSON: {data[:80]!r}") from None
+            raise StreamError("malformed_sse", f"{what} is not JSON: {data[:80]!r}") from None
         if not isinstance(payload, dict):
-            raise StreamError("malformed_sse", "chunk is not a JSON object")
-        if "error" in payload:
-            raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS], server_text=True)
-        outcome = self.outcome
-        usage = payload.get("usage")
-        if isinstance(usage, dict):
-            outcome.prompt_tokens = usage.get("prompt_tokens")
-            outcome.output_tokens = usage.get("completion_tokens")
-            outcome.cached_tokens = cached_tokens(usage)
-            outcome.reasoning_tokens = reasoning_tokens(usage)
-        timings = payload.get("timings")
-        if isinstance(timings, dict):
-            outcome.server_timings = server_timings(timings)
-        for choice in payload.get("choices") or []:
-            if not isinstance(choice, dict):
-                raise StreamError("malformed_sse", "choice is not a JSON object")
-            delta = choice.get("delta") or {}
-            if not isinstance(delta, dict):
-                raise StreamError("malformed_sse", "delta is not a JSON object")
-            self._tokens(delta, now_ns)
-            if choice.get("finish_reason"):
-                outcome.finish_reason = choice["finish_reason"]
+            raise StreamError("malformed_sse", f"{what} is not a JSON object")
+        return payload
 
-    def _tokens(self, delta: dict, now_ns: int) -> None:
-        """The tokens one delta carries, of each kind, stamped with its arrival."""
+    def record(
+        self,
+        now_ns: int,
+        reasoning: str | None = None,
+        content: str | None = None,
+        calls: Sequence[tuple[int | None, str | None, str | None]] = (),
+    ) -> None:
+        """The tokens one event carried, of each kind, stamped with its arrival; `calls`: each
+        tool-call piece as (index, name piece, arguments piece), index None for the next call."""
         outcome = self.outcome
-        content = delta.get("content")
-        reasoning = next((v for k in REASONING_KEYS if isinstance(v := delta.get(k), str) and v), None)
-        calls = delta.get("tool_calls")
-        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        reasoning = reasoning if isinstance(reasoning, str) and reasoning else None
+        content = content if isinstance(content, str) and content else None
         if reasoning:
             self.reasoning_parts.append(reasoning)
             outcome.reasoning_chunks += 1
-        if isinstance(content, str) and content:
+        if content:
             self.text_parts.append(content)
-        else:
-            content = None
         tool_text = False  # a tool-call piece with text (a name or arguments): an id-only piece holds no token
-        for call in calls:
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            index = call.get("index") if isinstance(call.get("index"), int) else len(self.tool_calls)
-            piece = self.tool_calls.setdefault(index, {"name": "", "arguments": ""})
-            for key in ("name", "arguments"):
-                if isinstance(function.get(key), str) and function[key]:
-                    piece[key] += function[key]
+        for index, name, arguments in calls:
+            piece = self.tool_calls.setdefault(
+                len(self.tool_calls) if index is None else index, {"name": "", "arguments": ""}
+            )
+            for key, text in (("name", name), ("arguments", arguments)):
+                if isinstance(text, str) and text:
+                    piece[key] += text
                     tool_text = True
         if tool_text:
             outcome.tool_call_chunks += 1
@@ -234,6 +221,18 @@ class StreamReader:
             outcome.chunk_times_ns.append(now_ns)
             if (content or tool_text) and outcome.t_first_output_ns is None:
                 outcome.t_first_output_ns = now_ns
+
+    def usage(
+        self,
+        prompt_tokens: int | None,
+        output_tokens: int | None,
+        cached: int | None = None,
+        reasoning: int | None = None,
+    ) -> None:
+        """The server's token counts (usage), whatever the API named them."""
+        outcome = self.outcome
+        outcome.prompt_tokens, outcome.output_tokens = prompt_tokens, output_tokens
+        outcome.cached_tokens, outcome.reasoning_tokens = cached, reasoning
 
     @property
     def streamed_text(self) -> list[str]:
@@ -243,12 +242,64 @@ class StreamReader:
         return [part for part in ("".join(self.reasoning_parts), "".join(self.text_parts), *calls) if part]
 
     def end(self) -> None:
-        """The body ended cleanly: it must have said `[DONE]`."""
+        """The body ended cleanly: it must have said it was done (`[DONE]`, or the API's last event)."""
         if not self.done:
             raise StreamError("stream_incomplete", "stream ended before [DONE]")
 
 
-def finish(outcome: RequestOutcome, body: dict, reader: StreamReader) -> RequestOutcome:
+class StreamReader(ReplyReader):
+    """`/v1/chat/completions`: `choices[].delta` carries answer text (`content`), reasoning text
+    (`reasoning_content` / `reasoning`) and tool-call pieces (`tool_calls`, each by its `index`);
+    a last chunk carries `usage` (`stream_options.include_usage`), then `[DONE]`."""
+
+    def feed(self, data: str, now_ns: int) -> None:
+        """One event's data; after `[DONE]` the rest is read but ignored (the connection then
+        goes back to the pool)."""
+        if self.done or data == DONE:
+            self.done = True
+            return
+        payload = self.json_object(data)
+        if "error" in payload:
+            raise StreamError("stream_error_event", json.dumps(payload["error"])[:ERROR_BODY_CHARS], server_text=True)
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            prompt, output = usage.get("prompt_tokens"), usage.get("completion_tokens")
+            self.usage(prompt, output, cached_tokens(usage), reasoning_tokens(usage))
+        timings = payload.get("timings")
+        if isinstance(timings, dict):
+            self.outcome.server_timings = server_timings(timings)
+        for choice in payload.get("choices") or []:
+            if not isinstance(choice, dict):
+                raise StreamError("malformed_sse", "choice is not a JSON object")
+            self.choice_tokens(choice, now_ns)
+            if choice.get("finish_reason"):
+                self.outcome.finish_reason = choice["finish_reason"]
+
+    def choice_tokens(self, choice: dict, now_ns: int) -> None:
+        """The tokens one choice of a chunk carries."""
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            raise StreamError("malformed_sse", "delta is not a JSON object")
+        reasoning = next((v for k in REASONING_KEYS if isinstance(v := delta.get(k), str) and v), None)
+        calls = delta.get("tool_calls")
+        pieces = []
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                function = call["function"] if isinstance(call.get("function"), dict) else {}
+                index = call.get("index") if isinstance(call.get("index"), int) else None
+                pieces.append((index, function.get("name"), function.get("arguments")))
+        self.record(now_ns, reasoning, delta.get("content"), pieces)
+
+
+class CompletionsReader(StreamReader):
+    """`/v1/completions` (legacy; `vllm bench serve`'s default): chat's chunks, usage and
+    `[DONE]`, with the answer text in `choices[].text` (no delta, no reasoning, no tool calls)."""
+
+    def choice_tokens(self, choice: dict, now_ns: int) -> None:
+        self.record(now_ns, content=choice.get("text"))
+
+
+def finish(outcome: RequestOutcome, body: dict, reader: ReplyReader) -> RequestOutcome:
     """End time, the client's own token counts and, for a reply that ended well, its usage flag.
     The client's output count covers every token streamed (reasoning and tool calls are output
     tokens too); `reply_text` is the answer alone."""
@@ -260,8 +311,9 @@ def finish(outcome: RequestOutcome, body: dict, reader: StreamReader) -> Request
     outcome.tool_calls = len(reader.tool_calls)
     outcome.tool_call_pieces = list(reader.tool_calls.values())
     if outcome.error_type is None:
-        usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
-        outcome.usage_issue = usage_issue(outcome, body.get("max_tokens"), usage_asked)
+        usage_asked = reader.usage_unasked or bool((body.get("stream_options") or {}).get("include_usage"))
+        cap = body.get("max_tokens", body.get("max_output_tokens"))  # max_output_tokens: Responses
+        outcome.usage_issue = usage_issue(outcome, cap, usage_asked)
     return outcome
 
 

@@ -1,6 +1,7 @@
-"""One streamed chat completion over httpx, timed on the monotonic clock; failures are typed,
-never raised. The reading of the reply (error types, chunks, usage flags) is shared with the
-aiohttp transport in `reply_reading.py`; only httpx's own exceptions are mapped here.
+"""One streamed request (chat, completions or responses: `api_kinds.py`) over httpx, timed on the
+monotonic clock; failures are typed, never raised. The reading of the reply (error types, chunks,
+usage flags) is shared with the aiohttp transport in `reply_reading.py`; only httpx's own
+exceptions are mapped here.
 
 As with aiohttp, the send is stamped as the request goes onto the socket, after any pool wait and
 connection set-up (httpcore's `trace` extension: `http11.send_request_headers.started` — h11
@@ -16,11 +17,11 @@ from datetime import UTC, datetime
 import httpx
 from httpx_sse import EventSource
 
+from pipeline.replay.api_kinds import stream_reader
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import (
     ERROR_BODY_CHARS,
     StreamError,
-    StreamReader,
     chat_body,
     finish,
     http_error,
@@ -49,18 +50,19 @@ async def open_connections(
 
 
 async def send_chat(
-    client: httpx.AsyncClient, url: str, body: dict, headers: dict, total_timeout_s: float
+    client: httpx.AsyncClient, url: str, body: dict, headers: dict, total_timeout_s: float, api: str = "chat"
 ) -> RequestOutcome:
-    """POST a streaming chat completion and record every lifecycle timestamp; sent again on
-    another connection where a pooled one turned out closed (`stale_connection`)."""
-    return await sent_past_stale_connections(lambda: _send_once(client, url, body, headers, total_timeout_s))
+    """POST a streamed request of `api` (chat, completions, responses: `api_kinds.py`) and record
+    every lifecycle timestamp; sent again on another connection where a pooled one turned out
+    closed (`stale_connection`)."""
+    return await sent_past_stale_connections(lambda: _send_once(client, url, body, headers, total_timeout_s, api))
 
 
 async def _send_once(
-    client: httpx.AsyncClient, url: str, body: dict, headers: dict, total_timeout_s: float
+    client: httpx.AsyncClient, url: str, body: dict, headers: dict, total_timeout_s: float, api: str
 ) -> RequestOutcome:
     outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
-    reader = StreamReader(outcome)
+    reader = stream_reader(api, outcome)
     connect_started: list[int] = []
     body_written: list[bool] = []
 

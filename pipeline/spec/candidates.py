@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from pipeline.spec.base import Strict
@@ -29,6 +31,11 @@ class Candidate(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     base_url: str = Field(pattern=r"^https?://", description="OpenAI-compatible base URL, e.g. .../v1")
     model: str
+    api: Literal["chat", "completions", "responses"] = Field(
+        default="chat",
+        description="the OpenAI API the replay speaks: chat (/chat/completions), completions (/completions, legacy: "
+        "the messages as one plain prompt) or responses (/responses, typed events); README, 'The API kind'",
+    )
     api_key_env: str | None = Field(default=None, description="name of the environment variable holding the API key")
     price: Price
     max_context_tokens: int | None = Field(
