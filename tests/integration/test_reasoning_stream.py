@@ -8,7 +8,11 @@ tokens in usage. Through both HTTP clients the raw timing must see every token:
   profile's 10 ms, less whatever the loaded machine's event loop added) — and ITL over all 30
   tokens;
 - reasoning tokens equal to the server's count; a tool call counted, its finish reason kept.
-A buffering server (every output piece held back, then flushed) shows as zero gaps."""
+A buffering server (every output piece held back, then flushed) shows as zero gaps.
+
+The same tests run on each API kind that carries the feature (`api`: chat, responses; completions
+has no reasoning and no tools, so it runs the no-reasoning and buffering ones), with the same
+assertions: one record path, the same columns."""
 
 from __future__ import annotations
 
@@ -23,8 +27,8 @@ from pipeline.reference import ReferenceServer
 from pipeline.reference.faults import FAULT_HEADER
 from pipeline.reference.timeline import read_timeline
 from pipeline.replay import aio_request, request
+from pipeline.replay.api_kinds import API_PATHS, request_body
 from pipeline.replay.records import build_record
-from pipeline.replay.reply_reading import chat_body
 
 TOKEN_MS = 10.0
 REASONING, ANSWER = 20, 10
@@ -61,15 +65,20 @@ def server(tmp_path_factory):
         yield running, timeline
 
 
-def _send(transport: str, url: str, body: dict, request_id: str, fault: str | None = None):
+AGENT_APIS = ["chat", "responses"]  # the kinds with reasoning and tool calls
+ALL_APIS = ["chat", "completions", "responses"]
+
+
+def _send(transport: str, running, api: str, body: dict, request_id: str, fault: str | None = None):
     headers = {"x-loadproof-request-id": request_id, **({FAULT_HEADER: fault} if fault else {})}
+    url = running.base_url + API_PATHS[api]
 
     async def go():
         if transport == "aiohttp":
             async with aio_request.make_session(30) as session:
-                return await aio_request.send_chat(session, url, body, headers, 30)
+                return await aio_request.send_chat(session, url, body, headers, 30, api)
         async with httpx.AsyncClient() as client:
-            return await request.send_chat(client, url, body, headers, 30)
+            return await request.send_chat(client, url, body, headers, 30, api)
 
     outcome = asyncio.run(go())
     return outcome, build_record(
@@ -79,7 +88,7 @@ def _send(transport: str, url: str, body: dict, request_id: str, fault: str | No
         scheduled_offset_s=0.0,
         t_scheduled_ns=outcome.t_sent_ns,
         prompt_tokens_client=5,
-        max_tokens=body["max_tokens"],
+        max_tokens=body.get("max_tokens", body.get("max_output_tokens")),
         outcome=outcome,
     )
 
@@ -88,16 +97,17 @@ def _served(timeline: Path, request_id: str) -> dict:
     return next(row for row in read_timeline(timeline) if row["request_id"] == request_id)
 
 
-def _body(**fields) -> dict:
-    body = chat_body("reference-model", [{"role": "user", "content": "plan my trip"}], REASONING + ANSWER)
-    return {**body, **fields}
+def _body(api: str, max_tokens: int = REASONING + ANSWER, **fields) -> dict:
+    """The planned request as `api` sends it; `fields` as the log carried them (chat's names)."""
+    return request_body(api, "reference-model", [{"role": "user", "content": "plan my trip"}], max_tokens, None, fields)
 
 
+@pytest.mark.parametrize("api", AGENT_APIS)
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
-def test_every_streamed_token_counts_reasoning_first(server, transport):
+def test_every_streamed_token_counts_reasoning_first(server, transport, api):
     running, timeline = server
-    outcome, row = _send(transport, f"{running.base_url}/chat/completions", _body(), f"think-{transport}")
-    served = _served(timeline, f"think-{transport}")
+    outcome, row = _send(transport, running, api, _body(api), f"think-{transport}-{api}")
+    served = _served(timeline, f"think-{transport}-{api}")
     assert row["status"] == "ok" and row["finish_reason"] == "length"
     assert (row["reasoning_chunks"], row["content_chunks"], row["tool_calls"]) == (REASONING, REASONING + ANSWER, 0)
     assert row["reasoning_tokens"] == served["reasoning_tokens"] == REASONING
@@ -113,12 +123,13 @@ def test_every_streamed_token_counts_reasoning_first(server, transport):
     assert outcome.reply_text and outcome.reasoning_text and outcome.reasoning_text not in outcome.reply_text
 
 
+@pytest.mark.parametrize("api", AGENT_APIS)
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
-def test_a_streamed_tool_call_is_output_and_counts(server, transport):
+def test_a_streamed_tool_call_is_output_and_counts(server, transport, api):
     running, timeline = server
-    body = _body(tools=[WEATHER], tool_choice="required", reasoning_effort="low", max_tokens=60)
-    outcome, row = _send(transport, f"{running.base_url}/chat/completions", body, f"tool-{transport}")
-    served = _served(timeline, f"tool-{transport}")
+    body = _body(api, 60, tools=[WEATHER], tool_choice="required", reasoning_effort="low")
+    outcome, row = _send(transport, running, api, body, f"tool-{transport}-{api}")
+    served = _served(timeline, f"tool-{transport}-{api}")
     assert row["status"] == "ok" and row["finish_reason"] == "tool_calls" and row["tool_calls"] == 1
     assert row["reasoning_tokens"] == served["reasoning_tokens"] == REASONING // 2  # low effort: half
     assert row["tool_call_chunks"] == served["completion_tokens"] - REASONING // 2
@@ -129,20 +140,24 @@ def test_a_streamed_tool_call_is_output_and_counts(server, transport):
     assert "get_weather" in outcome.streamed_text
 
 
-def test_without_reasoning_ttfo_is_ttft(server):
+@pytest.mark.parametrize("api", ALL_APIS)
+def test_without_reasoning_ttfo_is_ttft(server, api):
     running, _ = server
-    body = _body(chat_template_kwargs={"enable_thinking": False})
-    _, row = _send("aiohttp", f"{running.base_url}/chat/completions", body, "no-think")
+    body = _body(api, chat_template_kwargs={"enable_thinking": False})
+    _, row = _send("aiohttp", running, api, body, f"no-think-{api}")
+    assert row["status"] == "ok" and row["output_tokens"] == row["content_chunks"] == REASONING + ANSWER
     assert row["reasoning_tokens"] == 0 and row["reasoning_chunks"] == 0
     assert row["ttfo_ms"] == row["ttft_ms"]
 
 
-def test_a_buffering_server_flushes_the_answer_at_once(server):
+@pytest.mark.parametrize("api", ALL_APIS)
+def test_a_buffering_server_flushes_the_answer_at_once(server, api):
     running, timeline = server
-    _, row = _send("aiohttp", f"{running.base_url}/chat/completions", _body(), "buffered", fault="buffered")
-    served = _served(timeline, "buffered")
-    answer_gaps = row["itl_ms"][REASONING:]  # the gaps among the answer's chunks
-    assert len(answer_gaps) == ANSWER - 1 and max(answer_gaps) < 1.0  # flushed in one write
+    _, row = _send("aiohttp", running, api, _body(api), f"buffered-{api}", fault="buffered")
+    served = _served(timeline, f"buffered-{api}")
+    thoughts = 0 if api == "completions" else REASONING  # a text completion does not reason
+    answer_gaps = row["itl_ms"][thoughts:]  # the gaps among the answer's chunks
+    assert len(answer_gaps) == REASONING + ANSWER - thoughts - 1 and max(answer_gaps) < 1.0  # flushed in one write
     assert abs(row["t_first_output_ns"] - served["first_output_ns"]) / 1e6 < TOKEN_MS  # held to the end
 
 

@@ -1,4 +1,5 @@
-"""Every fault of the reference endpoint reaches the replay as its own typed outcome."""
+"""Every fault of the reference endpoint reaches the replay as its own typed outcome, on each API
+kind the replay speaks (chat, completions, responses: the same faults, the same records)."""
 
 from __future__ import annotations
 
@@ -47,19 +48,21 @@ def server(request, tmp_path_factory) -> Iterator[ReferenceServer]:
         yield running
 
 
-def _replay(tmp_path: Path, server: ReferenceServer, fault: str, n: int = 2) -> list[dict]:
+def _replay(tmp_path: Path, server: ReferenceServer, fault: str, n: int = 2, api: str = "chat") -> list[dict]:
     plan = [
-        PlannedRequest(f"{fault}-{i}", i * 0.01, MESSAGES, MAX_TOKENS, count_message_tokens(MESSAGES)) for i in range(n)
+        PlannedRequest(f"{fault}-{api}-{i}", i * 0.01, MESSAGES, MAX_TOKENS, count_message_tokens(MESSAGES))
+        for i in range(n)
     ]
-    target = Target("ref", server.base_url, "reference-model", extra_headers=((FAULT_HEADER, fault),))
+    target = Target("ref", server.base_url, "reference-model", extra_headers=((FAULT_HEADER, fault),), api=api)
     with Journal(tmp_path / "journal.jsonl") as journal:
         run_replay(plan, target, ReplaySettings(mode="trace", request_timeout_s=0.5), "run-f", journal)
     return journal_to_table(tmp_path / "journal.jsonl").to_pylist()
 
 
+@pytest.mark.parametrize("api", ["chat", "completions", "responses"])
 @pytest.mark.parametrize("fault", sorted(EXPECTED))
-def test_fault_reaches_the_replay_typed(tmp_path: Path, server: ReferenceServer, fault: str) -> None:
-    rows = _replay(tmp_path, server, fault)
+def test_fault_reaches_the_replay_typed(tmp_path: Path, server: ReferenceServer, fault: str, api: str) -> None:
+    rows = _replay(tmp_path, server, fault, api=api)
     status, error_type, usage_issue = EXPECTED[fault]
     assert [(r["status"], r["error_type"], r["usage_issue"]) for r in rows] == [(status, error_type, usage_issue)] * 2
     for row in rows:

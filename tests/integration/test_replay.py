@@ -1,19 +1,27 @@
-"""The replay engine over real HTTP on loopback: open loop, closed loop, typed errors, bounds."""
+"""The replay engine over real HTTP on loopback: open loop, closed loop, typed errors, bounds; the
+key ones on every API kind (`api`: chat, completions, responses) with the same assertions."""
 
 import json
 from pathlib import Path
 
+import pytest
+
 from pipeline.reference import ReferenceServer
 from pipeline.reference.managed_server import free_port
+from pipeline.replay.api_kinds import completion_prompt
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.spec import Spec
-from pipeline.tokens import count_message_tokens
+from pipeline.tokens import count_message_tokens, count_tokens
 from tests.support.specs import demo_spec_dict
 
 MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]
 PROMPT_TOKENS = count_message_tokens(MESSAGES)
+APIS = ["chat", "completions", "responses"]
+# the prompt tokens the server counts: a text completion's prompt is the messages as plain text, no template
+SERVER_PROMPT_TOKENS = {"chat": PROMPT_TOKENS, "responses": PROMPT_TOKENS}
+SERVER_PROMPT_TOKENS["completions"] = count_tokens(completion_prompt(MESSAGES))
 
 
 def plan(n: int, spacing_s: float | None = 0.01, max_tokens: int = 8) -> list[PlannedRequest]:
@@ -29,15 +37,17 @@ def replay(tmp_path: Path, requests, target: Target, settings: ReplaySettings):
     return stats, journal_to_table(journal.path).to_pylist()
 
 
-def test_open_loop_records_one_ok_row_per_request_with_ordered_lifecycle(tmp_path: Path, zero_server):
-    target = Target("ref", zero_server.base_url, "reference-model")
+@pytest.mark.parametrize("api", APIS)
+def test_open_loop_records_one_ok_row_per_request_with_ordered_lifecycle(tmp_path: Path, zero_server, api: str):
+    target = Target("ref", zero_server.base_url, "reference-model", api=api)
     stats, rows = replay(tmp_path, plan(20), target, ReplaySettings(mode="trace"))
     assert stats.sent == 20 and stats.errors == 0 and stats.unsent == 0
     assert sorted(r["request_id"] for r in rows) == sorted(f"q{i}" for i in range(20))
     for row in rows:
         assert row["status"] == "ok" and row["run_id"] == "run-1" and row["candidate"] == "ref"
         assert row["output_tokens"] == 8 and row["output_tokens_client"] == 8 and row["content_chunks"] == 8
-        assert row["prompt_tokens"] == row["prompt_tokens_client"] == PROMPT_TOKENS
+        assert row["prompt_tokens"] == SERVER_PROMPT_TOKENS[api] and row["prompt_tokens_client"] == PROMPT_TOKENS
+        assert row["usage_reported"] and row["usage_issue"] is None and row["finish_reason"] == "length"
         assert (
             row["t_sent_ns"]
             <= row["t_first_byte_ns"]
@@ -57,8 +67,9 @@ def test_open_loop_sends_in_planned_order(tmp_path: Path, zero_server):
     assert by_send == [f"q{i}" for i in range(10)]
 
 
-def test_closed_loop_never_exceeds_its_concurrency(tmp_path: Path, zero_server):
-    target = Target("ref", zero_server.base_url, "reference-model")
+@pytest.mark.parametrize("api", APIS)
+def test_closed_loop_never_exceeds_its_concurrency(tmp_path: Path, zero_server, api: str):
+    target = Target("ref", zero_server.base_url, "reference-model", api=api)
     stats, rows = replay(tmp_path, plan(30, spacing_s=None), target, ReplaySettings(mode="concurrency", concurrency=3))
     assert stats.sent == 30 and stats.errors == 0
     assert stats.peak_in_flight <= 3
@@ -73,8 +84,9 @@ def test_refused_connection_is_a_typed_error_not_an_exception(tmp_path: Path):
     assert all(r["status"] == "error" and r["ttft_ms"] is None for r in rows)
 
 
-def test_unknown_model_is_recorded_as_model_not_found(tmp_path: Path, zero_server):
-    target = Target("ref", zero_server.base_url, "no-such-model")
+@pytest.mark.parametrize("api", APIS)
+def test_unknown_model_is_recorded_as_model_not_found(tmp_path: Path, zero_server, api: str):
+    target = Target("ref", zero_server.base_url, "no-such-model", api=api)
     _, rows = replay(tmp_path, plan(2), target, ReplaySettings(mode="trace", keep_server_error_text=True))
     assert {(r["error_type"], r["http_status"]) for r in rows} == {("model_not_found", 404)}
     assert "model_not_found" in rows[0]["error_message"]
@@ -177,8 +189,9 @@ def test_min_tokens_and_ignore_eos_are_sent_only_when_planned():
     assert body["min_tokens"] == 8 and body["ignore_eos"] is True
 
 
-def test_reference_endpoint_accepts_min_tokens(tmp_path: Path, zero_server):
-    target = Target("ref", zero_server.base_url, "reference-model")
+@pytest.mark.parametrize("api", APIS)
+def test_reference_endpoint_accepts_min_tokens(tmp_path: Path, zero_server, api: str):
+    target = Target("ref", zero_server.base_url, "reference-model", api=api)
     requests = [PlannedRequest("q0", 0.0, MESSAGES, 6, PROMPT_TOKENS, min_tokens=6)]
     stats, rows = replay(tmp_path, requests, target, ReplaySettings(mode="trace"))
     assert stats.errors == 0 and rows[0]["output_tokens"] == 6

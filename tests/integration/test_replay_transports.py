@@ -199,13 +199,16 @@ def test_aiohttp_and_httpx_read_every_reply_and_fault_alike():
     assert results["/after-done"][1] == good
 
 
+@pytest.mark.parametrize("api", ["chat", "completions", "responses"])
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
-def test_both_transports_replay_the_same_plan_to_the_same_records(tmp_path: Path, zero_server, transport: str):
+def test_both_transports_replay_the_same_plan_to_the_same_records(
+    tmp_path: Path, zero_server, transport: str, api: str
+):
     plan = [PlannedRequest(f"r{i}", i * 0.005, [{"role": "user", "content": f"hello {i}"}], 4, 2) for i in range(20)]
     with Journal(tmp_path / "j.jsonl") as journal:
         stats = run_replay(
             plan,
-            Target("ref", zero_server.base_url, "reference-model"),
+            Target("ref", zero_server.base_url, "reference-model", api=api),
             ReplaySettings(mode="rate", transport=transport),
             "run",
             journal,
