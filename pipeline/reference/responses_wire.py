@@ -171,14 +171,12 @@ class ResponsesShapes:
         index, item = len(self.output) - 1, self.output[-1]
         self.open = None
         tail = b""
-        if item["type"] == "message":
-            text = item["content"][0]["text"]
+        if item["type"] in ("message", "reasoning"):
+            part = item["content"][0]
             where = {"item_id": item["id"], "output_index": index, "content_index": 0}
-            tail += self._event("response.output_text.done", **where, text=text)
-        elif item["type"] == "reasoning":
-            text = item["content"][0]["text"]
-            where = {"item_id": item["id"], "output_index": index, "content_index": 0}
-            tail += self._event("response.reasoning_text.done", **where, text=text)
+            done = "response.output_text.done" if item["type"] == "message" else "response.reasoning_text.done"
+            tail += self._event(done, **where, text=part["text"])
+            tail += self._event("response.content_part.done", **where, part=part)
         else:
             where = {"item_id": item["id"], "output_index": index}
             tail += self._event("response.function_call_arguments.done", **where, arguments=item["arguments"])
