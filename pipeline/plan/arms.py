@@ -31,6 +31,11 @@ vendor's arm sends the claim's own `num_requests` where the claim says it and th
 `arms.requests` (set, it bounds: the smaller wins); the ladder runs only from a closed loop (a
 claim with `concurrency`);
 request ids are `<arm>-<n>`, so one arm's rows never mix with another's.
+
+The API the arms speak (`pipeline/replay/api_kinds.py`): (a), (b) and (c) the claim's own
+(`claim.conditions.endpoint`: `completions` for a `vllm bench serve` run on its default backend)
+where it says one, else the candidate's; from (d) on, the candidate's `api` — the buyer's requests
+as the buyer's application sends them, so the API's change is part of the request-structure step.
 """
 
 from __future__ import annotations
@@ -120,8 +125,10 @@ def vendor_conditions_arm(
             )
         )
     if closed_loop(conditions):
-        return ArmPlan(VENDOR_CONDITIONS, "concurrency", int(conditions.concurrency or 1), requests)
-    return ArmPlan(VENDOR_CONDITIONS, "trace", 1, requests)
+        return ArmPlan(
+            VENDOR_CONDITIONS, "concurrency", int(conditions.concurrency or 1), requests, conditions.endpoint
+        )
+    return ArmPlan(VENDOR_CONDITIONS, "trace", 1, requests, conditions.endpoint)
 
 
 def ladder_arms(
@@ -155,8 +162,8 @@ def ladder_arms(
     passes = [index // len(production) for index in range(len(buyer))]
     structure = _closed_loop_copies(buyer, passes, REQUEST_STRUCTURE, keep_fields=False)
     ladder = [
-        ArmPlan(PROMPT_LENGTHS, "concurrency", concurrency, lengths),
-        ArmPlan(OUTPUT_LENGTHS, "concurrency", concurrency, outputs),
+        ArmPlan(PROMPT_LENGTHS, "concurrency", concurrency, lengths, conditions.endpoint),
+        ArmPlan(OUTPUT_LENGTHS, "concurrency", concurrency, outputs, conditions.endpoint),
         ArmPlan(REQUEST_STRUCTURE, "concurrency", concurrency, structure),
     ]
     if any(item.request_fields for item in buyer):

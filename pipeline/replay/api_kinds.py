@@ -5,10 +5,11 @@ records the same raw-timing columns through the one record path (`reply_reading.
 - `chat` (the default): `POST /chat/completions`, `reply_reading.chat_body`.
 - `completions` (legacy; `vllm bench serve`'s default): `POST /completions` with
   `{model, prompt, max_tokens, stream, stream_options: {include_usage}}`. The planned chat
-  messages become one prompt string, `completion_prompt`: each message as `role: content`, the
-  messages joined by a blank line (content parts: their text joined by spaces). No chat template
-  is applied — a real server applies none on this API — so the server's prompt tokens are the
-  text's alone. Chat-only fields (`CHAT_ONLY_FIELDS`: tools, reasoning switches, logprobs' chat
+  messages become one prompt string, `completion_prompt`: a single message is its content alone
+  (a `vllm bench serve` prompt, the vendor's arm's, stays exactly its length); more are each
+  written `role: content`, joined by a blank line (content parts: their text joined by spaces).
+  No chat template is applied — a real server applies none on this API — so the server's prompt
+  tokens are the text's alone. Chat-only fields (`CHAT_ONLY_FIELDS`: tools, reasoning switches, logprobs' chat
   form, n) are not sent; the rest are (vLLM honours `response_format` on completions too).
 - `responses` (OpenAI's Responses API, served by vLLM too): `POST /responses` with
   `{model, input, max_output_tokens, stream}`; the messages become `input` items (a `tool`
@@ -99,7 +100,10 @@ def _text(content: object) -> str:
 
 
 def completion_prompt(messages: list[dict]) -> str:
-    """The messages as one plain prompt: `role: content` each, joined by a blank line."""
+    """The messages as one plain prompt: one message's content as it is; more, `role: content`
+    each, joined by a blank line."""
+    if len(messages) == 1:
+        return _text(messages[0].get("content"))
     return "\n\n".join(f"{message.get('role', 'user')}: {_text(message.get('content'))}" for message in messages)
 
 

@@ -39,6 +39,9 @@ class ArmPlan:
     mode: Literal["concurrency", "trace"]
     concurrency: int
     requests: list[PlannedRequest]
+    # the OpenAI API the arm speaks (api_kinds.py: the claim's endpoint for the vendor's steps);
+    # None: the candidate's own (`Target.api`)
+    api: str | None = None
 
 
 def arm_settings(settings: ReplaySettings, arm: ArmPlan, max_duration_s: float) -> ReplaySettings:
@@ -67,9 +70,13 @@ def run_arm(
     """One arm's requests against the candidate (inside `beside`), journalled as
     `<candidate>.<arm>`: its raw timings (with `arm`) and the replay's totals."""
     settings = arm_settings(runs.settings, arm, max_duration_s)
-    outcome = execute(runs.run(f"{runs.target.candidate}.{arm.arm}", arm.requests, settings), beside)
+    run = runs.run(f"{runs.target.candidate}.{arm.arm}", arm.requests, settings)
+    if arm.api is not None:
+        run = dataclasses.replace(run, target=dataclasses.replace(run.target, api=arm.api))  # type: ignore[arg-type]
+    outcome = execute(run, beside)
     table = with_arm(outcome.timings(), arm.arm).cast(ARM_TIMINGS_SCHEMA)
-    return table, {"arm": arm.arm, "mode": arm.mode, "concurrency": arm.concurrency, **outcome.totals()}
+    summary = {"arm": arm.arm, "mode": arm.mode, "concurrency": arm.concurrency, "api": run.target.api}
+    return table, {**summary, **outcome.totals()}
 
 
 def run_arms(

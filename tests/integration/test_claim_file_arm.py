@@ -38,7 +38,12 @@ def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
             reference_arm_runs(server.base_url, "run-claim-file", tmp_path),
             arms.max_duration_s,
         )
-    assert [(s["arm"], s["mode"], s["sent"]) for s in summaries] == [("a_vendor_conditions", "trace", 40)]
+    # vllm bench serve's default backend calls /v1/completions: the arm does too
+    assert spec.claim.conditions.endpoint == arm.api == "completions"
+    assert [(s["arm"], s["mode"], s["sent"], s["api"]) for s in summaries] == [
+        ("a_vendor_conditions", "trace", 40, "completions")
+    ]
+    assert set(timings.column("status").to_pylist()) == {"ok"} and min(timings.column("content_chunks").to_pylist()) > 0
     figures = arm_figures(timings, spec)
     rate = measured(figures, "ref", plan_arms.VENDOR_CONDITIONS, "requests_per_s")
     assert rate is not None and 5 < rate < 20  # 40 seeded Poisson arrivals at 10/s

@@ -63,7 +63,7 @@ def test_a_completion_sends_the_messages_as_one_plain_prompt_without_chat_only_f
     assert body["response_format"] == FIELDS["response_format"]  # vLLM honours it on completions
     assert not {"messages", "tools", "tool_choice", "reasoning_effort", "logprobs", "max_completion_tokens"} & set(body)
     parts = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
-    assert completion_prompt(parts) == "user: a b"
+    assert completion_prompt(parts) == "a b"  # one message: its text as it is (a vendor's prompt stays its length)
 
 
 def test_a_response_request_speaks_the_responses_apis_names():

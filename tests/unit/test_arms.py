@@ -45,6 +45,17 @@ def test_no_arm_when_the_claim_does_not_say_its_lengths_and_concurrency():
     assert plan_arms.ladder_arms(buyer_plan(), partial, Arms(), TOKENIZER, True) == []
 
 
+def test_the_vendors_steps_speak_the_claims_api_and_the_buyers_steps_the_candidates():
+    """(a)-(c) on the API the vendor's benchmark called (`vllm bench serve`: completions); from (d)
+    on, the buyer's requests as the candidate's `api` sends them (None: the candidate's own)."""
+    conditions = CONDITIONS.model_copy(update={"endpoint": "completions"})
+    vendor = plan_arms.vendor_conditions_arm(conditions, Arms(requests=5), TOKENIZER, False)
+    ladder = plan_arms.ladder_arms(buyer_plan(), conditions, Arms(requests=5), TOKENIZER, True)
+    assert vendor is not None and [vendor.api, *(arm.api for arm in ladder)] == ["completions"] * 3 + [None]
+    unsaid = plan_arms.vendor_conditions_arm(CONDITIONS, Arms(requests=5), TOKENIZER, False)
+    assert unsaid is not None and unsaid.api is None
+
+
 def test_each_ladder_step_adds_one_axis_of_the_buyers_load():
     plan = buyer_plan()
     lengths, outputs, structure = plan_arms.ladder_arms(plan, CONDITIONS, Arms(requests=5), TOKENIZER, True)
