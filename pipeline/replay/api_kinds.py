@@ -110,17 +110,11 @@ def completion_prompt(messages: list[dict]) -> str:
 def completions_body(
     model: str, messages: list[dict], max_tokens: int, min_tokens: int | None = None, request_fields: dict | None = None
 ) -> dict:
-    body = {
-        **_logged(request_fields, CHAT_ONLY_FIELDS),
-        "model": model,
-        "prompt": completion_prompt(messages),
-        "max_tokens": max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if min_tokens is not None:
-        body.update(min_tokens=min_tokens, ignore_eos=True)
-    return body
+    """Chat's body (`chat_body`: the same output length, usage asked, min_tokens) with the prompt
+    in place of the messages, and without the chat-only fields."""
+    body = chat_body(model, [], max_tokens, min_tokens, _logged(request_fields, CHAT_ONLY_FIELDS))
+    del body["messages"]
+    return {**body, "prompt": completion_prompt(messages)}
 
 
 def responses_input(messages: list[dict]) -> list[dict]:

@@ -1,5 +1,5 @@
-"""OpenAI compatibility of the reference endpoint beyond chat: text completions, models and
-their changeable version, errors in OpenAI's shape, temperature and seed."""
+"""OpenAI compatibility of the reference endpoint beyond chat: text completions, Responses, models
+and their changeable version, errors in OpenAI's shape, temperature and seed."""
 
 from __future__ import annotations
 
@@ -28,6 +28,38 @@ def test_text_completion_whole(client: httpx.Client) -> None:
     [choice] = body["choices"]
     assert choice["finish_reason"] == "length" and count_tokens(choice["text"]) == 7
     assert body["usage"] == {"prompt_tokens": 3, "completion_tokens": 7, "total_tokens": 10}
+
+
+def test_a_response_not_streamed_is_one_response_object_with_the_chat_replys_words(client: httpx.Client) -> None:
+    chat = client.post("/chat/completions", json={"model": MODEL, "messages": MESSAGES, "max_tokens": 7}).json()
+    body = client.post("/responses", json={"model": MODEL, "input": MESSAGES, "max_output_tokens": 7}).json()
+    assert body["object"] == "response" and body["id"].startswith("resp-")
+    assert (body["status"], body["incomplete_details"]) == ("incomplete", {"reason": "max_output_tokens"})
+    [message] = body["output"]
+    assert message["type"] == "message" and message["content"][0]["type"] == "output_text"
+    assert message["content"][0]["text"] == chat["choices"][0]["message"]["content"]  # one reply per request
+    usage = chat["usage"]
+    assert body["usage"] == {
+        "input_tokens": usage["prompt_tokens"],
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 7,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage["total_tokens"],
+    }
+    text_input = client.post("/responses", json={"model": MODEL, "input": MESSAGES[0]["content"]}).json()
+    assert text_input["status"] in ("completed", "incomplete") and text_input["usage"]["input_tokens"] > 0
+
+
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        ({"model": MODEL, "input": []}, "input"),
+        ({"model": MODEL, "input": MESSAGES, "max_output_tokens": -1}, "max_output_tokens"),
+    ],
+)
+def test_a_response_request_the_endpoint_cannot_serve_is_a_400(client: httpx.Client, body: dict, param: str) -> None:
+    response = client.post("/responses", json=body)
+    assert response.status_code == 400 and _error(response)["param"] == param
 
 
 def test_text_completion_streamed_with_usage_and_stop(client: httpx.Client) -> None:
