@@ -210,6 +210,7 @@ candidates:
   - name: {{ candidate.name | q }}\t# from the model id (letters, digits, _ . - only)
     base_url: {{ candidate.base_url | q }}\t# --target, where its OpenAI API answers
     model: {{ candidate.model | q }}\t# {{ model_note }}
+    api: chat\t# the OpenAI API the replay speaks: chat, completions (legacy) or responses
 {% if candidate.api_key_env %}
     api_key_env: {{ candidate.api_key_env }}\t# the NAME of the variable holding the key: read at launch, never written
 {% else %}
