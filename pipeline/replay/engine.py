@@ -51,8 +51,8 @@ class Target:
 
     @property
     def chat_url(self) -> str:
-        """Chat completions, whatever `api` is: the probes (fingerprint, template overhead, the
-        separate accuracy slice) speak chat."""
+        """Chat completions, whatever `api` is: the template-overhead probe and the separate
+        accuracy slice speak chat."""
         return self.base_url.rstrip("/") + "/chat/completions"
 
     @property

@@ -104,24 +104,39 @@ PROBE_FIELDS_BY_SERVER = {"llama.cpp": {"cache_prompt": False}}
 
 
 def probe(client: httpx.Client, target: Target, server: str | None = None) -> tuple[list[str], str | None]:
-    """sha256 of each greedy probe reply, and the system_fingerprint where the server gives one."""
+    """sha256 of each greedy probe reply, and the system_fingerprint where the server gives one.
+    Asked on the candidate's `api` (a completions-only endpoint may serve no chat), whole."""
     hashes, system_fingerprint = [], None
     for prompt in PROBES:
-        body = {
-            "model": target.model,
-            "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": PROBE_MAX_TOKENS,
-            "temperature": 0,
-            "stream": False,
-            **PROBE_FIELDS_BY_SERVER.get(server or "", {}),
-        }
-        response = client.post(target.chat_url, json=body, headers=target.headers())
+        url, body = _probe_request(target, prompt)
+        body.update(temperature=0, stream=False, **PROBE_FIELDS_BY_SERVER.get(server or "", {}))
+        response = client.post(url, json=body, headers=target.headers())
         response.raise_for_status()
         reply = response.json()
         system_fingerprint = reply.get("system_fingerprint") or system_fingerprint
-        content = (reply.get("choices") or [{}])[0].get("message", {}).get("content")
-        hashes.append(hashlib.sha256((content or "").encode()).hexdigest())
+        hashes.append(hashlib.sha256((_reply_text(target.api, reply) or "").encode()).hexdigest())
     return hashes, system_fingerprint
+
+
+def _probe_request(target: Target, prompt: str) -> tuple[str, dict]:
+    """Where a probe goes and its body, on the target's API (api_kinds.py)."""
+    messages = [{"role": "user", "content": prompt}]
+    if target.api == "completions":
+        return target.request_url, {"model": target.model, "prompt": prompt, "max_tokens": PROBE_MAX_TOKENS}
+    if target.api == "responses":
+        return target.request_url, {"model": target.model, "input": messages, "max_output_tokens": PROBE_MAX_TOKENS}
+    return target.chat_url, {"model": target.model, "messages": messages, "max_tokens": PROBE_MAX_TOKENS}
+
+
+def _reply_text(api: str, reply: dict) -> str | None:
+    """A whole reply's answer text: chat's message content, a completion's text, a Response's
+    output text (its message items' `output_text` parts)."""
+    if api == "responses":
+        items = [item for item in reply.get("output") or [] if isinstance(item, dict) and item.get("type") == "message"]
+        parts = [part for item in items for part in item.get("content") or [] if isinstance(part, dict)]
+        return "".join(str(part.get("text") or "") for part in parts if part.get("type") == "output_text")
+    choice = (reply.get("choices") or [{}])[0]
+    return choice.get("text") if api == "completions" else (choice.get("message") or {}).get("content")
 
 
 def fingerprint(target: Target, with_probes: bool = True) -> dict:
