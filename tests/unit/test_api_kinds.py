@@ -22,6 +22,7 @@ from pipeline.replay.engine import Target
 from pipeline.replay.records import RequestOutcome
 from pipeline.replay.reply_reading import StreamError, chat_body, finish
 from pipeline.spec.candidates import Candidate
+from resources import EndpointResource
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "api_streams"
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris?"}]
@@ -105,6 +106,8 @@ def test_each_api_is_sent_to_its_own_path_and_the_spec_refuses_others():
     assert Target("c", "http://h/v1", "m", api="responses").chat_url == "http://h/v1/chat/completions"  # the probes
     candidate = {"name": "c", "base_url": "http://h/v1", "model": "m", "price": {"usd_per_hour": 1.0}}
     assert Candidate.model_validate({**candidate, "api": "responses"}).api == "responses"
+    target = EndpointResource().target(Candidate.model_validate({**candidate, "api": "completions"}))
+    assert target.request_url == "http://h/v1/completions"  # the spec's api reaches the replay
     with pytest.raises(ValidationError, match="api"):
         Candidate.model_validate({**candidate, "api": "grpc"})
 
