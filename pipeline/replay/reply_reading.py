@@ -1,4 +1,5 @@
-"""How a chat-completion reply is read, whatever HTTP client carried it (httpx or aiohttp).
+"""How a streamed reply is read, whatever HTTP client carried it (httpx or aiohttp) and whatever
+OpenAI API it answers (chat and text completions here, the Responses API in `responses_reading.py`).
 
 Both transports (`request.py`, `aio_request.py`) hand this module the same things — an HTTP
 status with its body and Retry-After header, then the stream's SSE data payloads one by one with
@@ -166,6 +167,7 @@ class ReplyReader:
 
     # the API reports usage whether or not `stream_options.include_usage` was asked (Responses)
     usage_unasked = False
+    end_marker = "[DONE]"  # what says the stream is whole
 
     def __init__(self, outcome: RequestOutcome):
         self.outcome = outcome
@@ -244,7 +246,7 @@ class ReplyReader:
     def end(self) -> None:
         """The body ended cleanly: it must have said it was done (`[DONE]`, or the API's last event)."""
         if not self.done:
-            raise StreamError("stream_incomplete", "stream ended before [DONE]")
+            raise StreamError("stream_incomplete", f"stream ended before {self.end_marker}")
 
 
 class StreamReader(ReplyReader):

@@ -49,6 +49,7 @@ class ResponsesReader(ReplyReader):
     it was asked for, on the last event."""
 
     usage_unasked = True
+    end_marker = "response.completed"
 
     def feed(self, data: str, now_ns: int) -> None:
         if self.done or data == DONE:
