@@ -212,7 +212,7 @@ def run_sweep(
 
         def ran_alone(value: float) -> bool:
             """The level ran with at most one request in flight (a single request at a time)."""
-            entry = next((e for e in reversed(runner.entries) if e["load_level"] == value), {})
+            entry: dict = next((e for e in reversed(runner.entries) if e["load_level"] == value), {})
             return entry.get("status") == "replayed" and entry.get("peak_in_flight", 2) <= 1
 
         result = capacity_search.search(
