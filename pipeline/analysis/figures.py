@@ -27,6 +27,7 @@ from pipeline.analysis.catalogue import (
     Source,
 )
 from pipeline.analysis.dependence import WILSON
+from pipeline.analysis.replicas import cost_method
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -282,6 +283,8 @@ def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
                 item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"
                 if measured is None:
                     item["reason"] = NOT_SIZED.get(entry.name, "not measured at that level")
+                elif entry.name == "cost_per_decision_at_sla_replicas_usd":
+                    with_method(item, cost_method(row))
             else:
                 item["reason"] = f"no load level met the SLA ({row.get('reason') or 'the capacity search found none'})"
             if not row.get("bracket_closed"):

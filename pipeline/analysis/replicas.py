@@ -87,3 +87,19 @@ def sizing(summary: dict, pricing: str, peak_to_mean: float | None) -> dict:
         cost = summary.get(f"cost_per_decision_at_max_sla_load_usd{suffix}")
         out[f"cost_per_decision_at_sla_replicas_usd{suffix}"] = None if cost is None else cost * scale
     return out
+
+
+def cost_method(row: dict) -> str:
+    """How the cost at the replicas (and its interval) was made, naming the price that applied:
+    the capacity's cost interval, × replicas × fraction for a per-hour price."""
+    if row.get("pricing") == HOURLY:
+        return (
+            f"the cost at the capacity (Wilson bounds of the useful share) × {row['replicas_at_sla']} replicas × "
+            f"{row['capacity_fraction']:.3g} ({PRICING_WORDS[HOURLY]})"
+        )
+    return f"the cost at the capacity (Wilson bounds of the useful share) ({PRICING_WORDS[TOKENS]})"
+
+
+def pricing_words(method: str | None) -> str | None:
+    """Which price applied, read back from a cost-at-replicas figure's interval method."""
+    return next((words for words in PRICING_WORDS.values() if method and words in method), None)
