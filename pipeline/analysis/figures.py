@@ -264,7 +264,10 @@ def sweep_figures(spec: Spec, summary_rows: list[dict]) -> list[dict]:
     return out
 
 
-NOT_SIZED = {"replicas_at_sla_peak": "no peak-to-mean arrival ratio (the prompt profile's peak_to_mean_ratio)"}
+NOT_SIZED = {
+    "replicas_at_sla_peak": "no peak-to-mean arrival ratio (the prompt profile's peak_to_mean_ratio: none where the "
+    "sample spans less than one workload.profile.rate_bin_s bin)"
+}
 
 
 def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:

@@ -94,7 +94,8 @@ def cost_method(row: dict) -> str:
     the capacity's cost interval, × replicas × fraction for a per-hour price."""
     if row.get("pricing") == HOURLY:
         return (
-            f"the cost at the capacity (Wilson bounds of the useful share) × {row['replicas_at_sla']} replicas × "
+            f"the cost at the capacity (Wilson bounds of the useful share) × {row['replicas_at_sla']} "
+            f"{'replica' if row['replicas_at_sla'] == 1 else 'replicas'} × "
             f"{row['capacity_fraction']:.3g} ({PRICING_WORDS[HOURLY]})"
         )
     return f"the cost at the capacity (Wilson bounds of the useful share) ({PRICING_WORDS[TOKENS]})"

@@ -213,7 +213,9 @@ def sweep_after_production(spec: Spec, requests: list[PlannedRequest], server, f
     sweep judged against it, as the sweep asset runs them: (production, timings, summary)."""
     replay = spec.workload.replay
     target = Target("serial", server.base_url, "reference-model")
-    settings = ReplaySettings(mode="concurrency", concurrency=replay.concurrency)
+    settings = ReplaySettings(
+        mode=replay.mode, concurrency=replay.concurrency if replay.mode == "concurrency" else None
+    )
     runs = RunBuilder(target, settings, "run-p", lambda name: folder / f"{name}.jsonl")
     production = with_load_level(execute(runs.run("production", requests)).timings(), production_level(replay))
 
@@ -326,3 +328,26 @@ def test_where_even_one_request_misses_the_bracket_stays_open_with_that_requests
     assert "at the lowest level run, 1 in flight: 3 request(s) in the window, at most 1 in flight" in row["reason"]
     e2e = float(row["reason"].split("E2E p50 ")[1].split(" ms")[0].replace(",", ""))
     assert e2e > 200
+
+
+def test_open_loop_shrinking_ends_at_a_level_that_ran_one_request_at_a_time(tmp_path: Path, serial_server):
+    # the logged traffic: 3 requests 0.1 s apart, each ~400 ms end to end: twice the SLA's 200 ms at
+    # any load; at 0.125× they are 0.8 s apart, so one at a time
+    data = below_spec(1, {"e2e_ms": 200}, requests_per_level=3).model_dump(mode="json", exclude_unset=True)
+    data["workload"]["replay"] = {
+        "mode": "trace",
+        "time_scale": 1.0,
+        "warmup_s": 0,
+        "cooldown_s": 0,
+        "sweep": {"search": {"growth": 2.0, "max_levels": 5}, "requests_per_level": 3},
+    }
+    spec = Spec.model_validate(data)
+    _, _, summary = sweep_after_production(spec, plan(3, 0.1, tokens=40), serial_server, tmp_path)
+    entries, record = summary["candidates"]["serial"], summary["search"]["serial"]
+    assert [e["phase"] for e in entries[1:]] == ["shrink"] * (len(entries) - 1)
+    assert entries[-1]["peak_in_flight"] == 1 and entries[-1]["load_level"] >= 0.125
+    assert all(e["peak_in_flight"] > 1 for e in entries[1:-1])
+    assert record["reason"].startswith(
+        f"even one request at a time misses the SLA (at {entries[-1]['load_level']:.3g} (at most one request in "
+        "flight), clearly missed)"
+    )
