@@ -3,7 +3,10 @@
 -- (every lower level met it too: a capacity is claimed only where all lighter loads hold), with
 -- its goodput and its cost per useful decision (cost_per_decision_at_max_sla_load_usd), and the
 -- headroom: that level over the production level (the spec's own load), and the capacity at the
--- SLA: that level's requests/s and output tokens/s with their intervals.
+-- SLA: that level's requests/s and output tokens/s with their intervals. Below the production
+-- load (a candidate that cannot carry it) the highest level met is a fraction of it. The lowest
+-- level run is there too, with what its requests met: where even it missed the SLA (a single
+-- request at a time breaks it), its figures say by how much.
 -- view: sweep_levels (sql/sweep_levels.sql)
 WITH first_miss AS (
     SELECT
@@ -23,6 +26,11 @@ meeting AS (
 highest AS (
     SELECT candidate, arg_max(meeting, load_level) AS level
     FROM meeting
+    GROUP BY candidate
+),
+lowest AS (
+    SELECT candidate, arg_min(sweep_levels, load_level) AS level
+    FROM sweep_levels
     GROUP BY candidate
 )
 SELECT
@@ -46,9 +54,18 @@ SELECT
     highest.level.cost_per_decision_usd_ci_low AS cost_per_decision_at_max_sla_load_usd_ci_low,
     highest.level.cost_per_decision_usd_ci_high AS cost_per_decision_at_max_sla_load_usd_ci_high,
     first_miss.first_missing_load_level,
-    missing.load_level_label AS first_missing_load_level_label
+    missing.load_level_label AS first_missing_load_level_label,
+    lowest.level.load_level AS min_load_level,
+    lowest.level.load_level_label AS min_load_level_label,
+    lowest.level.requests_in_window AS requests_in_window_at_min_load,
+    lowest.level.peak_concurrency AS peak_concurrency_at_min_load,
+    lowest.level.ttft_ms_p50 AS ttft_ms_p50_at_min_load,
+    lowest.level.e2e_ms_p50 AS e2e_ms_p50_at_min_load,
+    lowest.level.sla_attainment AS sla_attainment_at_min_load,
+    lowest.level.meets_sla AS meets_sla_at_min_load
 FROM first_miss
 LEFT JOIN highest USING (candidate)
+LEFT JOIN lowest USING (candidate)
 LEFT JOIN sweep_levels AS missing
     ON first_miss.candidate = missing.candidate AND first_miss.first_missing_load_level = missing.load_level
 ORDER BY first_miss.candidate

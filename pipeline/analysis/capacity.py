@@ -11,6 +11,12 @@ from the search's own record (sweep_replay.json, `search`).
 
 `bracket_closed` is re-judged from the levels with the search's precision rule; a level list (no
 search) is judged with the default precision, and says why it is not closed in its own words.
+Where no level met the SLA, the reason adds what the lowest level's requests met (a single
+request at a time that still misses says by how much).
+
+Each row also sizes the deployment (pipeline/analysis/replicas.py): the fraction of the production
+load carried at the SLA, the replicas for that load and its peak (the prompt profile's
+peak-to-mean ratio), and the cost per useful decision at that replica count.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.contracts import SWEEP_REPLAY, SWEEP_SUMMARY
+from pipeline.analysis.replicas import HOURLY, SIZING_COLUMNS, TOKENS, sizing
+from pipeline.contracts import PROMPT_PROFILE, SWEEP_REPLAY, SWEEP_SUMMARY
 from pipeline.replay.capacity_search import SearchBounds, is_closed
 from pipeline.replay.sweep import KNOB_SETTING
 from pipeline.spec import Spec
@@ -43,6 +50,7 @@ CAPACITY_COLUMNS = (
     "ci_high",
     "n",
     "levels_run",
+    *SIZING_COLUMNS,
 )
 
 
@@ -66,11 +74,11 @@ def _reason(row: dict, closed: bool, spec: Spec, recorded: dict | None) -> str:
             row["max_sla_load_level_label"], row["first_missing_load_level_label"], first_missed / last_met, within
         )
     if recorded is not None and not recorded.get("bracket_closed", True):
-        return str(recorded["reason"])
+        return str(recorded["reason"]) + (_lowest_level(row) if last_met is None else "")
     searched = spec.workload.replay.sweep is not None and spec.workload.replay.sweep.search is not None
     where = "capacity search" if searched else "level list"
     if last_met is None:
-        return f"{where}: production level does not meet the SLA: no capacity at or above the spec's own load"
+        return f"{where}: no level met the SLA" + _lowest_level(row)
     if first_missed is None:
         return (
             f"{where}: no level missed the SLA up to {row['max_sla_load_level_label']} (the capacity is a lower bound)"
@@ -81,9 +89,37 @@ def _reason(row: dict, closed: bool, spec: Spec, recorded: dict | None) -> str:
     )
 
 
-def capacity_rows(spec: Spec, summary_rows: list[dict], searches: dict | None) -> list[dict]:
+def _lowest_level(row: dict) -> str:
+    """What the lowest level run met, where no level met the SLA (a packed row before these
+    columns: nothing)."""
+    if row.get("min_load_level_label") is None:
+        return ""
+
+    def number(value, unit: str = "") -> str:
+        return "—" if value is None else f"{value:,.4g}{unit}"
+
+    requests, peak = number(row.get("requests_in_window_at_min_load")), number(row.get("peak_concurrency_at_min_load"))
+    ttft, e2e = number(row.get("ttft_ms_p50_at_min_load"), " ms"), number(row.get("e2e_ms_p50_at_min_load"), " ms")
+    attainment = number(row.get("sla_attainment_at_min_load"))
+    return (
+        f"; at the lowest level run, {row['min_load_level_label']}: {requests} request(s) in the window, at most "
+        f"{peak} in flight, TTFT p50 {ttft}, E2E p50 {e2e}, SLA attainment {attainment}"
+    )
+
+
+def pricing(spec: Spec, candidate: str) -> str:
+    """hourly (a per-hour price: scales with replicas) or tokens (a per-token price)."""
+    price = next((c.price for c in spec.candidates if c.name == candidate), None)
+    return HOURLY if price is not None and price.usd_per_hour is not None else TOKENS
+
+
+def capacity_rows(
+    spec: Spec, summary_rows: list[dict], searches: dict | None, peak_to_mean: float | None = None
+) -> list[dict]:
     """One row per candidate of `sweep_summary` (CAPACITY_COLUMNS); `searches`: the search's record
-    per candidate (sweep_replay.json `search`; None for a level list)."""
+    per candidate (sweep_replay.json `search`; None for a level list); `peak_to_mean`: the
+    production sample's busiest arrival-rate bin over its mean (the prompt profile's; None: no
+    replicas for the peak)."""
     mode = spec.workload.replay.mode
     rows = []
     for row in summary_rows:
@@ -108,9 +144,22 @@ def capacity_rows(spec: Spec, summary_rows: list[dict], searches: dict | None) -
                 "ci_high": row.get("output_tokens_per_s_at_max_sla_load_ci_high"),
                 "n": row.get("requests_in_window_at_max_sla_load"),
                 "levels_run": row["load_levels"],
+                **sizing(row, pricing(spec, row["candidate"]), peak_to_mean),
             }
         )
     return rows
+
+
+def peak_to_mean_of(root: Path) -> float | None:
+    """The prompt profile's peak-to-mean arrival ratio in a partition or pack folder (None without it)."""
+    path = root / PROMPT_PROFILE.path
+    if not path.is_file():
+        return None
+    table = pq.read_table(path)
+    if "peak_to_mean_ratio" not in table.schema.names or table.num_rows == 0:
+        return None
+    value = table.column("peak_to_mean_ratio")[0].as_py()
+    return float(value) if value is not None else None
 
 
 def capacity_of_folder(root: Path, spec: Spec) -> pa.Table:
@@ -120,4 +169,5 @@ def capacity_of_folder(root: Path, spec: Spec) -> pa.Table:
     if spec.workload.replay.sweep is None or not summary.is_file():
         return pa.table({"candidate": pa.array([], pa.string())})
     searches = json.loads(record.read_text()).get("search") if record.is_file() else None
-    return pa.Table.from_pylist(capacity_rows(spec, pq.read_table(summary).to_pylist(), searches))
+    rows = capacity_rows(spec, pq.read_table(summary).to_pylist(), searches, peak_to_mean_of(root))
+    return pa.Table.from_pylist(rows)

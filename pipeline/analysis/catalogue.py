@@ -40,6 +40,7 @@ from pipeline.analysis.catalogue_model import (  # noqa: F401  (re-exported: the
     latency_figure_name,
     vllm_names,
 )
+from pipeline.analysis.catalogue_sizing import SIZING
 
 # --- latency percentiles: one family each, at every percentile ---------------------------------
 
@@ -286,6 +287,7 @@ CATALOGUE: tuple[Metric, ...] = (
         display="Cost per useful decision at the capacity",
         definition="cost per useful decision at the highest load level still meeting the SLA",
     ),
+    *SIZING,
 )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["latency percentile", "rate", "proportion", "per request", "cost", "quality"]
+Kind = Literal["latency percentile", "rate", "proportion", "per request", "cost", "quality", "sizing"]
 
 # Where a claimed figure is judged (its `basis`). Throughput at an offered load can never exceed
 # that load, so a capacity claim is judged at the buyer's capacity at the SLA (the highest load
@@ -27,6 +27,7 @@ WILSON_OR_BATCH = "the wider of Wilson's and the batch-means ratio interval"
 WILSON_SCORE = "Wilson score"
 USEFUL_SHARE = "the window's cost over the extreme products of the SLA share's and the accuracy's Wilson bounds"
 NO_INTERVAL = "none (a claim on it stays inconclusive)"
+BRACKET = "the capacity bracket: from the level met to the first level missed (open where none missed)"
 
 
 @dataclass(frozen=True)
@@ -97,5 +98,5 @@ def headline_sources(source: Source, vendor_conditions: bool = True) -> dict[str
 
 
 # the capacity at the SLA (pipeline/analysis/capacity.py: sweep_summary reshaped, one row per candidate)
-def capacity_source(value: str, low: str, high: str) -> Source:
+def capacity_source(value: str, low: str | None, high: str | None) -> Source:
     return Source("capacity", value, low, high, "n", query="sweep_summary")

@@ -27,6 +27,7 @@ from pipeline.analysis.catalogue import (
     Source,
 )
 from pipeline.analysis.dependence import WILSON
+from pipeline.analysis.replicas import cost_method
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -263,6 +264,12 @@ def sweep_figures(spec: Spec, summary_rows: list[dict]) -> list[dict]:
     return out
 
 
+NOT_SIZED = {
+    "replicas_at_sla_peak": "no peak-to-mean arrival ratio (the prompt profile's peak_to_mean_ratio: none where the "
+    "sample spans less than one workload.profile.rate_bin_s bin)"
+}
+
+
 def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
     """Throughput at the buyer's capacity at the SLA (the highest load level the capacity search
     found still meeting it), judged against a capacity claim. When the search never reached a
@@ -277,6 +284,10 @@ def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
             if row.get("max_sla_level") is not None:
                 item["load_level"] = row["max_sla_level"]
                 item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"
+                if measured is None:
+                    item["reason"] = NOT_SIZED.get(entry.name, "not measured at that level")
+                elif entry.name == "cost_per_decision_at_sla_replicas_usd":
+                    with_method(item, cost_method(row))
             else:
                 item["reason"] = f"no load level met the SLA ({row.get('reason') or 'the capacity search found none'})"
             if not row.get("bracket_closed"):

@@ -28,6 +28,7 @@ CLAIM_KINDS = {
     "latency percentile": "latency at load",
     "proportion": "latency at load",
     "per request": "latency at load",  # what the replies held (reasoning tokens): judged at the production load
+    "sizing": "capacity",  # what the capacity at the SLA means for a deployment (pipeline/analysis/replicas.py)
 }
 
 

@@ -6,13 +6,18 @@ replay mode's own knob (pipeline/replay/sweep.py turns a load level into a time 
 a concurrency), in the way vLLM's `bench sweep serve_sla` and AIPerf's search do, with
 GuideLLM's rule of stopping once the endpoint is over-saturated:
 
-1. the production level (the spec's own load, already replayed) is judged first: if it does not
-   meet the SLA there is nothing above it to search (`production level does not meet the SLA`);
+1. the production level (the spec's own load, already replayed) is judged first: if it meets
+   the SLA the search grows above it (2.), else it shrinks below it (2b.);
 2. growth: from `start` (default production × growth), each level is the previous × `growth`,
    until a level *clearly* misses the SLA (its attainment interval wholly below
    sla.min_attainment, or its error-rate interval wholly above sla.max_error_rate). A level that
    is only inconclusive (its point estimate misses, its interval does not) does not stop the
    growth: one noisy level must not pass for the knee;
+2b. shrinking (the candidate cannot carry the production load): each level is the previous /
+   `growth` (½×, ¼×, … of the production load), until a level meets the SLA; the smallest level
+   is reached where a level ran one request at a time (`ran_alone`: in flight, 1; open loop, the
+   caller says whether at most one request was in flight) and still missed: a single request
+   breaks the SLA, no fraction of the load meets it, and the bracket stays open saying so;
 3. bisection: the bracket is (last met, first missed) where *first missed* is the lowest level
    that did not meet the SLA (clearly missed or inconclusive: capacity is claimed only where the
    SLA was met, and only where every lighter level met it too, as sql/sweep_summary.sql does)
@@ -36,7 +41,8 @@ from dataclasses import dataclass
 
 MET, CLEARLY_MISSED, INCONCLUSIVE = "met", "clearly_missed", "inconclusive"
 OUTCOMES = (MET, CLEARLY_MISSED, INCONCLUSIVE)
-PRODUCTION, GROWTH, BISECT = "production", "growth", "bisect"
+PRODUCTION, GROWTH, SHRINK, BISECT = "production", "growth", "shrink", "bisect"
+SINGLE_REQUEST_MISSES = "even one request at a time misses the SLA"
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ class Probe:
 
     level: float
     outcome: str  # MET, CLEARLY_MISSED or INCONCLUSIVE
-    phase: str  # PRODUCTION, GROWTH or BISECT
+    phase: str  # PRODUCTION, GROWTH, SHRINK or BISECT
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,15 @@ def _grown(level: float, growth: float, integer: bool) -> float:
     return float(f"{nxt:.3g}") if float(f"{nxt:.3g}") > level else nxt
 
 
+def _shrunk(level: float, growth: float, integer: bool) -> float | None:
+    """The next level below `level` (None: in flight, none below 1)."""
+    if integer:
+        nxt = float(min(math.floor(level) - 1, round(level / growth)))
+        return nxt if nxt >= 1 else None
+    nxt = level / growth
+    return float(f"{nxt:.3g}") if float(f"{nxt:.3g}") < level else nxt
+
+
 def _label(level: float) -> str:
     return f"{level:.3g}"
 
@@ -120,24 +135,15 @@ def search(
     *,
     integer: bool = False,
     clock: Callable[[], float] = time.monotonic,
+    ran_alone: Callable[[float], bool] = lambda level: False,
 ) -> SearchResult:
     """Search above `production` (a load level: larger is more load) for the highest level meeting
-    the SLA. `measure(level, phase)` judges one level (for PRODUCTION: the replay already done)
-    and returns MET, CLEARLY_MISSED or INCONCLUSIVE."""
+    the SLA, or below it when production misses. `measure(level, phase)` judges one level (for
+    PRODUCTION: the replay already done) and returns MET, CLEARLY_MISSED or INCONCLUSIVE;
+    `ran_alone(level)`, asked of a level just judged, whether it ran with at most one request in
+    flight (the smallest level worth shrinking to)."""
     started = clock()
     probes = [Probe(production, _checked(measure(production, PRODUCTION)), PRODUCTION)]
-    if probes[0].outcome != MET:
-        return SearchResult(
-            probes,
-            False,
-            f"production level does not meet the SLA ({probes[0].outcome.replace('_', ' ')}): "
-            "no load above the spec's own to search",
-        )
-    start = bounds.start if bounds.start is not None else _grown(production, bounds.growth, integer)
-    if integer:
-        start = float(math.ceil(start))
-    if start <= production:
-        raise ValueError(f"sweep.search.start {start:g} is not above the production load level {production:g}")
 
     def stopped() -> str | None:
         """The bound that stops the search before its next level, if any."""
@@ -148,6 +154,17 @@ def search(
             return f"time bound: max_search_s {bounds.max_search_s:g} s spent after {run} level(s)"
         return None
 
+    if probes[0].outcome != MET:
+        shrunk = _shrink(probes, bounds, measure, integer, ran_alone, stopped)
+        if shrunk is not None:
+            return shrunk
+        return _bisect(probes, bounds, measure, integer, stopped)
+    start = bounds.start if bounds.start is not None else _grown(production, bounds.growth, integer)
+    if integer:
+        start = float(math.ceil(start))
+    if start <= production:
+        raise ValueError(f"sweep.search.start {start:g} is not above the production load level {production:g}")
+
     level = start
     while True:  # growth, until a level clearly misses (bounded by max_levels)
         bound = stopped()
@@ -157,9 +174,50 @@ def search(
         if probes[-1].outcome == CLEARLY_MISSED:
             break
         level = _grown(level, bounds.growth, integer)
+    return _bisect(probes, bounds, measure, integer, stopped)
+
+
+def _shrink(
+    probes: list[Probe],
+    bounds: SearchBounds,
+    measure: Callable[[float, str], str],
+    integer: bool,
+    ran_alone: Callable[[float], bool],
+    stopped: Callable[[], str | None],
+) -> SearchResult | None:
+    """Below a production level that missed: ÷ growth until a level meets the SLA (None: go on
+    to bisect), or the result where the smallest level missed or a bound stopped the shrinking."""
+    level: float | None = probes[0].level
+    while True:
+        assert level is not None
+        if (integer and level <= 1) or ran_alone(level):
+            where = f"at {_label(level)}" + (" in flight" if integer else " (at most one request in flight)")
+            return SearchResult(
+                probes,
+                False,
+                f"{SINGLE_REQUEST_MISSES} ({where}, {probes[-1].outcome.replace('_', ' ')}): no fraction of the "
+                "production load meets it",
+            )
+        level = _shrunk(level, bounds.growth, integer)
+        bound = stopped()
+        if bound is not None or level is None:
+            return _unclosed(probes, bound or "no smaller level", "before any level met the SLA")
+        probes.append(Probe(level, _checked(measure(level, SHRINK)), SHRINK))
+        if probes[-1].outcome == MET:
+            return None
+
+
+def _bisect(
+    probes: list[Probe],
+    bounds: SearchBounds,
+    measure: Callable[[float, str], str],
+    integer: bool,
+    stopped: Callable[[], str | None],
+) -> SearchResult:
+    """Bisect (last met, first missed) until it is within the precision or a bound stops it."""
     while True:  # bisection of (last met, first missed), bounded by max_levels
         last_met, first_missed = bracket([(probe.level, probe.outcome == MET) for probe in probes])
-        assert last_met is not None and first_missed is not None  # production met; a level missed
+        assert last_met is not None and first_missed is not None  # a level met, a level above it missed
         if is_closed(last_met, first_missed, bounds.precision, integer):
             ratio, limit = first_missed / last_met, 1 + 2 * bounds.precision
             why = f"ratio {ratio:.3g} ≤ {limit:.3g}" if ratio <= limit else "adjacent whole numbers in flight"

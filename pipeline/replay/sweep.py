@@ -10,7 +10,8 @@ replay's `max_duration_s`. With `stop_after_miss`, a candidate's higher levels a
 a level clearly misses the SLA (the caller's `judge` decides from the level's raw timings).
 
 With `sweep.search` the levels are not listed: the capacity search (pipeline/replay/capacity_search.py)
-chooses each next level from the judgements so far, and every level it picks is replayed here the
+chooses each next level from the judgements so far (above the production load, or below it when
+the production load misses the SLA), and every level it picks is replayed here the
 same way; the summary says, per candidate, whether its bracket closed and, if not, why.
 """
 
@@ -209,11 +210,17 @@ def run_sweep(
             level = levels.get(value) or level_at(replay.mode, value)
             return runner.run(level, judge, phase=phase) or capacity_search.INCONCLUSIVE
 
+        def ran_alone(value: float) -> bool:
+            """The level ran with at most one request in flight (a single request at a time)."""
+            entry: dict = next((e for e in reversed(runner.entries) if e["load_level"] == value), {})
+            return entry.get("status") == "replayed" and entry.get("peak_in_flight", 2) <= 1
+
         result = capacity_search.search(
             production_level(replay).value,
             search_bounds(replay.sweep),
             measure,
             integer=replay.mode == "concurrency",
+            ran_alone=ran_alone,
         )
         log(f"sweep {target.candidate}: {result.reason}")
         summary["search"] = {

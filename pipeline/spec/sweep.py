@@ -11,10 +11,12 @@ The knob the sweep turns is the replay mode's own:
 
 Instead of a level list, `search` finds the highest load still meeting the SLA (the capacity at
 the SLA, pipeline/replay/capacity_search.py): from the production level it grows the load
-geometrically until a level clearly misses the SLA, then bisects between the last level met and
-the first missed until the bracket is within `precision`. Its levels are load levels (trace:
-× logged traffic = 1 / time_scale; rate: requests/s; concurrency: requests in flight), bounded
-by `max_levels`, `max_search_s` and each level's own bounds below.
+geometrically until a level clearly misses the SLA — or, when the production level itself misses,
+shrinks it (÷ growth: ½×, ¼×, …) until a level meets it, down to one request at a time — then
+bisects between the last level met and the first missed until the bracket is within `precision`.
+Its levels are load levels (trace: × logged traffic = 1 / time_scale; rate: requests/s;
+concurrency: requests in flight), bounded by `max_levels`, `max_search_s` and each level's own
+bounds below.
 
 Each level is bounded by `requests_per_level` (the plan's first N requests) and, in the
 open-loop modes, `duration_s_per_level` (the requests scheduled in the level's first D
@@ -35,7 +37,13 @@ class Search(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    growth: float = Field(default=2.0, gt=1.0, le=10.0, description="each growth level is the previous level × growth")
+    growth: float = Field(
+        default=2.0,
+        gt=1.0,
+        le=10.0,
+        description="each growth level is the previous level × growth (below a production level that misses the "
+        "SLA: ÷ growth)",
+    )
     precision: float = Field(
         default=0.10,
         gt=0.0,
@@ -50,7 +58,7 @@ class Search(BaseModel):
         default=None,
         gt=0,
         description="the first load level beyond production (× logged traffic, requests/s or requests in "
-        "flight); default: the production level × growth",
+        "flight); default: the production level × growth (growth only: shrinking starts at production ÷ growth)",
     )
     max_search_s: float | None = Field(
         default=None,

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from pipeline.analysis import sweep as sweep_analysis
+from pipeline.analysis.capacity import capacity_rows
 from pipeline.quality import rules
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import ReplaySettings, Target
@@ -208,11 +209,13 @@ def sweep_spec() -> Spec:
 
 
 def sweep_after_production(spec: Spec, requests: list[PlannedRequest], server, folder: Path):
-    """The production replay against the serial server (one in flight), then the spec's sweep judged
-    against it, as the sweep asset runs them: (production, timings, summary)."""
+    """The production replay against the serial server (at the spec's concurrency), then the spec's
+    sweep judged against it, as the sweep asset runs them: (production, timings, summary)."""
     replay = spec.workload.replay
     target = Target("serial", server.base_url, "reference-model")
-    settings = ReplaySettings(mode="concurrency", concurrency=1)
+    settings = ReplaySettings(
+        mode=replay.mode, concurrency=replay.concurrency if replay.mode == "concurrency" else None
+    )
     runs = RunBuilder(target, settings, "run-p", lambda name: folder / f"{name}.jsonl")
     production = with_load_level(execute(runs.run("production", requests)).timings(), production_level(replay))
 
@@ -266,3 +269,85 @@ def test_a_capacity_search_replays_the_levels_it_chooses_and_records_how_it_ende
     assert rules.sweep_timings_complete(timings, requests, replay).passed
     levels = sweep_analysis.sweep_levels(production, timings, spec).to_pylist()
     assert sorted(row["load_level"] for row in levels) == sorted(e["load_level"] for e in entries)
+
+
+# --- below the production load: a candidate that cannot carry it ------------------------------
+
+
+def below_spec(concurrency: int, sla: dict, requests_per_level: int) -> Spec:
+    """The serial server at `concurrency` in flight, searched below it (40 tokens of 10 ms: each
+    request holds the server 400 ms, so at k in flight a request waits (k − 1) × 400 ms for its
+    first token: far from the SLA either side at every level the search picks)."""
+    data = sweep_spec().model_dump(mode="json", exclude_unset=True)
+    data["workload"]["replay"].update(
+        concurrency=concurrency,
+        sweep={"search": {"growth": 2.0, "max_levels": 4}, "requests_per_level": requests_per_level},
+    )
+    data["sla"] = {**sla, "min_attainment": 0.95, "max_error_rate": 0.05}
+    data["candidates"] = [dict(data["candidates"][0], price={"usd_per_hour": 3.6})]
+    return Spec.model_validate(data)
+
+
+def capacity_of(spec: Spec, production, timings, summary) -> dict:
+    levels = sweep_analysis.sweep_levels(production, timings, spec)
+    rows = sweep_analysis.sweep_summary(levels, spec).to_pylist()
+    (row,) = capacity_rows(spec, rows, summary.get("search"), peak_to_mean=1.5)
+    return row
+
+
+def test_a_candidate_missing_at_its_load_is_searched_below_it_and_sized_in_replicas(tmp_path: Path, serial_server):
+    # TTFT at 8 in flight ~2.8 s, at 4 ~1.2 s, at 3 ~0.8 s: missed; at 2 ~0.4 s: met (SLA 600 ms)
+    spec = below_spec(8, {"ttft_ms": 600}, requests_per_level=6)
+    production, timings, summary = sweep_after_production(spec, plan(6, None, tokens=40), serial_server, tmp_path)
+    entries, record = summary["candidates"]["serial"], summary["search"]["serial"]
+    assert [(e["load_level"], e["phase"], e["outcome"]) for e in entries] == [
+        (8.0, "production", "clearly_missed"),
+        (4.0, "shrink", "clearly_missed"),
+        (2.0, "shrink", "met"),  # ¼ of the production load
+        (3.0, "bisect", "clearly_missed"),
+    ]
+    assert record["bracket_closed"] and record["reason"].startswith("bracketed: met at 2, first missed at 3")
+    assert rules.capacity_search_ended(summary, spec.workload.replay).passed
+    row = capacity_of(spec, production, timings, summary)
+    assert (row["max_sla_level"], row["first_missed_level"]) == (2.0, 3.0)
+    assert (row["capacity_fraction"], row["capacity_fraction_ci_high"]) == (0.25, 0.375)
+    assert (row["replicas_at_sla"], row["replicas_at_sla_ci_low"], row["replicas_at_sla_peak"]) == (4, 3, 6)
+    assert row["pricing"] == "hourly" and row["cost_per_decision_at_sla_replicas_usd"] > 0
+
+
+def test_where_even_one_request_misses_the_bracket_stays_open_with_that_requests_figures(tmp_path: Path, serial_server):
+    # one request alone takes ~400 ms end to end: twice the SLA's 200 ms
+    spec = below_spec(2, {"e2e_ms": 200}, requests_per_level=3)
+    production, timings, summary = sweep_after_production(spec, plan(3, None, tokens=40), serial_server, tmp_path)
+    entries, record = summary["candidates"]["serial"], summary["search"]["serial"]
+    assert [(e["load_level"], e["outcome"]) for e in entries] == [(2.0, "clearly_missed"), (1.0, "clearly_missed")]
+    assert not record["bracket_closed"]
+    assert record["reason"].startswith("even one request at a time misses the SLA (at 1 in flight, clearly missed)")
+    row = capacity_of(spec, production, timings, summary)
+    assert row["max_sla_level"] is None and row["capacity_fraction"] is None and row["replicas_at_sla"] is None
+    assert "at the lowest level run, 1 in flight: 3 request(s) in the window, at most 1 in flight" in row["reason"]
+    e2e = float(row["reason"].split("E2E p50 ")[1].split(" ms")[0].replace(",", ""))
+    assert e2e > 200
+
+
+def test_open_loop_shrinking_ends_at_a_level_that_ran_one_request_at_a_time(tmp_path: Path, serial_server):
+    # the logged traffic: 3 requests 0.1 s apart, each ~400 ms end to end: twice the SLA's 200 ms at
+    # any load; at 0.125× they are 0.8 s apart, so one at a time
+    data = below_spec(1, {"e2e_ms": 200}, requests_per_level=3).model_dump(mode="json", exclude_unset=True)
+    data["workload"]["replay"] = {
+        "mode": "trace",
+        "time_scale": 1.0,
+        "warmup_s": 0,
+        "cooldown_s": 0,
+        "sweep": {"search": {"growth": 2.0, "max_levels": 5}, "requests_per_level": 3},
+    }
+    spec = Spec.model_validate(data)
+    _, _, summary = sweep_after_production(spec, plan(3, 0.1, tokens=40), serial_server, tmp_path)
+    entries, record = summary["candidates"]["serial"], summary["search"]["serial"]
+    assert [e["phase"] for e in entries[1:]] == ["shrink"] * (len(entries) - 1)
+    assert entries[-1]["peak_in_flight"] == 1 and entries[-1]["load_level"] >= 0.125
+    assert all(e["peak_in_flight"] > 1 for e in entries[1:-1])
+    assert record["reason"].startswith(
+        f"even one request at a time misses the SLA (at {entries[-1]['load_level']:.3g} (at most one request in "
+        "flight), clearly missed)"
+    )

@@ -223,6 +223,25 @@ def test_the_waterfall_walks_the_axes_in_order_and_ends_at_capacity_and_producti
     assert [(v.metric, v.verdict) for v in vendor] == [("output_tokens_per_s", "not reproduced")]
 
 
+def test_the_waterfalls_capacity_step_below_the_production_load_says_how_far_below():
+    spec = demo_spec(output_tokens_per_s=4200)
+    rows = [arm_row(arm, "output_tokens_per_s", 1000.0) for arm in plan_arms.LADDER]
+    levels = [{"candidate": "c", "load_level": 0.25, "output_tokens_per_s": 90.0, "requests_in_window": 20}]
+    summary = [
+        {"candidate": "c", "max_sla_load_level": 0.25, "max_sla_load_level_label": "0.25×", "headroom_factor": 0.25}
+    ]
+    (row,) = pack_arms.headline_waterfall(spec, rows, [], levels, summary, None, None)
+    step = next(s for s in row.steps if s.axis == "capacity at SLA")
+    assert step.measured == 90.0
+    assert (
+        step.label == "capacity at the buyer's SLA (highest SLA-meeting sweep level, 0.25×: 0.25× the production load)"
+    )
+    nothing = [{"candidate": "c", "max_sla_load_level": None, "min_load_level_label": "1 in flight"}]
+    (row,) = pack_arms.headline_waterfall(spec, rows, [], levels, nothing, None, None)
+    step = next(s for s in row.steps if s.axis == "capacity at SLA")
+    assert step.measured is None and step.reason == "no load level met the SLA, down to 1 in flight"
+
+
 def test_the_arm_check_catches_a_missing_a_duplicated_and_an_unplanned_request():
     planned = {"a_vendor_conditions": 3}
     good = [

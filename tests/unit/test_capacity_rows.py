@@ -62,7 +62,7 @@ def test_an_open_bracket_says_why_the_search_stopped():
     ("met", "missed", "reason"),
     [
         ((4.0, "4×"), (None, None), "level list: no level missed the SLA up to 4× (the capacity is a lower bound)"),
-        ((None, None), (1.0, "1×"), "level list: production level does not meet the SLA"),
+        ((None, None), (1.0, "1×"), "level list: no level met the SLA"),
         (
             (2.0, "2×"),
             (4.0, "4×"),
@@ -106,3 +106,69 @@ def test_the_check_passes_a_closed_bracket_or_a_recorded_reason():
     assert not rules.capacity_search_ended({"candidates": {"a": entries}}, replay).passed  # no record
     assert not rules.capacity_search_ended(None, replay).passed
     assert rules.capacity_search_ended(None, spec_with({"time_scales": [0.5]}).workload.replay).passed  # no search
+
+
+# --- below the production load: the fraction carried, the replicas, the cost at them -------------
+
+
+def below(met=(0.31, "0.31×"), missed=(0.372, "0.372×"), cost=(0.002, 0.0015, 0.003)) -> dict:
+    return summary(met=met, missed=missed) | {
+        "production_load_level": 1.0,
+        "cost_per_decision_at_max_sla_load_usd": cost[0],
+        "cost_per_decision_at_max_sla_load_usd_ci_low": cost[1],
+        "cost_per_decision_at_max_sla_load_usd_ci_high": cost[2],
+    }
+
+
+def with_price(price: dict) -> Spec:
+    data = demo_spec_dict()
+    data["workload"]["replay"]["sweep"] = SEARCH
+    data["candidates"] = [dict(data["candidates"][0], name="a", price=price)]
+    return Spec.model_validate(data)
+
+
+def test_below_the_load_the_fraction_carried_gives_the_replicas_and_the_hourly_cost_at_them():
+    (row,) = capacity_rows(with_price({"usd_per_hour": 3.6}), [below()], {}, peak_to_mean=2.0)
+    assert (row["capacity_fraction"], row["capacity_fraction_ci_low"]) == (0.31, 0.31)
+    assert row["capacity_fraction_ci_high"] == pytest.approx(0.372)
+    # ceil(1 / 0.31) = 4; the bracket's high end: ceil(1 / 0.372) = 3
+    assert (row["replicas_at_sla"], row["replicas_at_sla_ci_low"], row["replicas_at_sla_ci_high"]) == (4, 3, 4)
+    # the peak, twice the mean: ceil(2 / 0.31) = 7, ceil(2 / 0.372) = 6
+    assert (row["replicas_at_sla_peak"], row["replicas_at_sla_peak_ci_low"]) == (7, 6)
+    # a per-hour price scales with replicas: 4 replicas share the load one carries 0.31 of
+    assert row["pricing"] == "hourly"
+    assert row["cost_per_decision_at_sla_replicas_usd"] == pytest.approx(0.002 * 4 * 0.31)
+    assert row["cost_per_decision_at_sla_replicas_usd_ci_high"] == pytest.approx(0.003 * 4 * 0.31)
+    assert rules.capacity_rows_consistent([row]).passed
+
+
+def test_a_per_token_price_does_not_scale_with_replicas():
+    price = {"usd_per_million_input_tokens": 1.0, "usd_per_million_output_tokens": 2.0}
+    (row,) = capacity_rows(with_price(price), [below()], {})
+    assert row["pricing"] == "tokens" and row["replicas_at_sla"] == 4
+    assert row["cost_per_decision_at_sla_replicas_usd"] == 0.002
+    assert row["replicas_at_sla_peak"] is None  # no peak-to-mean ratio: no replicas for the peak
+
+
+def test_above_the_load_one_replica_carries_it_and_an_open_bracket_has_no_high_end():
+    (row,) = capacity_rows(with_price({"usd_per_hour": 3.6}), [below(met=(4.0, "4×"), missed=(None, None))], {})
+    assert (row["capacity_fraction"], row["capacity_fraction_ci_high"]) == (4.0, None)
+    assert (row["replicas_at_sla"], row["replicas_at_sla_ci_low"]) == (1, 1)
+    assert row["cost_per_decision_at_sla_replicas_usd"] == pytest.approx(0.002 * 4.0)
+
+
+def test_where_nothing_met_the_reason_gives_the_lowest_levels_figures():
+    lowest = {
+        "min_load_level": 1.0,
+        "min_load_level_label": "1 in flight",
+        "requests_in_window_at_min_load": 3,
+        "peak_concurrency_at_min_load": 1,
+        "ttft_ms_p50_at_min_load": 26.0,
+        "e2e_ms_p50_at_min_load": 251.0,
+        "sla_attainment_at_min_load": 0.0,
+    }
+    record = {"bracket_closed": False, "reason": "even one request at a time misses the SLA (at 1 in flight, ...)"}
+    (row,) = capacity_rows(with_price({"usd_per_hour": 1.0}), [below(met=(None, None)) | lowest], {"a": record})
+    assert row["capacity_fraction"] is None and row["replicas_at_sla"] is None
+    assert row["reason"].startswith(record["reason"] + "; at the lowest level run, 1 in flight: 3 request(s)")
+    assert "E2E p50 251 ms" in row["reason"] and "SLA attainment 0" in row["reason"]

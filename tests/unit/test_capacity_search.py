@@ -12,6 +12,8 @@ from pipeline.replay.capacity_search import (
     INCONCLUSIVE,
     MET,
     PRODUCTION,
+    SHRINK,
+    SINGLE_REQUEST_MISSES,
     SearchBounds,
     bracket,
     is_closed,
@@ -58,20 +60,61 @@ def test_the_bracket_always_holds_the_knee(knee, precision):
     assert first_missed / last_met <= 1 + 2 * precision
 
 
-def test_the_production_level_missing_stops_before_any_replay():
-    judge, asked = knee_at(0.5)
-    result = search(1.0, SearchBounds(), judge)
-    assert not result.bracket_closed
-    assert asked == [(1.0, PRODUCTION)]
-    assert result.reason.startswith("production level does not meet the SLA (clearly missed)")
-    assert result.levels_run == 0
+def test_a_production_level_that_misses_shrinks_then_bisects_below_it():
+    judge, asked = knee_at(0.31)
+    result = search(1.0, SearchBounds(growth=2.0, precision=0.10), judge)
+    assert result.bracket_closed, result.reason
+    assert [(level, phase) for level, phase in asked[:4]] == [
+        (1.0, PRODUCTION),
+        (0.5, SHRINK),
+        (0.25, SHRINK),
+        (0.354, BISECT),
+    ]
+    assert {phase for _, phase in asked[4:]} == {BISECT}
+    last_met, first_missed = bracket([(p.level, p.outcome == MET) for p in result.probes])
+    assert last_met <= 0.31 < first_missed and first_missed / last_met <= 1.2
 
 
-def test_an_inconclusive_production_level_stops_too():
-    judge, _ = knee_at(0.5, inconclusive_up_to=1.5)
+@pytest.mark.parametrize("knee", [0.9, 0.4, 0.26, 0.13, 0.02])
+def test_the_bracket_below_production_always_holds_the_knee(knee):
+    judge, _ = knee_at(knee)
+    result = search(1.0, SearchBounds(growth=2.0, precision=0.10, max_levels=12), judge)
+    last_met, first_missed = bracket([(p.level, p.outcome == MET) for p in result.probes])
+    assert result.bracket_closed, result.reason
+    assert last_met <= knee < first_missed <= 1.0
+
+
+def test_an_inconclusive_production_level_shrinks_too():
+    judge, asked = knee_at(0.5, inconclusive_up_to=1.5)
     result = search(1.0, SearchBounds(), judge)
+    assert asked[1] == (0.5, SHRINK)
+    assert result.bracket_closed and bracket([(p.level, p.outcome == MET) for p in result.probes])[0] == 0.5
+
+
+def test_in_flight_the_smallest_level_is_one_request_and_missing_it_leaves_the_bracket_open():
+    judge, asked = knee_at(0.5)  # nothing in flight meets it: not even one request at a time
+    result = search(8.0, SearchBounds(), judge, integer=True)
+    assert [level for level, _ in asked] == [8.0, 4.0, 2.0, 1.0]
     assert not result.bracket_closed
-    assert "(inconclusive)" in result.reason
+    assert result.reason.startswith(SINGLE_REQUEST_MISSES + " (at 1 in flight, clearly missed)")
+    assert result.levels_run == 3
+
+
+def test_open_loop_shrinking_stops_at_a_level_that_ran_one_request_at_a_time():
+    judge, asked = knee_at(0.001)
+    result = search(1.0, SearchBounds(max_levels=8), judge, ran_alone=lambda level: level <= 0.125)
+    assert [level for level, _ in asked] == [1.0, 0.5, 0.25, 0.125]
+    assert result.reason.startswith(SINGLE_REQUEST_MISSES + " (at 0.125 (at most one request in flight)")
+
+
+def test_max_levels_stops_the_shrinking_with_nothing_met():
+    judge, _ = knee_at(0.001)
+    result = search(1.0, SearchBounds(max_levels=2), judge)
+    assert not result.bracket_closed
+    assert (
+        result.reason
+        == "level bound: max_levels 2 replayed before any level met the SLA: nothing met, first missed at 0.25"
+    )
 
 
 def test_max_levels_stops_the_growth_and_says_the_capacity_is_a_lower_bound():

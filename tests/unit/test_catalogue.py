@@ -95,7 +95,7 @@ def made(tmp_path_factory) -> dict:
         for name, basis in ENTRIES
         if basis == catalogue.VENDOR_CONDITIONS
     ]
-    capacity = capacity_rows(the_spec, tables["sweep_summary"], None)  # the capacity asset's rows (a level list)
+    capacity = capacity_rows(the_spec, tables["sweep_summary"], None, peak_to_mean=1.5)  # the capacity asset's rows
     figures = partition_figures(the_spec, tables, raw, capacity, arm_rows)
     return {"spec": the_spec, "figures": figures, "table": figures_table(figures)}
 

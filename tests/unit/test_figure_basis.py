@@ -92,7 +92,7 @@ def test_no_sla_meeting_level_says_why_it_has_no_value():
     row = capacity_row(max_sla_level=None, output_tokens_per_s=None, ci_low=None, ci_high=None, bracket_closed=False)
     row |= {"requests_per_s": None, "requests_per_s_ci_low": None, "requests_per_s_ci_high": None}
     row["reason"] = "the production level clearly missed the SLA"
-    (tokens, _) = claims.capacity_figures(spec(output_tokens_per_s=4200), [row])
+    (tokens, *_) = claims.capacity_figures(spec(output_tokens_per_s=4200), [row])
     assert tokens["measured"] is None and tokens["verdict"] == "inconclusive"
     assert "production level clearly missed" in tokens["reason"]
 

@@ -246,6 +246,21 @@ def every_interval_table() -> dict:
         "ci_high": 330.0,
         "n": 100,
         "levels_run": 5,
+        "production_level": 1.0,
+        "capacity_fraction": 2.0,
+        "capacity_fraction_ci_low": 2.0,
+        "capacity_fraction_ci_high": 2.38,
+        "replicas_at_sla": 1,
+        "replicas_at_sla_ci_low": 1,
+        "replicas_at_sla_ci_high": 1,
+        "peak_to_mean_ratio": 2.5,
+        "replicas_at_sla_peak": 2,
+        "replicas_at_sla_peak_ci_low": 2,
+        "replicas_at_sla_peak_ci_high": 2,
+        "pricing": "hourly",
+        "cost_per_decision_at_sla_replicas_usd": 0.0005,
+        "cost_per_decision_at_sla_replicas_usd_ci_low": 0.0004,
+        "cost_per_decision_at_sla_replicas_usd_ci_high": 0.0006,
     }
     return {**comparison_keys(), "errors_by_type": [error], "sweep": sweep, "capacity": [capacity]}
 
@@ -265,9 +280,9 @@ def test_every_interval_header_names_the_spec_level(confidence, level):
     html, markdown = render_html(full, {}, confidence=confidence), render_markdown(full, confidence=confidence)
     html_cells, markdown_cells = interval_headers(html, markdown)
     # HTML: headline, ranking, accuracy and its delta, latency, rates, errors, sweep summary, capacity (2),
-    # sweep levels; Markdown: headline, ranking, accuracy and its delta, errors, sweep summary, capacity (2),
-    # every measured figure
-    assert len(html_cells) == 11 and len(markdown_cells) == 9
+    # its sizing (1), sweep levels; Markdown: headline, ranking, accuracy and its delta, errors, sweep
+    # summary, capacity (2), its sizing (1), every measured figure
+    assert len(html_cells) == 12 and len(markdown_cells) == 10
     assert all(level in cell for cell in html_cells + markdown_cells if cell != "delta CI")
     assert f"the whole {level} interval" in html and f"every interval is {level}" in markdown
     for other in {"90 %", "95 %", "97.5 %"} - {level}:

@@ -120,3 +120,47 @@ def test_a_move_its_interval_does_not_resolve_comes_after_a_resolved_one_and_say
     assert reasons[1].endswith("by -50% (not resolved: its interval includes no change)")
     (entry,) = summary.executive_summary(figures(4400, "holds", 3600), waterfall)
     assert entry["lines"][4] == "Moved the headline most: the buyer's output lengths moved output_tokens_per_s by -9%"
+
+
+def below_the_load(pricing_method: str) -> list[dict]:
+    """A candidate that carries 0.31× of the production load at the SLA: 4 replicas carry all of it."""
+    return [
+        fig("b", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, 90, load_level_label="0.31×"),
+        fig("b", "requests_per_s", metrics.CAPACITY_AT_SLA, 0.4, load_level_label="0.31×"),
+        fig("b", "cost_per_decision_usd", metrics.PRODUCTION_LOAD, 0.0009),
+        fig("b", "cost_per_decision_at_max_sla_load_usd", metrics.CAPACITY_AT_SLA, 0.00073),
+        fig("b", "capacity_fraction", metrics.CAPACITY_AT_SLA, 0.31) | {"ci_low": 0.31, "ci_high": 0.372},
+        fig("b", "replicas_at_sla", metrics.CAPACITY_AT_SLA, 4) | {"ci_low": 3, "ci_high": 4},
+        fig("b", "replicas_at_sla_peak", metrics.CAPACITY_AT_SLA, 7) | {"ci_low": 6, "ci_high": 7},
+        fig("b", "cost_per_decision_at_sla_replicas_usd", metrics.CAPACITY_AT_SLA, 0.00091)
+        | {"interval_method": pricing_method},
+    ]
+
+
+def test_below_the_production_load_the_capacity_line_gives_the_fraction_and_the_replicas():
+    method = "the cost at the capacity (Wilson bounds of the useful share) × 4 replicas × 0.31 (per-hour price: "
+    method += "scales with replicas)"
+    (entry,) = summary.executive_summary(below_the_load(method), [])
+    capacity, cost = entry["lines"][2], entry["lines"][3]
+    assert capacity.startswith(
+        "Capacity at the SLA: carries 0.31× of your load at the SLA (0.31 – 0.372): 4 replicas (3 – 4), "
+        "7 replicas (6 – 7) at its peak; 0.4 requests/s, 90 output tokens/s"
+    )
+    assert cost == (
+        "Cost per useful decision: 0.9 USD per 1,000 at the production load, 0.73 USD per 1,000 at the capacity at "
+        "the SLA, 0.91 USD per 1,000 at 4 replicas (per-hour price: scales with replicas)"
+    )
+
+
+def test_a_per_token_price_says_it_does_not_scale():
+    method = "the cost at the capacity (Wilson bounds of the useful share) (per-token price: does not scale with "
+    method += "replicas)"
+    (entry,) = summary.executive_summary(below_the_load(method), [])
+    assert entry["lines"][3].endswith("at 4 replicas (per-token price: does not scale with replicas)")
+
+
+def test_where_no_level_met_the_capacity_line_says_why():
+    reason = "no load level met the SLA (even one request at a time misses the SLA (at 1 in flight, clearly missed))"
+    tokens = fig("c", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, None, reason=reason)
+    (entry,) = summary.executive_summary([tokens, fig("c", "requests_per_s", metrics.CAPACITY_AT_SLA, None)], [])
+    assert entry["lines"][2] == f"Capacity at the SLA: unknown: {reason}"

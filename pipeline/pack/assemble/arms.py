@@ -117,7 +117,14 @@ def _sweep_step(metric: str, candidate: str, levels: list[dict], summary: list[d
     if top is None:
         return {"measured": None, "ci_low": None, "ci_high": None, "n": 0, "reason": "no load sweep ran"}
     if top.get("max_sla_load_level") is None:
-        return {"measured": None, "ci_low": None, "ci_high": None, "n": 0, "reason": "no load level met the SLA"}
+        lowest = f", down to {top['min_load_level_label']}" if top.get("min_load_level_label") else ""
+        return {
+            "measured": None,
+            "ci_low": None,
+            "ci_high": None,
+            "n": 0,
+            "reason": f"no load level met the SLA{lowest}",
+        }
     level = next(
         (row for row in levels if row["candidate"] == candidate and row["load_level"] == top["max_sla_load_level"]),
         None,
@@ -132,6 +139,11 @@ def _sweep_step(metric: str, candidate: str, levels: list[dict], summary: list[d
         }
     n = level.get("latency_n") if metrics.percentile_of(metric) is not None else level.get("requests_in_window")
     step = {"measured": level.get(metric), "ci_low": level.get(f"{metric}_ci_low"), "n": n or 0}
+    if top.get("headroom_factor") is not None:  # above or below the production load: how far
+        step["label"] = (
+            f"{CAPACITY_AT_SLA[1][:-1]}, {top['max_sla_load_level_label']}: {top['headroom_factor']:.3g}× the "
+            "production load)"
+        )
     step["ci_high"] = level.get(f"{metric}_ci_high")
     if metric not in level:
         step["reason"] = f"the sweep's tables have no {metric}"

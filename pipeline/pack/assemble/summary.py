@@ -15,6 +15,7 @@ re-derive from what `loadproof verify` re-computes.
 from __future__ import annotations
 
 from pipeline.analysis import metrics
+from pipeline.analysis.replicas import pricing_words
 from pipeline.analysis.stats import HOLDS
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
@@ -129,18 +130,6 @@ def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
         quality = [f for f in at_load if metrics.claim_kind(f["metric"]) == "quality" and f["claimed"] is not None]
         capacity = {f["metric"]: f for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA)}
         cost = {f["metric"]: f for f in figures if f["candidate"] == candidate and f["metric"].startswith("cost_per_d")}
-        tokens, requests = capacity.get("output_tokens_per_s"), capacity.get("requests_per_s")
-        if tokens is not None and tokens["measured"] is not None and requests is not None:
-            at = tokens.get("load_level_label", "?")
-            capacity_line = (
-                f"Capacity at the SLA: {_n(requests['measured'])} requests/s, {_n(tokens['measured'])} output "
-                f"tokens/s ({_n(tokens['ci_low'])} – {_n(tokens['ci_high'])}) at load {at}"
-                + (f"; {tokens['reason']}" if tokens.get("reason") else "")
-                + (f"; claim {tokens['verdict']}" if tokens.get("verdict") else "")
-            )
-        else:
-            reason = tokens.get("reason") if tokens else "no capacity search ran (workload.replay.sweep)"
-            capacity_line = f"Capacity at the SLA: unknown: {reason}"
         at_production = cost.get("cost_per_decision_usd")
         at_capacity = cost.get("cost_per_decision_at_max_sla_load_usd")
         ranked = moves(waterfall, candidate)
@@ -152,14 +141,58 @@ def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
                     "At the buyer's production load: "
                     + _verdicts(production)
                     + (f"; on the buyer's labelled slice: {_verdicts(quality)}" if quality else ""),
-                    capacity_line,
+                    capacity_line(capacity),
                     f"Cost per useful decision: {_usd(at_production)} at the production load, "
-                    f"{_usd(at_capacity)} at the capacity at the SLA",
+                    f"{_usd(at_capacity)} at the capacity at the SLA" + replicas_cost(capacity),
                     "Moved the headline most: " + (_move_text(ranked[0]) if ranked else "no attribution ladder ran"),
                 ],
             }
         )
     return out
+
+
+def capacity_line(capacity: dict[str, dict]) -> str:
+    """The capacity at the SLA, above or below the production load: the fraction of the buyer's
+    load it carries (its interval the bracket), the replicas that carry all of it and its peak,
+    then what is served there (each a figure at the capacity at the SLA)."""
+    tokens, requests = capacity.get("output_tokens_per_s"), capacity.get("requests_per_s")
+    if tokens is None or tokens["measured"] is None or requests is None:
+        reason = tokens.get("reason") if tokens else "no capacity search ran (workload.replay.sweep)"
+        return f"Capacity at the SLA: unknown: {reason}"
+    fraction, replicas = capacity.get("capacity_fraction"), capacity.get("replicas_at_sla")
+    carries = ""
+    if fraction is not None and fraction["measured"] is not None:
+        high = "open" if fraction["ci_high"] is None else _n(fraction["ci_high"])
+        carries = f"carries {_n(fraction['measured'])}× of your load at the SLA ({_n(fraction['ci_low'])} – {high})"
+        if replicas is not None and replicas["measured"] is not None:
+            carries += f": {_replicas(replicas)}"
+            peak = capacity.get("replicas_at_sla_peak")
+            carries += f", {_replicas(peak)} at its peak" if peak is not None and peak["measured"] is not None else ""
+        carries += "; "
+    return (
+        f"Capacity at the SLA: {carries}{_n(requests['measured'])} requests/s, {_n(tokens['measured'])} output "
+        f"tokens/s ({_n(tokens['ci_low'])} – {_n(tokens['ci_high'])}) at load {tokens.get('load_level_label', '?')}"
+        + (f"; {tokens['reason']}" if tokens.get("reason") else "")
+        + (f"; claim {tokens['verdict']}" if tokens.get("verdict") else "")
+    )
+
+
+def _replicas(figure: dict) -> str:
+    """4 replicas (3 – 4): the count, and the bracket carried through where it differs."""
+    count, low, high = (int(figure[k]) if figure[k] is not None else None for k in ("measured", "ci_low", "ci_high"))
+    word = "replica" if count == 1 else "replicas"
+    return f"{count} {word}" + (f" ({low} – {high})" if low is not None and low != high else "")
+
+
+def replicas_cost(capacity: dict[str, dict]) -> str:
+    """The cost per useful decision at the replicas that carry the production load, and which
+    price applied (a per-hour price scales with replicas; a per-token price does not)."""
+    cost, replicas = capacity.get("cost_per_decision_at_sla_replicas_usd"), capacity.get("replicas_at_sla")
+    if cost is None or cost["measured"] is None or replicas is None or replicas["measured"] is None:
+        return ""
+    price = pricing_words(cost.get("interval_method"))
+    count = int(replicas["measured"])
+    return f", {_usd(cost)} at {count} {'replica' if count == 1 else 'replicas'}" + (f" ({price})" if price else "")
 
 
 def _usd(figure: dict | None) -> str:

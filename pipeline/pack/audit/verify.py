@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
-from pipeline.analysis.capacity import capacity_rows
+from pipeline.analysis.capacity import capacity_rows, peak_to_mean_of
 from pipeline.analysis.figures import figure_key, figure_rows
 from pipeline.analysis.figures_table import figures_table, partition_figures, same_value, table_differences
 from pipeline.analysis.repeats import first_run
@@ -288,7 +288,7 @@ def _recompute_capacity(packed: list[dict] | None, summary: list[dict], data: Pa
         return []
     record = data.path(SWEEP_REPLAY)
     searches = json.loads(record.read_text()).get("search") if record.is_file() else None
-    again = {row["candidate"]: row for row in capacity_rows(spec, summary, searches)}
+    again = {row["candidate"]: row for row in capacity_rows(spec, summary, searches, peak_to_mean_of(data.root))}
     if data.path(CAPACITY).is_file():  # the table the pack read them from (packs before it have none)
         written = {r["candidate"]: r for r in pq.read_table(data.path(CAPACITY)).to_pylist()}
         result.problems += [

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import MISSING
 
 from pipeline.pack.document.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
@@ -65,4 +67,20 @@ class CapacityRow(Part):
     ci_high: Number | None
     n: Count | None  # requests in the steady window at the highest SLA-meeting level
     levels_run: Count  # levels measured, the production level included
+    # what the capacity means for a deployment (pipeline/analysis/replicas.py); absent in packs before it
+    production_level: Number | None | MISSING = MISSING
+    capacity_fraction: Number | None | MISSING = MISSING  # max_sla_level / production_level
+    capacity_fraction_ci_low: Number | None | MISSING = MISSING
+    capacity_fraction_ci_high: Number | None | MISSING = MISSING  # None: no level missed
+    replicas_at_sla: Count | None | MISSING = MISSING
+    replicas_at_sla_ci_low: Count | None | MISSING = MISSING
+    replicas_at_sla_ci_high: Count | None | MISSING = MISSING
+    peak_to_mean_ratio: Number | None | MISSING = MISSING
+    replicas_at_sla_peak: Count | None | MISSING = MISSING
+    replicas_at_sla_peak_ci_low: Count | None | MISSING = MISSING
+    replicas_at_sla_peak_ci_high: Count | None | MISSING = MISSING
+    pricing: Literal["hourly", "tokens"] | None | MISSING = MISSING
+    cost_per_decision_at_sla_replicas_usd: Number | None | MISSING = MISSING
+    cost_per_decision_at_sla_replicas_usd_ci_low: Number | None | MISSING = MISSING
+    cost_per_decision_at_sla_replicas_usd_ci_high: Number | None | MISSING = MISSING
     lineage: FigureLineage | None | MISSING = MISSING
