@@ -33,6 +33,7 @@ from assets.support.run_records import (
 )
 from assets.workload import prompt_profile
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
+from pipeline.analysis.figures_table import claimed_verdicts
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble import gather, history
 from pipeline.pack.assemble.arms import waterfall_charts
@@ -69,12 +70,12 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDra
     }
     confidence = loaded.spec.analysis.confidence
     files = write_pack(layout.root, pack, charts, confidence=confidence)
-    claimed = [f for f in document["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
             "figures": len(document["figures"]),
-            "verdicts": MetadataValue.json({f"{f['candidate']}/{f['metric']}": f["verdict"] for f in claimed}),
+            # candidate/metric/basis: the pack's own figures (data/figures.parquet's rows), as it renders them
+            "verdicts": MetadataValue.json(claimed_verdicts(document["figures"])),
             "summary": MetadataValue.md(render_markdown(document, confidence=confidence).split("## Conditions")[0]),
             "run_id": context.run_id,
         }

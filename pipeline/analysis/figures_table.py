@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis import figures as made
+from pipeline.analysis.catalogue import PRODUCTION_LOAD
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.contracts import (
     ACCURACY_RESULTS,
@@ -242,3 +243,19 @@ def describe_row(row: dict) -> str:
     """A row's name in a problem: candidate/metric (basis[, run k])."""
     run = f", run {row['repeat']}" if row.get("repeat") is not None else ""
     return f"{row['candidate']}/{row['metric']} ({row['basis']}{run})"
+
+
+def figure_key(row: dict) -> str:
+    """`candidate/metric/basis`: one figure of a pack (a figure without a basis, written before
+    bases, is at the production load)."""
+    return f"{row['candidate']}/{row['metric']}/{row.get('basis') or PRODUCTION_LOAD}"
+
+
+def claimed_verdicts(rows: list[dict]) -> dict[str, str | None]:
+    """Each claimed figure's verdict keyed by `figure_key`, from the figures table's rows (or the
+    pack's figures, which are those rows): a metric judged at the production load, the capacity at
+    the SLA and the vendor's conditions keeps three verdicts, never one overwriting another. A
+    repeated replay's per-run rows are not figures of their own."""
+    return {
+        figure_key(row): row["verdict"] for row in rows if row.get("claimed") is not None and row.get("repeat") is None
+    }
