@@ -4,8 +4,10 @@ import re
 
 from typer.testing import CliRunner
 
+from assets import ASSET_MODULES
 from assets.automation import REVALIDATION_JOB
 from assets.support.partitions import REVALIDATION_PARTITIONS
+from pipeline import REPO_ROOT
 from pipeline.cli import app
 from pipeline.definitions import defs
 from tests.support.specs import ASSETS, DEMO_LOG, demo_spec_dict, small_spec
@@ -69,3 +71,10 @@ def test_bad_spec_exits_2_naming_the_field(tmp_path, write_spec):
     result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
     assert "sla.ttft_ms: Input should be greater than 0" in result.output
+
+
+def test_the_ui_groups_are_the_asset_modules_and_the_readme_names_each():
+    groups = {spec.group_name for spec in defs.resolve_all_asset_specs()}
+    assert groups == {module.__name__.removeprefix("assets.") for module in ASSET_MODULES}
+    listed = re.search(r"one module per group \(([^)]*)\)", (REPO_ROOT / "README.md").read_text())
+    assert listed and set(re.findall(r"`(\w+)`", listed.group(1))) == groups
