@@ -259,3 +259,49 @@ def claimed_verdicts(rows: list[dict]) -> dict[str, str | None]:
     return {
         figure_key(row): row["verdict"] for row in rows if row.get("claimed") is not None and row.get("repeat") is None
     }
+
+
+FIGURES_MARKDOWN_COLUMNS = (
+    "candidate",
+    "metric",
+    "basis",
+    "claimed",
+    "measured",
+    "interval",
+    "n",
+    "verdict",
+    "lineage",
+)
+
+
+def figures_markdown(rows: list[dict]) -> str:
+    """The figures table's rows as a Markdown table (the Dagster UI's view of a partition's figures):
+    each figure with its basis, claim, value, interval, n, verdict and lineage — the query and every
+    input file with its sha256 — exactly the rows the pack renders. A repeated replay's per-run rows
+    are the figure's `repeats`, not figures of their own."""
+    lines = ["| " + " | ".join(FIGURES_MARKDOWN_COLUMNS) + " |", "|" + "---|" * len(FIGURES_MARKDOWN_COLUMNS)]
+    for row in rows:
+        if row.get("repeat") is not None:
+            continue
+        interval = f"{_number(row.get('ci_low'))} – {_number(row.get('ci_high'))}"
+        inputs = zip(row.get("inputs") or [], row.get("inputs_sha256") or [], strict=True)
+        lineage = "; ".join([f"sql/{row['query']}.sql" if row.get("query") else "", *(f"{p} {h}" for p, h in inputs)])
+        verdict = row.get("verdict") or row.get("not_judged") or ("—" if row.get("claimed") is None else "")
+        cells = [
+            row["candidate"],
+            row["metric"],
+            row.get("basis") or PRODUCTION_LOAD,
+            _number(row.get("claimed")),
+            _number(row.get("measured")) + (f" {row['unit']}" if row.get("unit") else ""),
+            interval,
+            "" if row.get("n") is None else str(row["n"]),
+            verdict,
+            lineage.strip("; "),
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    """A figure's value as the table holds it, to 6 significant digits; open (None) as '—'."""
+    return "—" if value is None else f"{value:.6g}"
