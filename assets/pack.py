@@ -79,9 +79,8 @@ def write(
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
             **{f"{name}_sha256": sha256_file(path) for name, path in files.items()},
-            "inputs": MetadataValue.json(
-                document.get("inputs", [])
-            ),  # path, sha256, rows: as the lineage rows name them
+            # path, sha256, rows of each input file, as the pack's lineage rows name them
+            "inputs": MetadataValue.json(document.get("inputs", [])),
             "figures": len(document["figures"]),
             # candidate/metric/basis: the pack's own figures (data/figures.parquet's rows), as it renders them
             "verdicts": MetadataValue.json(claimed_verdicts(document["figures"])),
