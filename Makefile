@@ -61,9 +61,13 @@ test: lint $(STAMP) $(MODEL_STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not real_model"
 
+# the UI on the demo's instance (out/demo/.dagster: the runs `make demo` made; the launchpad's default
+# pack folder is out/demo, pipeline/definitions.py), with the project's dagster.yaml (telemetry off,
+# one run at a time) copied in; DEV_HOME=<folder> opens another pack's instance
+DEV_HOME ?= $(CURDIR)/out/demo/.dagster
 dev: $(STAMP)
-	mkdir -p out/dagster_home && cp dagster.yaml out/dagster_home/dagster.yaml
-	DAGSTER_HOME=$(CURDIR)/out/dagster_home $(BIN)/dagster dev -h 127.0.0.1 -p 3000
+	mkdir -p $(DEV_HOME) && cp dagster.yaml $(DEV_HOME)/dagster.yaml
+	DAGSTER_HOME=$(DEV_HOME) $(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 
 clean:
 	rm -rf out .pytest_cache

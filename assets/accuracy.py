@@ -13,7 +13,7 @@ from dagster import (
 
 from assets.replay import raw_timings
 from assets.support.checks import table_check
-from assets.support.metadata import derived_table_asset
+from assets.support.metadata import derived_table_asset, source_files
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
@@ -47,6 +47,8 @@ def labelled_slice(context: AssetExecutionContext, spec: SpecResource, storage: 
     config = loaded.spec.accuracy
     table = empty_slice() if config is None else load_slice(config, loaded.resolve(config.path))
     meta = write_with_text(context, storage, loaded.spec, LABELLED_SLICE, table)  # the pack's: ids and labels
+    if config is not None:
+        meta.update(source_files([loaded.resolve(config.path)]))
     meta["configured"] = config is not None
     return MaterializeResult(metadata=meta)
 
@@ -94,7 +96,10 @@ def accuracy_results(
     if config is not None and loaded.spec.privacy.text != "keep":  # a non-label prediction is the reply itself
         table = predictions_within_labels(config, slice_table, table)
     # the committee sees scores and the confusion table; the replies stay with the text (hash, drop)
-    return MaterializeResult(metadata=write_with_text(context, storage, loaded.spec, ACCURACY_RESULTS, table, layout))
+    inputs = [LABELLED_SLICE, RAW_TIMINGS]  # the pack's copies (the text, where withheld, was read privately)
+    return MaterializeResult(
+        metadata=write_with_text(context, storage, loaded.spec, ACCURACY_RESULTS, table, layout, inputs=inputs)
+    )
 
 
 def _slice_items_and_labels(context, spec, layout) -> dict:

@@ -17,8 +17,10 @@ from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
+    AssetKey,
     AssetSpec,
     MaterializeResult,
+    MetadataValue,
     asset,
     asset_check,
     multi_asset,
@@ -26,6 +28,13 @@ from dagster import (
 
 from assets.accuracy import accuracy_summary
 from assets.replay import raw_timings
+from assets.support.analysis_inputs import (
+    CAPACITY_INPUTS,
+    ENDPOINT_VIEW_INPUTS,
+    FIGURES_INPUTS,
+    STAGED_QUERIES,
+    TABLE_INPUTS,
+)
 from assets.support.checks import check_result, table_check
 from assets.support.metadata import write_table
 from assets.support.partitions import (
@@ -38,7 +47,11 @@ from pipeline.accuracy.replies import production_requests
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.capacity import capacity_of_folder
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, endpoint_views
-from pipeline.analysis.figures_table import figures_of_folder
+from pipeline.analysis.figures_table import (
+    claimed_verdicts,
+    figures_markdown,
+    figures_of_folder,
+)
 from pipeline.analysis.repeats import first_run, run_timings
 from pipeline.analysis.tables import analyse_all
 from pipeline.contracts import (
@@ -77,25 +90,39 @@ TABLES = {
 
 @multi_asset(
     specs=[
-        AssetSpec(file.name, group_name=GROUP, deps=[raw_timings, accuracy_summary], description=text)
+        AssetSpec(
+            file.name,
+            group_name=GROUP,
+            # upstream: the assets that wrote its inputs (raw_timings also writes the ITL histogram)
+            deps=[raw_timings, *([accuracy_summary] if ACCURACY_SUMMARY in TABLE_INPUTS[file] else [])],
+            description=text,
+            skippable=True,  # subsettable: one table can be materialised alone
+        )
         for file, text in TABLES.items()
     ],
     partitions_def=REVALIDATION_PARTITIONS,
     name="analysis_tables",
+    can_subset=True,
 )
 def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage):
+    """The selected tables (every one in the job; one alone when materialised alone) from one
+    DuckDB session; a table not selected is neither written nor reported."""
     loaded, layout = spec.load(), partition_layout(storage, context)
-    accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
+    selected = [file for file in TABLES if AssetKey(file.name) in context.selected_asset_keys]
+    accuracy = None
+    if COST_PER_DECISION in selected:
+        accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
     tables = analyse_all(  # a repeated replay's first run (pipeline/analysis/repeats.py)
         first_run(layout.path(RAW_TIMINGS)),
         loaded.spec,
-        accuracy if accuracy.num_rows else None,
+        accuracy if accuracy is not None and accuracy.num_rows else None,
         layout.path(ITL_HISTOGRAM),
     )
-    for file in TABLES:
-        yield MaterializeResult(
-            asset_key=file.name, metadata=write_table(context, layout, file, tables[file.name], sql=True)
+    for file in selected:
+        meta = write_table(
+            context, layout, file, tables[file.name], sql=True, staged=STAGED_QUERIES[file], inputs=TABLE_INPUTS[file]
         )
+        yield MaterializeResult(asset_key=file.name, metadata=meta)
 
 
 latency_percentiles_ordered = table_check(
@@ -191,7 +218,8 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
             loaded.spec,
             accuracy if accuracy.num_rows else None,
         )
-    return MaterializeResult(metadata=write_table(context, layout, SWEEP_LEVELS, table, sql=True))
+    inputs = (RAW_TIMINGS, SWEEP_TIMINGS, ACCURACY_SUMMARY)
+    return MaterializeResult(metadata=write_table(context, layout, SWEEP_LEVELS, table, sql=True, inputs=inputs))
 
 
 @asset_check(
@@ -227,7 +255,7 @@ def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: P
         table = pa.table({"candidate": pa.array([], pa.string()), "max_sla_load_level": pa.array([], pa.float64())})
     else:
         table = sweep_analysis.sweep_summary(levels.drop_columns(["run_id"]), loaded.spec)
-    meta = write_table(context, layout, SWEEP_SUMMARY, table, sql=True)
+    meta = write_table(context, layout, SWEEP_SUMMARY, table, sql=True, inputs=[SWEEP_LEVELS])
     for row in table.to_pylist():
         context.log.info(
             f"{row['candidate']}: highest load still meeting the SLA: {row.get('max_sla_load_level_label')}"
@@ -261,7 +289,9 @@ def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackS
 def capacity(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = partition_layout(storage, context)
     return MaterializeResult(
-        metadata=write_table(context, layout, CAPACITY, capacity_of_folder(layout.root, spec.load().spec))
+        metadata=write_table(
+            context, layout, CAPACITY, capacity_of_folder(layout.root, spec.load().spec), inputs=CAPACITY_INPUTS
+        )
     )
 
 
@@ -286,7 +316,11 @@ def capacity_bracket_ordered(context: AssetCheckExecutionContext, storage: PackS
 def figures(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     layout = partition_layout(storage, context)
     table = figures_of_folder(layout.root, spec.load().spec)
-    return MaterializeResult(metadata=write_table(context, layout, FIGURES, table))
+    meta = write_table(context, layout, FIGURES, table, inputs=FIGURES_INPUTS)
+    rows = table.to_pylist()  # the rows written: what the pack reads back and renders
+    meta["figures"] = MetadataValue.md(figures_markdown(rows))
+    meta["verdicts"] = MetadataValue.json(claimed_verdicts(rows))
+    return MaterializeResult(metadata=meta)
 
 
 @asset_check(
@@ -327,9 +361,8 @@ def endpoint_view_tables(context: AssetExecutionContext, spec: SpecResource, sto
     layout = partition_layout(storage, context)
     views = endpoint_views(layout.root, spec.load().spec)
     for file in ENDPOINT_VIEWS:
-        yield MaterializeResult(
-            asset_key=file.name, metadata=write_table(context, layout, file, pa.Table.from_pylist(views[file.name]))
-        )
+        meta = write_table(context, layout, file, pa.Table.from_pylist(views[file.name]), inputs=ENDPOINT_VIEW_INPUTS)
+        yield MaterializeResult(asset_key=file.name, metadata=meta)
 
 
 def _view_check(file):

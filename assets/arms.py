@@ -19,13 +19,14 @@ from dagster import (
 
 from assets.replay import replay_plan
 from assets.support.checks import check_result
-from assets.support.metadata import write_table
+from assets.support.metadata import query_files, write_table
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
 from assets.support.replays import PartitionReplay, replay_asset
 from assets.sweep import sweep_timings
 from pipeline.analysis import arms as arm_analysis
 from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
 from pipeline.contracts import ARM_FIGURES, ARM_TIMINGS, REPLAY_PLAN
+from pipeline.pack.assemble.arms import arm_steps
 from pipeline.plan import arms as arm_plans
 from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
@@ -74,7 +75,7 @@ def arm_timings(context: AssetExecutionContext, run: PartitionReplay) -> Materia
             around_arm=scrapes.around,  # the server's own view of each arm, in data/server_metrics.parquet
         )
         scrapes.write(run.layout, context.log.warning)
-    meta = run.write(ARM_TIMINGS, timings)
+    meta = run.write(ARM_TIMINGS, timings, inputs=[REPLAY_PLAN])
     meta["arms"] = MetadataValue.json(json.loads(json.dumps(summaries, default=str)))
     return MaterializeResult(metadata=meta)
 
@@ -128,7 +129,9 @@ def arm_figures(context: AssetExecutionContext, spec: SpecResource, storage: Pac
     loaded, layout = spec.load(), partition_layout(storage, context)
     timings = pq.read_table(layout.path(ARM_TIMINGS))
     table = arm_analysis.arm_figures(timings, loaded.spec) if timings.num_rows else ARM_FIGURES_SCHEMA.empty_table()
-    return MaterializeResult(metadata=write_table(context, layout, ARM_FIGURES, table))
+    meta = write_table(context, layout, ARM_FIGURES, table, inputs=[ARM_TIMINGS])
+    steps = arm_steps()  # the queries the pack's vendor-conditions lineage names: the last computed the figure
+    return MaterializeResult(metadata=meta | query_files(steps[-1], steps[:-1]))
 
 
 @asset_check(

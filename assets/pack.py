@@ -33,6 +33,8 @@ from assets.support.run_records import (
 )
 from assets.workload import prompt_profile
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
+from pipeline.analysis.figures_table import claimed_verdicts
+from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble import gather, history
 from pipeline.pack.assemble.arms import waterfall_charts
@@ -59,7 +61,11 @@ def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> EvidencePackDra
     return build_pack(context.run_id, read_pack_inputs(loaded, layout))
 
 
-def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDraft) -> MaterializeResult:
+def write(
+    context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDraft, extra: dict | None = None
+) -> MaterializeResult:
+    """The pack's pages, and their metadata: each page with its sha256, the input files the pack's
+    lineage names with theirs (the same values: `inputs`), the verdicts."""
     document = pack.document()
     charts = {
         **pack_charts(layout, loaded.spec),
@@ -69,14 +75,18 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDra
     }
     confidence = loaded.spec.analysis.confidence
     files = write_pack(layout.root, pack, charts, confidence=confidence)
-    claimed = [f for f in document["figures"] if f["claimed"] is not None]
     return MaterializeResult(
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
+            **{f"{name}_sha256": sha256_file(path) for name, path in files.items()},
+            # path, sha256, rows of each input file, as the pack's lineage rows name them
+            "inputs": MetadataValue.json(document.get("inputs", [])),
             "figures": len(document["figures"]),
-            "verdicts": MetadataValue.json({f"{f['candidate']}/{f['metric']}": f["verdict"] for f in claimed}),
+            # candidate/metric/basis: the pack's own figures (data/figures.parquet's rows), as it renders them
+            "verdicts": MetadataValue.json(claimed_verdicts(document["figures"])),
             "summary": MetadataValue.md(render_markdown(document, confidence=confidence).split("## Conditions")[0]),
             "run_id": context.run_id,
+            **(extra or {}),
         }
     )
 
@@ -147,7 +157,10 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
     ]
     assets = materialised_assets(context) + ["candidate_comparison"]
     pack.lineage = run_lineage(context.run_id, assets, partition_runs=pack.partitions)
-    return write(context, loaded, layout, pack)
+    # each combined file of the top data/ with the partition files and runs it was merged from
+    return write(
+        context, loaded, layout, pack, {"merged_from": MetadataValue.json(gather.merged_from(layout, versions))}
+    )
 
 
 def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:

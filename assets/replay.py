@@ -28,7 +28,7 @@ from dagster import (
 )
 
 from assets.support.checks import check_result, table_check
-from assets.support.metadata import table_metadata, with_run_id
+from assets.support.metadata import input_files, table_metadata, with_run_id, written_file
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
@@ -85,7 +85,8 @@ def replay_plan(
     text, replay = text_layout(storage, loaded.spec), workload.replay  # the plan is built from the text
     plan = build_plan(pq.read_table(text.path(PRODUCTION_SAMPLE)), replay, workload.prompts, tokenizer)
     plan = with_mixed_accuracy(plan, loaded.spec, text.path(LABELLED_SLICE))
-    meta = write_with_text(context, storage, loaded.spec, REPLAY_PLAN, plan)
+    inputs = [PRODUCTION_SAMPLE, LABELLED_SLICE]  # the pack's copies (the text, where withheld, was read privately)
+    meta = write_with_text(context, storage, loaded.spec, REPLAY_PLAN, plan, inputs=inputs)
     meta["mode"] = replay.mode
     meta["prompt_fit"] = MetadataValue.json(prompt_fit_summary(plan, tokenizer))
     meta["sessions"] = MetadataValue.json(session_summary(plan))
@@ -131,7 +132,8 @@ def client_calibration(context: AssetExecutionContext, spec: SpecResource, stora
     )
     return MaterializeResult(
         metadata={
-            "path": MetadataValue.path(str(path)),
+            **written_file(path),
+            **input_files(layout, [REPLAY_PLAN]),
             **{k: v for k, v in figures.items() if v is not None},
             "run_id": context.run_id,
         }
@@ -169,7 +171,7 @@ def endpoint_fingerprint(
     path = write_text(json.dumps([document], indent=2), partition_layout(storage, context).path(ENDPOINT_FINGERPRINT))
     return MaterializeResult(
         metadata={
-            "path": MetadataValue.path(str(path)),
+            **written_file(path),
             "model_version": document["model_version"],
             "version_key": document["version_key"],
             "fingerprint_sha256": document["fingerprint_sha256"],
@@ -250,9 +252,11 @@ def merge_replay_shards(
     reports = [report for shard_reports in shards for report in shard_reports]  # every shard's every run
     timings, summary = merge_repeats(reports, loaded.workload.replay)
     align_server_metrics(layout, reports)  # on Dask: shard 0's /metrics scrapes onto the rows' timeline
+    meta = input_files(layout, [REPLAY_PLAN, CLIENT_CALIBRATION])  # the partition's copies, as the pack names them
     path = write_raw_timings(storage, loaded, layout, RAW_TIMINGS, timings)
-    write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
-    meta = table_metadata(timings, path, context.run_id)
+    summary_path = write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
+    meta.update(table_metadata(timings, path, context.run_id))
+    meta["replay_summary_sha256"] = written_file(summary_path)["sha256"]
     # the analysis tables are the first run's (pipeline/analysis/repeats.py): so is the ITL histogram they read
     meta.update(write_itl_histogram(run_timings(timings, 0), spec.load().spec, layout, context.run_id))
     meta.update(
@@ -266,7 +270,11 @@ def write_itl_histogram(timings: pa.Table, spec, layout, run_id: str) -> dict:
     reads this instead of decoding every gap list again (`loadproof verify` re-builds it)."""
     histogram = with_run_id(tables.itl_histogram(timings, spec), run_id)
     path = write_parquet(histogram, layout.path(ITL_HISTOGRAM))
-    return {"itl_histogram": MetadataValue.path(str(path)), "itl_histogram_rows": histogram.num_rows}
+    return {
+        "itl_histogram": MetadataValue.path(str(path)),
+        "itl_histogram_sha256": written_file(path)["sha256"],
+        "itl_histogram_rows": histogram.num_rows,
+    }
 
 
 @graph_asset(

@@ -26,10 +26,12 @@ from pipeline.analysis.repeats import first_run
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     RAW_TIMINGS,
+    REPLAY_PLAN,
     SWEEP_REPLAY,
     SWEEP_TIMINGS,
     SWEEP_TIMINGS_SCHEMA,
 )
+from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import write_text
 from pipeline.quality import expectations, rules
 from pipeline.replay.sweep import run_sweep
@@ -66,11 +68,12 @@ def sweep_timings(context: AssetExecutionContext, run: PartitionReplay) -> Mater
             log=context.log.info,
             around_level=lambda candidate, level: scrapes.around(level.value),
         )
-        write_text(json.dumps(summary, indent=2), run.layout.path(SWEEP_REPLAY))
-    meta = run.write(SWEEP_TIMINGS, timings)
+        record = write_text(json.dumps(summary, indent=2), run.layout.path(SWEEP_REPLAY))
+    meta = run.write(SWEEP_TIMINGS, timings, inputs=[REPLAY_PLAN, RAW_TIMINGS])  # the production level: reused
     meta["server_metrics_rows"] = scrapes.write(run.layout, context.log.warning).num_rows
     if summary is not None:
         meta["summary"] = MetadataValue.json(summary)
+        meta["sweep_replay_sha256"] = sha256_file(record)
         if "search" in summary:  # how the capacity search ended: bracket closed, or why not
             meta["capacity_search"] = MetadataValue.json(summary["search"])
     return MaterializeResult(metadata=meta)

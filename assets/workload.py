@@ -18,9 +18,12 @@ from dagster import (
 from assets.support.checks import check_result, table_check
 from assets.support.metadata import (
     PREVIEW_ROWS,
+    input_files,
     markdown_preview,
+    source_files,
     table_metadata,
     with_run_id,
+    written_file,
 )
 from assets.support.privacy import text_layout, write_with_text
 from pipeline import privacy
@@ -35,6 +38,7 @@ from pipeline.contracts import (
     PROMPT_PROFILE_DOCUMENT,
     QUARANTINE,
 )
+from pipeline.files.hashing import file_ref
 from pipeline.files.layout import write_parquet, write_text
 from pipeline.plan.warm_prefixes import warm_prefix_rows
 from pipeline.quality import expectations, rules
@@ -79,6 +83,8 @@ def production_logs(context: AssetExecutionContext, spec: SpecResource, storage:
             "files": len(stats.files),
             "ingest_seconds": round(stats.seconds, 3),
             "quarantine_preview": MetadataValue.md(markdown_preview(_head(quarantine))),
+            "quarantine_sha256": written_file(quarantine)["sha256"],
+            **source_files(stats.files),  # the log files as read (a database's rows: no file)
         }
     )
     return MaterializeResult(metadata=meta)
@@ -130,7 +136,7 @@ def production_sample(context: AssetExecutionContext, spec: SpecResource, storag
     logs, text = layout.path(PRODUCTION_LOGS), text_layout(storage, loaded.spec)
     # drawn from the copy with the text (the plan replays it); the pack keeps it withheld
     sample, window = draw_sample(text.path(PRODUCTION_LOGS), sample_spec)
-    meta = write_with_text(context, storage, loaded.spec, PRODUCTION_SAMPLE, sample)
+    meta = write_with_text(context, storage, loaded.spec, PRODUCTION_SAMPLE, sample, inputs=[PRODUCTION_LOGS])
     check = representativeness(logs, sample, sample_spec.representativeness.alpha)
     check["on_fail"] = sample_spec.representativeness.on_fail
     # with warm_prefixes: the earlier requests the replay sends first (pipeline/plan/warm_prefixes.py)
@@ -141,7 +147,8 @@ def production_sample(context: AssetExecutionContext, spec: SpecResource, storag
         description["warm_prefixes"] = [
             {**row, "messages_json": privacy.message_structure(row["messages_json"])} for row in warm
         ]
-    write_text(json.dumps(description, indent=2), layout.path(PRODUCTION_SAMPLE_WINDOW))
+    window_path = write_text(json.dumps(description, indent=2), layout.path(PRODUCTION_SAMPLE_WINDOW))
+    meta["window_sha256"] = written_file(window_path)["sha256"]
     meta.update(
         mode=sample_spec.mode, window=MetadataValue.json(window.as_dict()), representativeness_passed=check["passed"]
     )
@@ -208,11 +215,15 @@ def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: 
     scalars = {k: v for k, v in profile.items() if not isinstance(v, (list, dict))}
     table = with_run_id(pa.Table.from_pylist([scalars]), context.run_id)
     path = write_parquet(table, layout.path(PROMPT_PROFILE))
-    for rows, file in ((profile["histograms"], PROMPT_LENGTH_HISTOGRAM), (profile["arrival_rate"], ARRIVAL_RATE)):
+    written = [
         write_parquet(with_run_id(pa.Table.from_pylist(rows), context.run_id), layout.path(file))
-    write_text(json.dumps(profile, indent=2, default=str), layout.path(PROMPT_PROFILE_DOCUMENT))
-    write_text(json.dumps(divergence, indent=2, default=str), layout.path(CLAIM_DIVERGENCE))
-    meta = table_metadata(table, path, context.run_id)
+        for rows, file in ((profile["histograms"], PROMPT_LENGTH_HISTOGRAM), (profile["arrival_rate"], ARRIVAL_RATE))
+    ]
+    written.append(write_text(json.dumps(profile, indent=2, default=str), layout.path(PROMPT_PROFILE_DOCUMENT)))
+    written.append(write_text(json.dumps(divergence, indent=2, default=str), layout.path(CLAIM_DIVERGENCE)))
+    meta = input_files(layout, [PRODUCTION_SAMPLE, PRODUCTION_LOGS]) | table_metadata(table, path, context.run_id)
+    # the other files it wrote, as a pack's lineage names them
+    meta["also_wrote"] = MetadataValue.json([file_ref(other, layout.root) for other in written])
     meta["profile"] = MetadataValue.json(scalars)
     meta["proxy_verdict"] = divergence["proxy_verdict"]["verdict"]
     meta["proxy_reasons"] = MetadataValue.md("\n".join(f"- {r}" for r in divergence["proxy_verdict"]["reasons"]))

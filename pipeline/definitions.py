@@ -1,8 +1,9 @@
 """The composition root: what the code location holds (workspace.yaml loads `defs`).
 
-`dagster dev` shows these definitions with the demo spec and out/dev as defaults; the CLI
-(`loadproof demo|run`) builds the same definitions with its own spec and pack folder and runs
-them through `assets.runner`.
+`dagster dev` shows these definitions with the demo spec and the demo's pack folder (out/demo,
+what `make demo` writes, beside the instance `make dev` opens: out/demo/.dagster) as defaults, so
+a run launched from the UI writes where the runs it lists wrote; the CLI (`loadproof demo|run`)
+builds the same definitions with its own spec and pack folder and runs them through `assets.runner`.
 
 The executor comes from the spec: Dagster's default (multiprocess for a reconstructable run,
 which is how the CLI runs a sharded partition) unless `workload.replay.executor: dask`, which
@@ -29,7 +30,7 @@ from pipeline.spec import load_spec
 from resources import EndpointResource, PackStorage, SpecResource
 
 DEFAULT_SPEC = REPO_ROOT / "examples" / "demo.yaml"
-DEFAULT_OUT = REPO_ROOT / "out" / "dev"
+DEFAULT_OUT = REPO_ROOT / "out" / "demo"  # `make demo`'s folder
 
 
 def build_definitions(

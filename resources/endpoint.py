@@ -6,6 +6,14 @@ from pipeline.replay.engine import Target
 from pipeline.spec.candidates import Candidate
 
 
+class MissingApiKey(ValueError):
+    """A candidate's spec names an API key variable that is not set where this process runs."""
+
+    def __init__(self, candidate: str, variable: str):
+        super().__init__(f"candidate {candidate!r}: environment variable {variable} (api_key_env) is not set")
+        self.candidate, self.variable = candidate, variable
+
+
 class EndpointResource(ConfigurableResource):
     """The endpoints under test. API keys are read from the environment variable the spec names,
     at launch (never at import), and never logged or written anywhere."""
@@ -17,10 +25,7 @@ class EndpointResource(ConfigurableResource):
         if candidate.api_key_env:
             api_key = os.environ.get(candidate.api_key_env)
             if not api_key:
-                raise ValueError(
-                    f"candidate {candidate.name!r}: environment variable "
-                    f"{candidate.api_key_env} (api_key_env) is not set"
-                )
+                raise MissingApiKey(candidate.name, candidate.api_key_env)
         return Target(
             candidate=candidate.name,
             base_url=self.base_url_overrides.get(candidate.name, candidate.base_url),

@@ -1,5 +1,11 @@
-"""Materialisation metadata shared by every asset: path, rows, column schema, a preview."""
+"""Materialisation metadata shared by every asset: path, sha256, rows, column schema, a preview,
+and the files and queries it was made from, each with its sha256.
 
+The hashes are `pipeline/files/hashing.py`'s, the function a pack's lineage rows and manifest and
+`loadproof verify` use, with paths named as a pack names them (relative to the pack folder, `sql/`
+for a query), so a hash in the UI is the one the pack shows beside the same file."""
+
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,7 +20,11 @@ from dagster import (
 )
 
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_layout
+from pipeline import REPO_ROOT
 from pipeline.contracts import PackFile
+from pipeline.contracts.columns import column_description
+from pipeline.duck.catalog import REPO_QUERIES
+from pipeline.files.hashing import file_ref, sha256_file
 from pipeline.files.layout import PackLayout, write_parquet
 from pipeline.privacy import MESSAGE_COLUMNS, TEXT_COLUMNS
 from resources import PackStorage, SpecResource
@@ -27,9 +37,15 @@ WITHHELD_FROM_PREVIEWS = MESSAGE_COLUMNS | TEXT_COLUMNS
 
 
 def table_metadata(table: pa.Table, path: Path, run_id: str | None = None) -> dict:
-    columns = [TableColumn(name=field.name, type=str(field.type)) for field in table.schema]
+    """The written file's path, sha256, rows, column schema (each column's description from the
+    contracts registry: a pack table is `data/<its PackFile name>.parquet`) and a preview."""
+    columns = [
+        TableColumn(name=field.name, type=str(field.type), description=column_description(path.stem, field.name))
+        for field in table.schema
+    ]
     meta = {
         "path": MetadataValue.path(str(path)),
+        "sha256": sha256_file(path),
         "dagster/row_count": table.num_rows,
         "dagster/column_schema": TableSchema(columns=columns),
         "preview": MetadataValue.md(markdown_preview(table)),
@@ -62,14 +78,53 @@ def with_run_id(table: pa.Table, run_id: str) -> pa.Table:
     return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))
 
 
-def write_table(context, layout: PackLayout, file: PackFile, table: pa.Table, *, sql: bool = False) -> dict:
+def write_table(
+    context,
+    layout: PackLayout,
+    file: PackFile,
+    table: pa.Table,
+    *,
+    sql: bool = False,
+    staged: Sequence[str] = (),
+    inputs: Iterable[PackFile] = (),
+) -> dict:
     """Write `table` (with the run id) as the declared `file`; return its materialisation metadata.
-    `sql`: the table is the result of sql/<file name>.sql, named in the metadata for lineage."""
+    `sql`: the table is the result of sql/<file name>.sql (`staged`: the queries it read first),
+    named with their sha256 for lineage; `inputs`: the partition's files it was made from."""
+    meta = input_files(layout, inputs)  # hashed as read, before the table is written
     path = write_parquet(with_run_id(table, context.run_id), layout.path(file))
-    meta = table_metadata(table, path, context.run_id)
+    meta.update(table_metadata(table, path, context.run_id))
     if sql:
-        meta["sql"] = f"sql/{file.name}.sql"
+        meta.update(query_files(file.name, staged))
     return meta
+
+
+def input_files(layout: PackLayout, files: Iterable[PackFile]) -> dict:
+    """`inputs`: each of `files` present in `layout`, as a pack's lineage row names it (its path
+    relative to the pack folder, its sha256); nothing when none is given."""
+    refs = [file_ref(layout.path(file), layout.root) for file in files if layout.path(file).is_file()]
+    return {"inputs": MetadataValue.json(refs)} if refs else {}
+
+
+def query_files(name: str, staged: Sequence[str] = ()) -> dict:
+    """`sql` and `sql_sha256`: the query the table is the result of; `staged_sql`: the queries it
+    read first, each `{path, sha256}` (a pack's copy of a query is byte for byte this file)."""
+    meta: dict = {"sql": f"sql/{name}.sql", "sql_sha256": sha256_file(REPO_QUERIES.path(name))}
+    if staged:
+        meta["staged_sql"] = MetadataValue.json([file_ref(REPO_QUERIES.path(step), REPO_ROOT) for step in staged])
+    return meta
+
+
+def source_files(paths: Iterable[str | Path]) -> dict:
+    """`inputs`: files read from outside the pack folder (the buyer's log, the labelled slice),
+    each `{path, sha256}` with the path as given."""
+    refs = [{"path": str(path), "sha256": sha256_file(Path(path))} for path in paths if Path(path).is_file()]
+    return {"inputs": MetadataValue.json(refs)} if refs else {}
+
+
+def written_file(path: Path) -> dict:
+    """`path` and `sha256` of a document an asset wrote (JSON, the pack's pages)."""
+    return {"path": MetadataValue.path(str(path)), "sha256": sha256_file(path)}
 
 
 def derived_table_asset(
@@ -82,6 +137,6 @@ def derived_table_asset(
     def derived(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
         layout = partition_layout(storage, context)
         table = compute(layout.path(source), spec.load().spec)
-        return MaterializeResult(metadata=write_table(context, layout, file, table, sql=True))
+        return MaterializeResult(metadata=write_table(context, layout, file, table, sql=True, inputs=[source]))
 
     return derived

@@ -33,15 +33,18 @@ def text_layout(storage: PackStorage, spec: Spec, pack: PackLayout | None = None
     return PackLayout(private.root / pack.root.relative_to(top.root))
 
 
-def write_with_text(context, storage: PackStorage, spec: Spec, file: PackFile, table: pa.Table, layout=None) -> dict:
+def write_with_text(
+    context, storage: PackStorage, spec: Spec, file: PackFile, table: pa.Table, layout=None, inputs=()
+) -> dict:
     """Write `file` whole where the text lives and, unless that is the pack, withheld into the pack
-    (`layout`: the pack folder to write, default the top one); the metadata is the pack copy's."""
+    (`layout`: the pack folder to write, default the top one); the metadata is the pack copy's, its
+    `inputs` (`PackFile`s) the pack's copies of what it was made from."""
     pack = layout or storage.layout()
     policy = spec.privacy.text
     if policy != privacy.KEEP:
         private = text_layout(storage, spec, pack)
         privacy.owner_only(write_parquet(with_run_id(table, context.run_id), private.path(file)))
-    return write_table(context, pack, file, privacy.withhold_text(table, policy))
+    return write_table(context, pack, file, privacy.withhold_text(table, policy), inputs=inputs)
 
 
 def journal_layout(storage: PackStorage, spec: Spec, pack: PackLayout) -> PackLayout:

@@ -7,7 +7,7 @@ spec's replay settings, journals where the privacy rule puts them, and writes it
 `beside_production_replay`). The assets only say which run it is and where it goes: a partitioned
 asset that replays is a `replay_asset`, whose body is handed the partition's `PartitionReplay`."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, asset
 
-from assets.support.metadata import table_metadata
+from assets.support.metadata import input_files, table_metadata
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
 from assets.support.privacy import journal_layout, planned_requests_with_text, text_layout, write_raw_timings
 from pipeline.contracts import PackFile
@@ -74,11 +74,13 @@ class PartitionReplay:
             self.target, self.spec.workload, shard_index, self.layout, self.run_id, warn, warm_rows=warm_rows
         )
 
-    def write(self, file: PackFile, timings: pa.Table) -> dict:
+    def write(self, file: PackFile, timings: pa.Table, inputs: Sequence[PackFile] = ()) -> dict:
         """The rows into the pack as `file` (the reply text withheld, and kept privately where mixed
-        accuracy needs it); returns the materialisation metadata."""
+        accuracy needs it); returns the materialisation metadata, with the sha256 of the partition's
+        `inputs` the run read (the plan: the pack's copy)."""
+        meta = input_files(self.layout, inputs)
         path = write_raw_timings(self.storage, self.spec, self.layout, file, timings)
-        return table_metadata(timings, path, self.run_id)
+        return meta | table_metadata(timings, path, self.run_id)
 
 
 def replay_asset(

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis import figures as made
+from pipeline.analysis.catalogue import PRODUCTION_LOAD
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.contracts import (
     ACCURACY_RESULTS,
@@ -242,3 +243,65 @@ def describe_row(row: dict) -> str:
     """A row's name in a problem: candidate/metric (basis[, run k])."""
     run = f", run {row['repeat']}" if row.get("repeat") is not None else ""
     return f"{row['candidate']}/{row['metric']} ({row['basis']}{run})"
+
+
+def figure_key(row: dict) -> str:
+    """`candidate/metric/basis`: one figure of a pack (a figure without a basis, written before
+    bases, is at the production load)."""
+    return f"{row['candidate']}/{row['metric']}/{row.get('basis') or PRODUCTION_LOAD}"
+
+
+def claimed_verdicts(rows: list[dict]) -> dict[str, str | None]:
+    """Each claimed figure's verdict keyed by `figure_key`, from the figures table's rows (or the
+    pack's figures, which are those rows): a metric judged at the production load, the capacity at
+    the SLA and the vendor's conditions keeps three verdicts, never one overwriting another. A
+    repeated replay's per-run rows are not figures of their own."""
+    return {
+        figure_key(row): row["verdict"] for row in rows if row.get("claimed") is not None and row.get("repeat") is None
+    }
+
+
+FIGURES_MARKDOWN_COLUMNS = (
+    "candidate",
+    "metric",
+    "basis",
+    "claimed",
+    "measured",
+    "interval",
+    "n",
+    "verdict",
+    "lineage",
+)
+
+
+def figures_markdown(rows: list[dict]) -> str:
+    """The figures table's rows as a Markdown table (the Dagster UI's view of a partition's figures):
+    each figure with its basis, claim, value, interval, n, verdict and lineage — the query and every
+    input file with its sha256 — exactly the rows the pack renders. A repeated replay's per-run rows
+    are the figure's `repeats`, not figures of their own."""
+    lines = ["| " + " | ".join(FIGURES_MARKDOWN_COLUMNS) + " |", "|" + "---|" * len(FIGURES_MARKDOWN_COLUMNS)]
+    for row in rows:
+        if row.get("repeat") is not None:
+            continue
+        interval = f"{_number(row.get('ci_low'))} – {_number(row.get('ci_high'))}"
+        inputs = zip(row.get("inputs") or [], row.get("inputs_sha256") or [], strict=True)
+        lineage = "; ".join([f"sql/{row['query']}.sql" if row.get("query") else "", *(f"{p} {h}" for p, h in inputs)])
+        verdict = row.get("verdict") or row.get("not_judged") or ("—" if row.get("claimed") is None else "")
+        cells = [
+            row["candidate"],
+            row["metric"],
+            row.get("basis") or PRODUCTION_LOAD,
+            _number(row.get("claimed")),
+            _number(row.get("measured")) + (f" {row['unit']}" if row.get("unit") else ""),
+            interval,
+            "" if row.get("n") is None else str(row["n"]),
+            verdict,
+            lineage.strip("; "),
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    """A figure's value as the table holds it, to 6 significant digits; open (None) as '—'."""
+    return "—" if value is None else f"{value:.6g}"

@@ -1,5 +1,6 @@
 """The new-version sensor and the weekly schedule, against a reference endpoint whose version changes."""
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from dagster import (
 )
 
 from assets.automation import new_model_version, weekly_revalidation
+from pipeline import REPO_ROOT
 from pipeline.definitions import defs
 from pipeline.reference import ReferenceServer, load_profile
 from pipeline.reference.managed_server import free_port
@@ -124,3 +126,64 @@ def test_weekly_schedule_and_sensor_are_registered():
     sensor = defs.resolve_sensor_def("new_model_version")
     assert (sensor.job_name, sensor.minimum_interval_seconds) == ("revalidation", 300)  # polls every 5 minutes
     assert sensor.default_status == DefaultSensorStatus.STOPPED  # turned on by hand in the UI, never by a deploy
+
+
+def two_candidates_one_without_its_key(write_spec, port: int, monkeypatch) -> Path:
+    """fastserve-8b's key variable is not set here; budget-8b's is, and it answers on `port`."""
+    monkeypatch.delenv("LOADPROOF_TEST_UNSET_KEY", raising=False)
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    data = demo_spec_dict()
+    data["candidates"][0]["api_key_env"] = "LOADPROOF_TEST_UNSET_KEY"
+    data["candidates"][1]["base_url"] = f"http://127.0.0.1:{port}/v1"
+    return write_spec(data)
+
+
+def test_a_candidate_without_its_key_is_skipped_by_name_and_the_others_still_evaluated(
+    tmp_path, write_spec, monkeypatch
+):
+    port = free_port()
+    spec = two_candidates_one_without_its_key(write_spec, port, monkeypatch)
+    with ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port):
+        first, cursor = evaluate(spec, None)
+        again, cursor = evaluate(spec, cursor)
+    # the tick did not die on the missing key: budget-8b's new version is launched
+    assert isinstance(first, SensorResult)
+    assert [r.tags["loadproof/candidate"] for r in first.run_requests] == ["budget-8b"]
+    assert list(json.loads(cursor)) == ["budget-8b"]  # the skipped one stays unseen: the next tick retries it
+    # nothing new: the skip reason names the skipped candidate and the variable to set
+    assert isinstance(again, SkipReason)
+    assert "fastserve-8b skipped" in again.skip_message and "LOADPROOF_TEST_UNSET_KEY" in again.skip_message
+    assert "['budget-8b']" in again.skip_message
+
+
+def test_every_candidate_skipped_still_gives_a_skip_reason_naming_each(write_spec, monkeypatch):
+    spec = two_candidates_one_without_its_key(write_spec, free_port(), monkeypatch)  # nothing listens there
+    result, cursor = evaluate(spec, None)
+    assert isinstance(result, SkipReason) and cursor == "{}"
+    message = result.skip_message
+    assert "fastserve-8b skipped: environment variable LOADPROOF_TEST_UNSET_KEY" in message
+    assert "budget-8b skipped: endpoint not reachable (CandidateUnreachable" in message
+
+
+def test_the_weekly_schedule_skips_a_candidate_without_its_key_and_runs_the_others(tmp_path, write_spec, monkeypatch):
+    port = free_port()
+    resources = {
+        "spec": SpecResource(spec_path=str(two_candidates_one_without_its_key(write_spec, port, monkeypatch))),
+        "endpoint": EndpointResource(),
+    }
+    (tmp_path / "home").mkdir()
+    monday = datetime(2026, 11, 30, 6, tzinfo=UTC)
+    with DagsterInstance.local_temp(tempdir=str(tmp_path / "home")) as instance:
+        with build_schedule_context(instance=instance, resources=resources, scheduled_execution_time=monday) as context:
+            nothing = weekly_revalidation(context)  # budget-8b is not up yet either
+        with (
+            ReferenceServer(profile_file(tmp_path, "2026-11-01"), port=port),
+            build_schedule_context(instance=instance, resources=resources, scheduled_execution_time=monday) as context,
+        ):
+            (request,) = weekly_revalidation(context)
+    assert isinstance(nothing, SkipReason) and "LOADPROOF_TEST_UNSET_KEY" in nothing.skip_message
+    assert request.tags["loadproof/candidate"] == "budget-8b"
+
+
+def test_the_launchpads_default_pack_folder_is_the_demos():
+    assert Path(defs.resources["storage"].out_dir) == REPO_ROOT / "out" / "demo"  # beside the instance `make dev` opens

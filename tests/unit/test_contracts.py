@@ -1,6 +1,7 @@
 """The data-contracts registry: the paths packs were written with, what a partition copies, what
 the comparison gathers, and each declared schema against what its real writer writes."""
 
+import hashlib
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -12,7 +13,7 @@ import pytest
 from dagster import AssetChecksDefinition
 
 from assets import ASSET_MODULES
-from assets.support.metadata import with_run_id
+from assets.support.metadata import table_metadata, with_run_id
 from pipeline import REPO_ROOT, contracts
 from pipeline.accuracy.labelled_slice import load_slice, score_replies
 from pipeline.contracts import (
@@ -28,6 +29,7 @@ from pipeline.contracts import (
     PackFile,
     Scope,
 )
+from pipeline.contracts.columns import BY_TABLE, column_description
 from pipeline.duck.session import QuerySession
 from pipeline.files.layout import PackLayout
 from pipeline.plan.replay_plan import build_plan
@@ -246,3 +248,26 @@ def test_every_asset_check_is_bound_to_a_name_equal_to_the_checks():
         for attribute, value in vars(module).items():
             if isinstance(value, AssetChecksDefinition):
                 assert [spec.name for spec in value.check_specs] == [attribute], module.__name__
+
+
+def test_every_column_an_auditor_reads_has_a_description_from_the_registry():
+    """The Dagster UI's column descriptions come from pipeline/contracts/columns.py (issue 29: every
+    column description was empty)."""
+    assert set(BY_TABLE) <= {file.name for file in contracts.PACK_FILES}  # only pack files are described
+    audited = ("RAW_TIMINGS", "SWEEP_TIMINGS", "FIGURES", "PRODUCTION_LOGS", "ACCURACY_RESULTS", "LABELLED_SLICE")
+    for file in (getattr(contracts, name) for name in audited):
+        assert file.file_schema is not None
+        assert [c for c in file.file_schema.names if not column_description(file.name, c)] == [], file.name
+    assert column_description("figures", "basis").startswith("where it was measured")
+    assert column_description("no_such_table", "run_id") == "the Dagster run that wrote the row"
+    assert column_description("raw_timings", "no_such_column") is None
+
+
+def test_a_tables_ui_schema_carries_each_columns_description_and_the_files_sha256(tmp_path):
+    path = tmp_path / "raw_timings.parquet"
+    table = pa.table({"ttft_ms": [40.0], "unheard_of": [1]})
+    pq.write_table(table, path)
+    meta = table_metadata(table, path)
+    descriptions = {column.name: column.description for column in meta["dagster/column_schema"].columns}
+    assert descriptions == {"ttft_ms": column_description("raw_timings", "ttft_ms"), "unheard_of": None}
+    assert meta["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

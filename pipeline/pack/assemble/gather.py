@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.contracts import ENDPOINT_FINGERPRINT, PARTITION_TABLES, REPLAY_SUMMARY, SWEEP_REPLAY
+from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout, write_parquet, write_text
 from pipeline.pack.render.pages import JSON_NAME
 
@@ -81,6 +82,29 @@ def gather(shared: PackLayout, versions: list[MeasuredVersion]) -> None:
         write_text(json.dumps(sweep, indent=2), shared.path(SWEEP_REPLAY))
     else:
         shared.path(SWEEP_REPLAY).unlink(missing_ok=True)
+
+
+def merged_from(shared: PackLayout, versions: list[MeasuredVersion]) -> list[dict]:
+    """Each table `gather` wrote into the shared folder, named as the pack names it (path, sha256,
+    rows), with the partition files it was concatenated from and the run that wrote each: where a
+    row of the side-by-side pack's combined file came from."""
+    out = []
+    for file in PARTITION_TABLES:
+        combined = shared.path(file)
+        if not combined.is_file():
+            continue
+        parts = [
+            {
+                **file_ref(v.layout.path(file), shared.root, pq.read_metadata(v.layout.path(file)).num_rows),
+                "candidate": v.candidate,
+                "model_version": v.model_version,
+                "run_id": v.run_id,
+            }
+            for v in versions
+            if v.layout.path(file).is_file()
+        ]
+        out.append({**file_ref(combined, shared.root, pq.read_metadata(combined).num_rows), "merged_from": parts})
+    return out
 
 
 def partition_quality(versions: list[MeasuredVersion]) -> list[dict]:
