@@ -41,7 +41,7 @@ from pipeline.pack.assemble.model import build_pack, run_lineage
 from pipeline.pack.assemble.sweep import sweep_charts
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.render.charts import comparison_charts, pack_charts
-from pipeline.pack.render.pages import JSON_NAME, render_markdown, write_pack
+from pipeline.pack.render.pages import JSON_NAME, render_markdown, tolerance_label, verdict_label, write_pack
 from pipeline.quality import expectations, rules
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
@@ -74,11 +74,22 @@ def write(context, loaded: LoadedSpec, layout: PackLayout, pack: EvidencePackDra
         metadata={
             **{name: MetadataValue.path(str(path)) for name, path in files.items()},
             "figures": len(document["figures"]),
-            "verdicts": MetadataValue.json({f"{f['candidate']}/{f['metric']}": f["verdict"] for f in claimed}),
+            "verdicts": MetadataValue.json({_figure_label(f): _verdict_words(f) for f in claimed}),
             "summary": MetadataValue.md(render_markdown(document, confidence=confidence).split("## Conditions")[0]),
             "run_id": context.run_id,
         }
     )
+
+
+def _figure_label(figure: dict) -> str:
+    """`candidate/metric (basis)`: a claim may be judged at several bases."""
+    return f"{figure['candidate']}/{figure['metric']} ({figure.get('basis') or 'production_load'})"
+
+
+def _verdict_words(figure: dict) -> str:
+    """The verdict with the tolerance it used beside it (`holds within tolerance (tolerance 10 % (…))`)."""
+    words = verdict_label(figure)
+    return words if figure.get("tolerance") is None else f"{words} (tolerance {tolerance_label(figure)})"
 
 
 PACK_DEPS = [

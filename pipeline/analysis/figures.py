@@ -64,7 +64,7 @@ def figure(
 ) -> dict:
     """One figure at its `basis` (what it is measured against), judged against the claim where
     the claim is about that basis (a capacity claim never at the production load)."""
-    unit, larger_is_better = metrics.describe(metric)
+    unit, _ = metrics.describe(metric)
     claimed = spec.claim.figures.get(metric)
     item = {
         "candidate": candidate,
@@ -76,13 +76,32 @@ def figure(
         "ci_low": ci_low,
         "ci_high": ci_high,
         "n": n,
-        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better),
+        **judged(spec, metric, ci_low, ci_high),
         "query": query,
     }
     if basis == PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
         item["verdict"] = None
         item["not_judged"] = SERVED_DEMAND
+        item.pop("tolerance", None)
+        item.pop("tolerance_source", None)
     return item
+
+
+def judged(spec: Spec, metric: str, ci_low, ci_high) -> dict:
+    """The verdict on the claim on `metric` from an interval, and the tolerance it was judged with
+    and its source (`claim.tolerance`, the catalogue's default by the figure's kind): the one place
+    a verdict is made (`stats.verdict` holds the rule). No claim: no verdict, no tolerance; a spec
+    with `claim.tolerance: null` (a pack written before tolerances) judges without one."""
+    claimed = spec.claim.figures.get(metric)
+    _, larger_is_better = metrics.describe(metric)
+    if claimed is None or spec.claim.tolerance is None:
+        return {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
+    tolerance, source = spec.claim.tolerance.of(metric)
+    return {
+        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better, tolerance),
+        "tolerance": tolerance,
+        "tolerance_source": source,
+    }
 
 
 def figure_key(item: dict) -> tuple[str, str, str]:
@@ -198,7 +217,7 @@ def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True)
             measured, low, high, n, method = read(entry.source, row)
             item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
             if not served_demand and item.pop("not_judged", None):
-                item["verdict"] = verdict(item["claimed"], low, high, entry.larger_is_better)
+                item |= judged(spec, entry.name, low, high)
             out.append(with_method(item, method))
     return out
 
@@ -325,3 +344,57 @@ def headline_figures(spec: Spec, tables: dict[str, list[dict]], served_demand: b
         + cost_figures(spec, tables["cost_per_decision"])
         + accuracy_figures(spec, tables.get("accuracy_summary") or [])
     )
+
+
+# what would judge a claim no configured run judges, by what the claim is about (`metrics.claim_kind`)
+SWEEP_SETTING = "workload.replay.sweep"
+ARMS_SETTING = "workload.replay.arms"
+ACCURACY_SETTING = "accuracy"
+VENDOR_BENCHMARK = (
+    "the vendor's own benchmark (claim.conditions: input_tokens, output_tokens and a concurrency or request_rate, "
+    "with workload.replay.arms)"
+)
+
+
+def unjudged_claims(spec: Spec, figures: list[dict]) -> list[dict]:
+    """A figure for every claimed figure that no run of the spec judges at its basis (a capacity
+    claim with no capacity search and no vendor arm; accuracy with no labelled slice): measured
+    nothing, *inconclusive*, and `setting_to_judge` names the spec setting that would judge it, so
+    that every claim is accounted for. None with `claim.tolerance: null` (a pack written before)."""
+    if spec.claim.tolerance is None:
+        return []
+    judged_ = {(f["candidate"], f["metric"]) for f in figures if f.get("verdict") is not None}
+    out = []
+    for candidate in (c.name for c in spec.candidates):
+        for name in spec.claim.figures:
+            if (candidate, name) in judged_:
+                continue
+            entry, kind = metrics.metric(name), metrics.claim_kind(name)
+            basis, setting, query = PRODUCTION_LOAD, None, "throughput"
+            if kind == "capacity" and CAPACITY_AT_SLA in entry.bases:
+                basis, setting, query = CAPACITY_AT_SLA, SWEEP_SETTING, "sweep_summary"
+                reason = f"no capacity search ran: a capacity claim is judged at the capacity at the SLA ({setting})"
+                if VENDOR_CONDITIONS in entry.bases:
+                    reason += f" or at {VENDOR_BENCHMARK}"
+            elif kind == "capacity" and VENDOR_CONDITIONS in entry.bases:
+                basis, setting = VENDOR_CONDITIONS, ARMS_SETTING
+                reason = f"the vendor's conditions were not run: this capacity claim is judged at {VENDOR_BENCHMARK}"
+            elif kind == "capacity":
+                basis = CAPACITY_AT_SLA
+                reason = (
+                    f"{entry.display} is measured only at the production load, where it is served demand: no setting "
+                    "judges a capacity claim on it (claim output_tokens_per_s or requests_per_s instead)"
+                )
+            elif kind == "quality" and name == "accuracy":
+                setting = ACCURACY_SETTING
+                reason = (
+                    f"no labelled slice was scored: the spec's `{setting}` section (a labelled slice) would judge it"
+                )
+            else:
+                reason = "no run of the spec measured it"
+            item = figure(spec, candidate, name, None, None, None, 0, query, basis)
+            item["reason"] = reason
+            if setting is not None:
+                item["setting_to_judge"] = setting
+            out.append(item)
+    return out

@@ -44,7 +44,18 @@ from pipeline.spec import Spec
 
 RELATIVE_TOLERANCE = 1e-9
 # the columns a figure's value is: what `loadproof verify` re-computes and compares
-VALUE_COLUMNS = ("claimed", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
+VALUE_COLUMNS = (
+    "claimed",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "n",
+    "verdict",
+    "tolerance",
+    "tolerance_source",
+    "interval_method",
+    "design_effect",
+)
 ROW_KEY = ("candidate", "metric", "basis", "repeat")
 # keys a figure has only when they say something (pack/document/parts.py Figure: absent, not null)
 _ONLY_WHEN_SET = (
@@ -56,6 +67,9 @@ _ONLY_WHEN_SET = (
     "reason",
     "timed_from",
     "sampled",
+    "tolerance",
+    "tolerance_source",
+    "setting_to_judge",
 )
 # the files each query's figures are read from, for their lineage
 TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
@@ -90,7 +104,8 @@ def partition_figures(
     accuracy_table = pa.Table.from_pylist(accuracy) if accuracy else None
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
     vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
-    return figures + [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
+    figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
+    return figures + made.unjudged_claims(spec, figures)  # every claim accounted for
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:
@@ -227,9 +242,9 @@ def table_differences(written: pa.Table, fresh: pa.Table) -> list[str]:
         if again is None:
             continue
         problems += [
-            f"{where}{describe_row(row)}: {name} in the file {row[name]!r}, re-computed {again[name]!r}"
+            f"{where}{describe_row(row)}: {name} in the file {row.get(name)!r}, re-computed {again.get(name)!r}"
             for name in VALUE_COLUMNS
-            if not same_value(row[name], again[name])
+            if not same_value(row.get(name), again.get(name))
         ]
     return problems
 

@@ -101,7 +101,10 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
         "ci_low": low,
         "ci_high": high,
         "n": sum(run["n"] for run in runs),
-        "verdict": None if figure.get("not_judged") else verdict(figure["claimed"], low, high, larger_is_better),
+        # judged as the figure was, with its tolerance (pipeline/analysis/figures.py `judged`)
+        "verdict": None
+        if figure.get("not_judged")
+        else verdict(figure["claimed"], low, high, larger_is_better, figure.get("tolerance") or 0.0),
         "interval_method": f"over {len(runs)} runs: {rule.split(';')[0]}"
         + (f"; each run's own: {' / '.join(own)}" if own else ""),
         "repeats": {

@@ -2,7 +2,7 @@
 figures (each with its basis) and a hand-built headline waterfall; no I/O."""
 
 from pipeline.analysis import metrics
-from pipeline.pack.assemble import summary
+from pipeline.pack.assemble import claim_words, summary
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 
@@ -76,7 +76,7 @@ def test_a_capacity_far_below_the_claim_must_be_re_measured_with_the_largest_mov
     verdict = summary.measured_proxy_verdict(figures(4400, "holds", 2000), WATERFALL, 1.25)
     assert verdict["verdict"] == RE_MEASURE
     reasons = verdict["candidates"][0]["reasons"]
-    assert reasons[0].startswith("the buyer's prompt lengths moved output_tokens_per_s by -50%")
+    assert reasons[0].startswith("the buyer's prompt lengths moved Output tokens/s by -50%")
     assert any("at the capacity at the SLA" in reason for reason in reasons)
 
 
@@ -92,14 +92,18 @@ def test_the_executive_summary_has_five_lines_per_candidate():
     (entry,) = summary.executive_summary(figures(4400, "holds", 3600), WATERFALL)
     lines = entry["lines"]
     assert entry["candidate"] == "a" and len(lines) == 5
-    assert lines[0] == "At the vendor's conditions: output_tokens_per_s holds, ttft_ms_p95 holds"
-    assert lines[1] == "At the buyer's production load: ttft_ms_p95 holds"  # served demand is not a verdict
+    assert lines[0] == (
+        "At the vendor's conditions: Output tokens/s: 4,200 tokens/s claimed, 4,400 (4,180 – 4,620) measured: holds; "
+        "TTFT p95: 250 ms claimed, 180 (171 – 189) measured: holds"
+    )
+    # served demand is not a verdict
+    assert lines[1] == "At the buyer's production load: TTFT p95: 250 ms claimed, 40 (38 – 42) measured: holds"
     assert "30 requests/s, 3,600 output tokens/s" in lines[2] and "at load 8×" in lines[2]
     assert lines[3] == (
         "Cost per useful decision: 0.4 USD per 1,000 at the production load, 0.1 USD per 1,000 at the capacity "
         "at the SLA"
     )
-    assert lines[4] == "Moved the headline most: the buyer's prompt lengths moved output_tokens_per_s by -50%"
+    assert lines[4] == "Moved the headline most: the buyer's prompt lengths moved Output tokens/s by -50%"
 
 
 def test_a_move_its_interval_does_not_resolve_comes_after_a_resolved_one_and_says_so():
@@ -116,7 +120,49 @@ def test_a_move_its_interval_does_not_resolve_comes_after_a_resolved_one_and_say
     ranked = summary.moves(waterfall, "a")
     assert [(m["axis"], m["resolved"]) for m in ranked] == [("output_lengths", True), ("prompt_lengths", False)]
     reasons = summary.measured_proxy_verdict(figures(4400, "holds", 2000), waterfall, 1.25)["candidates"][0]["reasons"]
-    assert reasons[0] == "the buyer's output lengths moved output_tokens_per_s by -9%"
+    assert reasons[0] == "the buyer's output lengths moved Output tokens/s by -9%"
     assert reasons[1].endswith("by -50% (not resolved: its interval includes no change)")
     (entry,) = summary.executive_summary(figures(4400, "holds", 3600), waterfall)
-    assert entry["lines"][4] == "Moved the headline most: the buyer's output lengths moved output_tokens_per_s by -9%"
+    assert entry["lines"][4] == "Moved the headline most: the buyer's output lengths moved Output tokens/s by -9%"
+
+
+THROUGHPUT_SOURCE = "claim.tolerance.throughput, default: independent reproductions land 6–14 % below"
+
+
+def test_a_claim_in_words_names_it_from_the_catalogue_with_each_basis_numbers_verdict_and_tolerance():
+    judged = {"verdict": "not reproduced", "tolerance": 0.1, "tolerance_source": THROUGHPUT_SOURCE}
+    vendor = fig("a", "output_tokens_per_s", metrics.VENDOR_CONDITIONS, 990, 4200, **judged)
+    capacity = fig("a", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, 1589, 4200, **judged)
+    vendor.update(ci_low=0.0, ci_high=2673.4)
+    capacity.update(ci_low=1064.2, ci_high=2113.0)
+    assert claim_words.claim_line([vendor, capacity]) == (
+        "Output tokens/s: 4,200 tokens/s claimed, 990 (0 – 2,673) at the vendor's own conditions, 1,589 "
+        "(1,064 – 2,113) at your SLA: not reproduced (tolerance 10 %, claim.tolerance.throughput, default)"
+    )
+    capacity["verdict"] = "holds within tolerance"  # the verdicts differ: each measurement says its own
+    assert claim_words.claim_line([vendor, capacity]) == (
+        "Output tokens/s: 4,200 tokens/s claimed, 990 (0 – 2,673) at the vendor's own conditions: not reproduced, "
+        "1,589 (1,064 – 2,113) at your SLA: holds within tolerance (tolerance 10 %, claim.tolerance.throughput, "
+        "default)"
+    )
+
+
+def test_a_claim_no_run_measured_says_why_and_an_open_end_is_infinite():
+    unjudged = fig("a", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, None, 4200, "inconclusive")
+    unjudged.update(reason="no capacity search ran (workload.replay.sweep)", tolerance=0.1)
+    assert claim_words.claim_line([unjudged]) == (
+        "Output tokens/s: 4,200 tokens/s claimed, not measured at your SLA (no capacity search ran "
+        "(workload.replay.sweep)): inconclusive (tolerance 10 %)"
+    )
+    short = fig("a", "ttft_ms_p99", metrics.PRODUCTION_LOAD, 400, 250, "inconclusive", tolerance=0.1)
+    short["ci_high"] = None
+    assert claim_words.claim_line([short], at=False) == (
+        "TTFT p99: 250 ms claimed, 400 (380 – ∞) measured: inconclusive (tolerance 10 %)"
+    )
+
+
+def test_a_claim_within_its_tolerance_at_the_vendors_conditions_reproduces():
+    within = figures(4000, "holds within tolerance", 3600)
+    verdict = summary.measured_proxy_verdict(within, WATERFALL, 1.25)
+    assert verdict["verdict"] == GOOD_ENOUGH
+    assert "(within its tolerance)" in verdict["reasons"][0]

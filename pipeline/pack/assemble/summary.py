@@ -1,10 +1,11 @@
 """What a committee reads first: the measured proxy verdict and the five-line executive summary.
 
 The proxy verdict is *measured* (issue 15, item 6) once the claim's own benchmark has run: a
-candidate's published figures are a good-enough proxy when every claim reproduces at the
-vendor's conditions and the buyer's capacity at the SLA is within `proxy_tolerance.capacity_ratio`
-of each claimed capacity figure; otherwise they must be re-measured, and the reasons are ordered
-by the moves the attribution ladder measured (the axis that moved the headline most first).
+candidate's published figures are a good-enough proxy when every claim reproduces (holds, or holds
+within its tolerance: `claim.tolerance`) at the vendor's conditions and the buyer's capacity at the
+SLA is within `proxy_tolerance.capacity_ratio` of each claimed capacity figure; otherwise they must
+be re-measured, and the reasons are ordered by the moves the attribution ladder measured (the axis
+that moved the headline most first).
 Without a vendor-conditions arm (the claim names no conditions), the rule on condition divergence
 (`pipeline/workload/divergence.py`) stays the verdict; with one, it stays as "what to expect".
 
@@ -15,7 +16,8 @@ re-derive from what `loadproof verify` re-computes.
 from __future__ import annotations
 
 from pipeline.analysis import metrics
-from pipeline.analysis.stats import HOLDS
+from pipeline.analysis.stats import REPRODUCED
+from pipeline.pack.assemble.claim_words import claims_in_words
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 MEASURED, RULE = "measured", "rule on condition divergence"
@@ -70,7 +72,7 @@ def moves(waterfall: list[dict], candidate: str) -> list[dict]:
 
 
 def _move_text(move: dict) -> str:
-    text = f"{move['label']} moved {move['metric']} by {move['change']:+.0%}"
+    text = f"{move['label']} moved {metrics.metric(move['metric']).display} by {move['change']:+.0%}"
     return text if move["resolved"] else text + " (not resolved: its interval includes no change)"
 
 
@@ -86,7 +88,7 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
             f"{f['metric']} at the vendor's conditions: measured {_n(f['measured'])} vs claimed {_n(f['claimed'])} "
             f"({f['verdict']})"
             for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS)
-            if f["claimed"] is not None and f["verdict"] != HOLDS
+            if f["claimed"] is not None and f["verdict"] not in REPRODUCED  # holds, or within its tolerance
         ]
         for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA):
             if f["metric"] not in metrics.CAPACITY_FIGURES or f["claimed"] is None:
@@ -104,17 +106,16 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
     reasons = [f"{c['candidate']}: {reason}" for c in per_candidate for reason in c["reasons"]]
     if overall == GOOD_ENOUGH:
         reasons = [
-            "every claim reproduces at the vendor's conditions, and the capacity at the SLA is within "
+            "every claim reproduces at the vendor's conditions (within its tolerance), and the capacity at the SLA "
+            "is within "
             f"{capacity_ratio:g}× of each claimed capacity, for every candidate"
         ]
     return {"verdict": overall, "reasons": reasons, "basis": MEASURED, "candidates": per_candidate}
 
 
 def _verdicts(figures: list[dict]) -> str:
-    claimed = [f for f in figures if f["claimed"] is not None]
-    if not claimed:
-        return "no claimed figure measured here"
-    return ", ".join(f"{f['metric']} {f.get('verdict') or 'not judged'}" for f in claimed)
+    """Each claimed figure in words with its numbers, verdict and tolerance (`claim_words`)."""
+    return claims_in_words(figures) or "no claimed figure measured here"
 
 
 def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
