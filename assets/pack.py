@@ -177,8 +177,9 @@ def _claims_accounted_for(layout: PackLayout, candidates: list[str]) -> AssetChe
 
 LINEAGE_DESCRIPTION = "Every file a figure's lineage names is in the pack with the recorded sha256."
 CLAIMS_DESCRIPTION = (
-    "great-expectations: every claimed figure has, for every candidate, a measured figure (with a verdict) "
-    "or a stated reason."
+    "great-expectations: every claimed figure is accounted for, for every candidate: a verdict at some basis "
+    "(holds, holds within tolerance, not reproduced, inconclusive), on a measured figure or, where no run of the "
+    "spec judges it, an inconclusive one stating why and the setting that would judge it."
 )
 
 
