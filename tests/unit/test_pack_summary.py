@@ -93,11 +93,12 @@ def test_the_executive_summary_has_five_lines_per_candidate():
     lines = entry["lines"]
     assert entry["candidate"] == "a" and len(lines) == 5
     assert lines[0] == (
-        "At the vendor's conditions: Output tokens/s: 4,200 tokens/s claimed, 4,400 (4,180 – 4,620) measured: holds; "
-        "TTFT p95: 250 ms claimed, 180 (171 – 189) measured: holds"
+        "Claims at the vendor's own conditions and at your SLA: Output tokens/s: 4,200 tokens/s claimed, 4,400 "
+        "(4,180 – 4,620) at the vendor's own conditions, 3,600 (3,420 – 3,780) at your SLA: holds; TTFT p95: 250 ms "
+        "claimed, 180 (171 – 189) at the vendor's own conditions: holds"
     )
     # served demand is not a verdict
-    assert lines[1] == "At the buyer's production load: TTFT p95: 250 ms claimed, 40 (38 – 42) measured: holds"
+    assert lines[1] == "At your production load: TTFT p95: 250 ms claimed, 40 (38 – 42) measured: holds"
     assert "30 requests/s, 3,600 output tokens/s" in lines[2] and "at load 8×" in lines[2]
     assert lines[3] == (
         "Cost per useful decision: 0.4 USD per 1,000 at the production load, 0.1 USD per 1,000 at the capacity "
@@ -166,3 +167,10 @@ def test_a_claim_within_its_tolerance_at_the_vendors_conditions_reproduces():
     verdict = summary.measured_proxy_verdict(within, WATERFALL, 1.25)
     assert verdict["verdict"] == GOOD_ENOUGH
     assert "(within its tolerance)" in verdict["reasons"][0]
+
+
+def test_with_neither_the_vendors_conditions_nor_a_capacity_search_the_first_line_says_what_would_run_them():
+    at_load = [f for f in figures(4400, "holds", 3600) if f["basis"] == metrics.PRODUCTION_LOAD]
+    (entry,) = summary.executive_summary(at_load, [])
+    assert entry["lines"][0] == summary.CLAIMS_LINE + summary.NOT_RUN
+    assert "workload.replay.sweep" in entry["lines"][0] and "workload.replay.arms" in entry["lines"][0]

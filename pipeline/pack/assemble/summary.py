@@ -118,13 +118,32 @@ def _verdicts(figures: list[dict]) -> str:
     return claims_in_words(figures) or "no claimed figure measured here"
 
 
+CLAIMS_LINE = "Claims at the vendor's own conditions and at your SLA: "
+NOT_RUN = (
+    "neither was run (the vendor's conditions: claim.conditions with workload.replay.arms; the capacity at "
+    "the SLA: workload.replay.sweep)"
+)
+
+
+def claims_line(figures: list[dict], candidate: str) -> str:
+    """The first line: each claim (cost aside: the cost line's) where the vendor measured it, at the
+    vendor's own conditions, and where the buyer needs it, at the capacity at the SLA: one
+    `claim_line` per claimed figure, its measurements side by side (`claim_words`)."""
+    mine = [
+        f
+        for basis in (metrics.VENDOR_CONDITIONS, metrics.CAPACITY_AT_SLA)
+        for f in _at(figures, candidate, basis)
+        if metrics.claim_kind(f["metric"]) != "cost"
+    ]
+    return CLAIMS_LINE + (claims_in_words(mine, at=True) or NOT_RUN)
+
+
 def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
-    """Five lines per candidate: each claim at the vendor's conditions and at the buyer's load,
-    the capacity at the SLA, cost per useful decision at production and at capacity, and the
+    """Five lines per candidate: each claim at the vendor's conditions and the capacity at the SLA,
+    each at the buyer's load, the capacity at the SLA, cost per useful decision at production and at capacity, and the
     axis that moved the headline most."""
     out = []
     for candidate in candidates_in(figures):
-        vendor = _at(figures, candidate, metrics.VENDOR_CONDITIONS)
         at_load = _at(figures, candidate, metrics.PRODUCTION_LOAD)
         production = [f for f in at_load if metrics.claim_kind(f["metric"]) == "latency at load"]
         quality = [f for f in at_load if metrics.claim_kind(f["metric"]) == "quality" and f["claimed"] is not None]
@@ -149,10 +168,10 @@ def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
             {
                 "candidate": candidate,
                 "lines": [
-                    "At the vendor's conditions: " + (_verdicts(vendor) if vendor else "not run (claim.conditions)"),
-                    "At the buyer's production load: "
+                    claims_line(figures, candidate),
+                    "At your production load: "
                     + _verdicts(production)
-                    + (f"; on the buyer's labelled slice: {_verdicts(quality)}" if quality else ""),
+                    + (f"; on your labelled slice: {_verdicts(quality)}" if quality else ""),
                     capacity_line,
                     f"Cost per useful decision: {_usd(at_production)} at the production load, "
                     f"{_usd(at_capacity)} at the capacity at the SLA",
