@@ -357,15 +357,16 @@ VENDOR_BENCHMARK = (
 
 
 def unjudged_claims(spec: Spec, figures: list[dict]) -> list[dict]:
-    """A figure for every claimed figure that no run of the spec judges at its basis (a capacity
-    claim with no capacity search and no vendor arm; accuracy with no labelled slice): measured
+    """A figure for every claimed figure that no run of the spec judges at its basis, for each
+    candidate `figures` hold (a capacity claim with no capacity search and no vendor arm; accuracy
+    with no labelled slice): measured
     nothing, *inconclusive*, and `setting_to_judge` names the spec setting that would judge it, so
     that every claim is accounted for. None with `claim.tolerance: null` (a pack written before)."""
     if spec.claim.tolerance is None:
         return []
     judged_ = {(f["candidate"], f["metric"]) for f in figures if f.get("verdict") is not None}
     out = []
-    for candidate in (c.name for c in spec.candidates):
+    for candidate in dict.fromkeys(f["candidate"] for f in figures):  # the partition's (never another's)
         for name in spec.claim.figures:
             if (candidate, name) in judged_:
                 continue

@@ -109,20 +109,21 @@ def test_a_capacity_claim_no_run_judges_is_inconclusive_and_names_the_sweep():
         made.figure(the_spec, "fastserve-8b", "output_tokens_per_s", 300, 290, 310, 100, "throughput"),
         made.figure(the_spec, "fastserve-8b", "ttft_ms_p95", 200, 190, 210, 100, "latency_percentiles"),
     ]
-    extra = [f for f in made.unjudged_claims(the_spec, at_load) if f["candidate"] == "fastserve-8b"]
-    (capacity,) = extra
+    (capacity,) = made.unjudged_claims(the_spec, at_load)  # the partition's candidate only
     assert (capacity["metric"], capacity["basis"]) == ("output_tokens_per_s", metrics.CAPACITY_AT_SLA)
     assert capacity["verdict"] == INCONCLUSIVE and capacity["measured"] is None
     assert capacity["setting_to_judge"] == "workload.replay.sweep" and "workload.replay.sweep" in capacity["reason"]
     assert capacity["tolerance"] == 0.10  # beside the verdict, even here
     # a capacity search judged it (at any verdict): nothing to add
     judged = made.figure(the_spec, "fastserve-8b", "output_tokens_per_s", 1000, 900, 1100, 50, "q", "capacity_at_sla")
-    assert not [f for f in made.unjudged_claims(the_spec, [*at_load, judged]) if f["candidate"] == "fastserve-8b"]
+    assert made.unjudged_claims(the_spec, [*at_load, judged]) == []
 
 
 def test_other_claims_no_run_judges_name_what_would():
     the_spec = spec({"total_tokens_per_s": 9000, "goodput_requests_per_s": 5, "accuracy": 0.9})
-    by_metric = {f["metric"]: f for f in made.unjudged_claims(the_spec, []) if f["candidate"] == "fastserve-8b"}
+    served = made.figure(the_spec, "c", "goodput_requests_per_s", 4, 3, 5, 100, "throughput")
+    by_metric = {f["metric"]: f for f in made.unjudged_claims(the_spec, [served])}
+    assert {f["candidate"] for f in by_metric.values()} == {"c"}
     assert by_metric["total_tokens_per_s"]["basis"] == metrics.VENDOR_CONDITIONS
     assert by_metric["total_tokens_per_s"]["setting_to_judge"] == "workload.replay.arms"
     assert by_metric["accuracy"]["setting_to_judge"] == "accuracy"
@@ -137,11 +138,7 @@ def test_the_claims_check_passes_once_every_claim_is_accounted_for():
     pack = {"claim": {"figures": {"output_tokens_per_s": 4200}}, "figures": [served]}
     frame = claims_expectations.claims_frame(pack, ["c"])
     assert frame["verdict"].isna().all()  # served demand alone: not accounted for
-    pack["figures"] += [f for f in made.unjudged_claims(the_spec, [served]) if f["candidate"] == "c"]
-    assert pack["figures"] == [served]  # "c" is no candidate of the spec: nothing added for it
-    pack["figures"] += [
-        {**f, "candidate": "c"} for f in made.unjudged_claims(the_spec, []) if f["candidate"] == "fastserve-8b"
-    ]
+    pack["figures"] += made.unjudged_claims(the_spec, [served])
     frame = claims_expectations.claims_frame(pack, ["c"])
     assert list(frame["verdict"]) == [INCONCLUSIVE] and bool(frame["has_reason"].iloc[0])
 
