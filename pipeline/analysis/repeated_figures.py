@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import dependence, metrics
-from pipeline.analysis.figures import figure_key, figure_rows, headline_figures
+from pipeline.analysis.figures import effective_samples, figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
 from pipeline.analysis.stats import verdict
 from pipeline.analysis.tables import analyse_all
@@ -116,7 +116,12 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
     }
     if "early_stopping" in figure:  # each run must be long enough on its own: the union needs every run to hold
         needed = figure["early_stopping"]["min_samples_to_hold"]
-        out["early_stopping"] = {**figure["early_stopping"], "long_enough": min(run["n"] for run in runs) >= needed}
+        effective = min(effective_samples(run["n"], run.get("design_effect")) for run in runs)
+        out["early_stopping"] = {
+            **figure["early_stopping"],
+            "effective_samples": effective,  # the shortest run's: every run must reach the need
+            "long_enough": low is not None and high is not None and effective >= needed,
+        }
     return out
 
 

@@ -255,7 +255,14 @@ FIGURES_SCHEMA = pa.schema(
         ("design_effect", pa.float64()),
         (
             "early_stopping",
-            pa.struct([("confidence", pa.float64()), ("min_samples_to_hold", pa.int64()), ("long_enough", pa.bool_())]),
+            pa.struct(
+                [
+                    ("confidence", pa.float64()),
+                    ("min_samples_to_hold", pa.int64()),
+                    ("effective_samples", pa.float64()),  # n over the design effect (absent in older tables)
+                    ("long_enough", pa.bool_()),
+                ]
+            ),
         ),
         ("delta", pa.float64()),
         ("not_judged", pa.string()),

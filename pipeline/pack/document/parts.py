@@ -59,10 +59,14 @@ class FigureLineage(Part):
 
 
 class EarlyStopping(Part):
-    """How many samples a claim on this percentile needs to hold, even with none over it."""
+    """How many samples a claim on this percentile needs to hold, even with none over it; long
+    enough when the effective sample size (n over the design effect) reaches it and the interval
+    is closed (`pipeline/analysis/figures.py` `early_stopping_note`)."""
 
     confidence: Number
     min_samples_to_hold: Count
+    # absent in packs written before stopping used the effective sample size
+    effective_samples: Number | None | MISSING = MISSING
     long_enough: bool
 
 
