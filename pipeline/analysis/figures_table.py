@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import figures as made
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
+from pipeline.analysis.unjudged_claims import unjudged_claims
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     ACCURACY_SUMMARY,
@@ -105,7 +106,7 @@ def partition_figures(
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
     vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
     figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
-    return figures + made.unjudged_claims(spec, figures)  # every claim accounted for
+    return figures + unjudged_claims(spec, figures)  # every claim accounted for
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:

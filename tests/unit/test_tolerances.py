@@ -18,6 +18,7 @@ from pipeline.analysis import catalogue, metrics
 from pipeline.analysis import figures as made
 from pipeline.analysis.repeated_figures import combined
 from pipeline.analysis.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
+from pipeline.analysis.unjudged_claims import unjudged_claims
 from pipeline.pack.assemble.arms import vendor_conditions_section
 from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.pack.render.pages import render_html, render_markdown, tolerance_label
@@ -82,7 +83,7 @@ def test_a_pack_written_before_tolerances_is_judged_without_one():
     before = before.model_copy(update={"claim": before.claim.model_copy(update={"tolerance": None})})
     item = made.figure(before, "c", "output_tokens_per_s", 3990, 3900, 4080, 100, "q", "vendor_conditions")
     assert item["verdict"] == NOT_REPRODUCED and "tolerance" not in item
-    assert made.unjudged_claims(before, []) == []
+    assert unjudged_claims(before, []) == []
 
 
 def test_a_repeated_replay_judges_its_runs_with_the_figures_tolerance():
@@ -109,20 +110,20 @@ def test_a_capacity_claim_no_run_judges_is_inconclusive_and_names_the_sweep():
         made.figure(the_spec, "fastserve-8b", "output_tokens_per_s", 300, 290, 310, 100, "throughput"),
         made.figure(the_spec, "fastserve-8b", "ttft_ms_p95", 200, 190, 210, 100, "latency_percentiles"),
     ]
-    (capacity,) = made.unjudged_claims(the_spec, at_load)  # the partition's candidate only
+    (capacity,) = unjudged_claims(the_spec, at_load)  # the partition's candidate only
     assert (capacity["metric"], capacity["basis"]) == ("output_tokens_per_s", metrics.CAPACITY_AT_SLA)
     assert capacity["verdict"] == INCONCLUSIVE and capacity["measured"] is None
     assert capacity["setting_to_judge"] == "workload.replay.sweep" and "workload.replay.sweep" in capacity["reason"]
     assert capacity["tolerance"] == 0.10  # beside the verdict, even here
     # a capacity search judged it (at any verdict): nothing to add
     judged = made.figure(the_spec, "fastserve-8b", "output_tokens_per_s", 1000, 900, 1100, 50, "q", "capacity_at_sla")
-    assert made.unjudged_claims(the_spec, [*at_load, judged]) == []
+    assert unjudged_claims(the_spec, [*at_load, judged]) == []
 
 
 def test_other_claims_no_run_judges_name_what_would():
     the_spec = spec({"total_tokens_per_s": 9000, "goodput_requests_per_s": 5, "accuracy": 0.9})
     served = made.figure(the_spec, "c", "goodput_requests_per_s", 4, 3, 5, 100, "throughput")
-    by_metric = {f["metric"]: f for f in made.unjudged_claims(the_spec, [served])}
+    by_metric = {f["metric"]: f for f in unjudged_claims(the_spec, [served])}
     assert {f["candidate"] for f in by_metric.values()} == {"c"}
     assert by_metric["total_tokens_per_s"]["basis"] == metrics.VENDOR_CONDITIONS
     assert by_metric["total_tokens_per_s"]["setting_to_judge"] == "workload.replay.arms"
@@ -138,7 +139,7 @@ def test_the_claims_check_passes_once_every_claim_is_accounted_for():
     pack = {"claim": {"figures": {"output_tokens_per_s": 4200}}, "figures": [served]}
     frame = claims_expectations.claims_frame(pack, ["c"])
     assert frame["verdict"].isna().all()  # served demand alone: not accounted for
-    pack["figures"] += made.unjudged_claims(the_spec, [served])
+    pack["figures"] += unjudged_claims(the_spec, [served])
     frame = claims_expectations.claims_frame(pack, ["c"])
     assert list(frame["verdict"]) == [INCONCLUSIVE] and bool(frame["has_reason"].iloc[0])
 
