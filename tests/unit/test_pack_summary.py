@@ -1,6 +1,8 @@
 """The measured proxy verdict and the executive summary (issue 15, items 5 and 6), from hand-built
 figures (each with its basis) and a hand-built headline waterfall; no I/O."""
 
+import pytest
+
 from pipeline.analysis import metrics
 from pipeline.pack.assemble import claim_words, summary
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
@@ -174,3 +176,22 @@ def test_with_neither_the_vendors_conditions_nor_a_capacity_search_the_first_lin
     (entry,) = summary.executive_summary(at_load, [])
     assert entry["lines"][0] == summary.CLAIMS_LINE + summary.NOT_RUN
     assert "workload.replay.sweep" in entry["lines"][0] and "workload.replay.arms" in entry["lines"][0]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (15960.4, "15,960"),
+        (4200, "4,200"),
+        (990.44, "990.4"),
+        (21.4849, "21.48"),
+        (0.0323649, "0.03236"),
+        (0.00001234, "0.00001234"),
+        (0, "0"),
+        (None, "—"),
+        (999.96, "1,000"),
+        (1.5, "1.5"),
+    ],
+)
+def test_numbers_in_words_never_use_an_exponent(value, words):
+    assert claim_words.number(value) == words

@@ -12,6 +12,8 @@ and makes no number of its own.
 
 from __future__ import annotations
 
+import math
+
 from pipeline.analysis import metrics
 
 WHERE = {
@@ -23,8 +25,19 @@ ON_THE_SLICE = "on your labelled slice"  # accuracy is measured on the buyer's s
 
 
 def number(value: float | None) -> str:
-    """A figure for people: thousands separators, four significant digits, — for none."""
-    return "—" if value is None else f"{value:,.4g}"
+    """A figure for people: whole numbers with thousands separators from 1,000 up, four significant
+    digits below, never an exponent (15,960, not 1.596e+04; 0.00001234, not 1.234e-05); — for none."""
+    if value is None:
+        return "—"
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude == 0:
+        return "0"
+    decimals = max(0, 3 - math.floor(math.log10(magnitude)))  # four significant digits
+    if abs(round(value, decimals)) >= 1000:  # 999.96 rounds up to 1,000
+        return f"{value:,.0f}"
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{value:.0f}"
 
 
 def with_unit(value: float | None, unit: str) -> str:
