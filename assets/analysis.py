@@ -328,7 +328,7 @@ def figures(context: AssetExecutionContext, spec: SpecResource, storage: PackSto
     blocking=True,
     description=(
         "Every production-load figure of the metric catalogue is there (accuracy where scored), every claimed "
-        "figure has a row, n ≥ 0, each measured value inside its interval, verdicts one of the three words."
+        "figure has a row, n ≥ 0, each measured value inside its interval, verdicts one of the four words."
     ),
 )
 def figures_consistent(

@@ -33,7 +33,7 @@ from assets.support.run_records import (
 )
 from assets.workload import prompt_profile
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
-from pipeline.analysis.figures_table import claimed_verdicts
+from pipeline.analysis.figures_table import claimed_figures, claimed_verdicts
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble import gather, history
@@ -43,7 +43,7 @@ from pipeline.pack.assemble.model import build_pack, run_lineage
 from pipeline.pack.assemble.sweep import sweep_charts
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.render.charts import comparison_charts, pack_charts
-from pipeline.pack.render.pages import JSON_NAME, render_markdown, write_pack
+from pipeline.pack.render.pages import JSON_NAME, render_markdown, tolerance_label, write_pack
 from pipeline.quality import expectations, rules
 from pipeline.spec import LoadedSpec
 from resources import PackStorage, SpecResource
@@ -84,6 +84,10 @@ def write(
             "figures": len(document["figures"]),
             # candidate/metric/basis: the pack's own figures (data/figures.parquet's rows), as it renders them
             "verdicts": MetadataValue.json(claimed_verdicts(document["figures"])),
+            # the tolerance each verdict used, under the same keys
+            "tolerances": MetadataValue.json(
+                {key: tolerance_label(row) for key, row in claimed_figures(document["figures"]).items()}
+            ),
             "summary": MetadataValue.md(render_markdown(document, confidence=confidence).split("## Conditions")[0]),
             "run_id": context.run_id,
             **(extra or {}),
@@ -179,8 +183,9 @@ def _claims_accounted_for(layout: PackLayout, candidates: list[str]) -> AssetChe
 
 LINEAGE_DESCRIPTION = "Every file a figure's lineage names is in the pack with the recorded sha256."
 CLAIMS_DESCRIPTION = (
-    "great-expectations: every claimed figure has, for every candidate, a measured figure (with a verdict) "
-    "or a stated reason."
+    "great-expectations: every claimed figure is accounted for, for every candidate: a verdict at some basis "
+    "(holds, holds within tolerance, not reproduced, inconclusive), on a measured figure or, where no run of the "
+    "spec judges it, an inconclusive one stating why and the setting that would judge it."
 )
 
 

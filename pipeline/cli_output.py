@@ -121,7 +121,7 @@ def print_headline(pack: dict, confidence: float) -> None:
     """The claimed figures beside the measured ones; the interval column names the spec's level."""
     table = Table(title=f"Claim vs measured — {pack['spec_name']}")
     columns = ("candidate", "figure", "measured at", "claimed", "measured", f"{interval_level(confidence)} CI", "n")
-    for column in (*columns, "verdict"):
+    for column in (*columns, "verdict", "tolerance"):
         table.add_column(column, justify="right" if column in {"claimed", "measured", "n"} else "left")
     for figure in pack["figures"]:
         if figure["claimed"] is None:
@@ -135,6 +135,7 @@ def print_headline(pack: dict, confidence: float) -> None:
             f"{num(figure['ci_low'])} – {num(figure['ci_high'])}",
             str(figure["n"]),
             verdict_label(figure),
+            "—" if figure.get("tolerance") is None else f"{figure['tolerance'] * 100:g} %",
         )
     console.print(table)
     for figure in pack["figures"]:

@@ -30,6 +30,57 @@ NO_INTERVAL = "none (a claim on it stays inconclusive)"
 BRACKET = "the capacity bracket: from the level met to the first level missed (open where none missed)"
 
 
+# How far a measured figure may fall short of its claim and still *hold within tolerance*
+# (`pipeline.analysis.stats.verdict`): one default per figure kind, each with where it comes from.
+# A spec sets its own under `claim.tolerance.<key>` (pipeline/spec/claim.py). A fraction t of the
+# claim C: a higher-is-better figure holds within tolerance down to C·(1 − t), a lower-is-better
+# one up to C·(1 + t).
+@dataclass(frozen=True)
+class ToleranceDefault:
+    key: str  # the spec's `claim.tolerance.<key>`
+    fraction: float
+    source: str  # why this default, with its reference
+
+
+THROUGHPUT_TOLERANCE = ToleranceDefault(
+    "throughput",
+    0.10,
+    "independent reproductions of published throughput land 6–14 % below it "
+    "(anyscale/llm-continuous-batching-benchmarks#4); 10 % is the middle of that range",
+)
+TOLERANCES: dict[Kind, ToleranceDefault] = {
+    "rate": THROUGHPUT_TOLERANCE,
+    "latency percentile": ToleranceDefault(
+        "latency",
+        0.10,
+        "the throughput default seen from the other side: at a given number of requests in flight, latency is "
+        "in flight ÷ throughput (Little's law), so a reproduction 10 % short on throughput is about 10 % long on "
+        "latency",
+    ),
+    "quality": ToleranceDefault(
+        "accuracy",
+        0.01,
+        "MLPerf Inference accepts a submission whose accuracy is at least 99 % of the reference model's (1 %)",
+    ),
+    "cost": ToleranceDefault(
+        "cost",
+        0.10,
+        "a cost per decision or per token is a price over the throughput that delivered it, so it takes the "
+        "throughput default (10 %)",
+    ),
+    "proportion": ToleranceDefault(
+        "proportion",
+        0.0,
+        "no published reproduction range for SLA attainment, an error rate or a share: judged against the claim itself",
+    ),
+    "per request": ToleranceDefault(
+        "per_request",
+        0.0,
+        "no published reproduction range for what a reply holds (reasoning tokens): judged against the claim itself",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Source:
     """Where analysis reads a figure: one row of `table` per candidate (a latency table: the row
@@ -71,6 +122,11 @@ class Metric:
     def source(self) -> Source:
         """The headline source: at the production load (or the basis the figure has)."""
         return self.sources.get(PRODUCTION_LOAD) or next(iter(self.sources.values()))
+
+    @property
+    def tolerance(self) -> ToleranceDefault:
+        """The default tolerance of a claim on this figure, by its kind (`claim.tolerance.<key>`)."""
+        return TOLERANCES[self.kind]
 
     @property
     def percentile(self) -> float | None:

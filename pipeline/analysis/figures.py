@@ -65,7 +65,7 @@ def figure(
 ) -> dict:
     """One figure at its `basis` (what it is measured against), judged against the claim where
     the claim is about that basis (a capacity claim never at the production load)."""
-    unit, larger_is_better = metrics.describe(metric)
+    unit, _ = metrics.describe(metric)
     claimed = spec.claim.figures.get(metric)
     item = {
         "candidate": candidate,
@@ -77,13 +77,32 @@ def figure(
         "ci_low": ci_low,
         "ci_high": ci_high,
         "n": n,
-        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better),
+        **judged(spec, metric, ci_low, ci_high),
         "query": query,
     }
     if basis == PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
         item["verdict"] = None
         item["not_judged"] = SERVED_DEMAND
+        item.pop("tolerance", None)
+        item.pop("tolerance_source", None)
     return item
+
+
+def judged(spec: Spec, metric: str, ci_low, ci_high) -> dict:
+    """The verdict on the claim on `metric` from an interval, and the tolerance it was judged with
+    and its source (`claim.tolerance`, the catalogue's default by the figure's kind): the one place
+    a verdict is made (`stats.verdict` holds the rule). No claim: no verdict, no tolerance; a spec
+    with `claim.tolerance: null` (a pack written before tolerances) judges without one."""
+    claimed = spec.claim.figures.get(metric)
+    _, larger_is_better = metrics.describe(metric)
+    if claimed is None or spec.claim.tolerance is None:
+        return {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
+    tolerance, source = spec.claim.tolerance.of(metric)
+    return {
+        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better, tolerance),
+        "tolerance": tolerance,
+        "tolerance_source": source,
+    }
 
 
 def figure_key(item: dict) -> tuple[str, str, str]:
@@ -166,7 +185,13 @@ def latency_figures(
         item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
         if timed_from is not None:
             item["timed_from"] = timed_from
-        item["early_stopping"] = early_stopping_note(row["q"], n, row.get("confidence") or spec.analysis.confidence)
+        item["early_stopping"] = early_stopping_note(
+            row["q"],
+            n,
+            row.get("confidence") or spec.analysis.confidence,
+            source.get("design_effect") if method else None,
+            closed=low is not None and high is not None,
+        )
         if method:
             item["interval_method"] = method
             item["design_effect"] = source.get("design_effect")
@@ -182,11 +207,30 @@ def schedule_lags(throughput_rows: list[dict]) -> dict[str, float | None]:
     return {row["candidate"]: row.get("schedule_lag_ms_p99") for row in throughput_rows}
 
 
-def early_stopping_note(q: float, n: int, confidence: float) -> dict:
-    """How many samples a claim on this percentile needs to hold, even with none over it."""
+def effective_samples(n: int, design_effect: float | None) -> float:
+    """n over the design effect (the batch-means variance over the independent one, where the
+    run's values move together): the independent samples the run is worth. A design effect below
+    1 never counts for more than n, as the interval never narrows below the exact one."""
+    return n / max(design_effect or 1.0, 1.0)
+
+
+def early_stopping_note(
+    q: float, n: int, confidence: float, design_effect: float | None = None, closed: bool = True
+) -> dict:
+    """How many samples a claim on this percentile needs to hold, even with none over it, and
+    whether this run is long enough: its effective sample size (n over the design effect the
+    interval used) reaches that, and its interval is closed. Stopping and the interval then agree:
+    requests that move together count as fewer, and a run whose interval is still open on a side
+    was too short to bound it, whatever its count."""
     one_sided = one_sided_confidence(confidence)
     needed = early_stopping_min_queries(q, 0, one_sided)
-    return {"confidence": one_sided, "min_samples_to_hold": needed, "long_enough": n >= needed}
+    effective = effective_samples(n, design_effect)
+    return {
+        "confidence": one_sided,
+        "min_samples_to_hold": needed,
+        "effective_samples": effective,
+        "long_enough": closed and effective >= needed,
+    }
 
 
 def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True) -> list[dict]:
@@ -199,7 +243,7 @@ def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True)
             measured, low, high, n, method = read(entry.source, row)
             item = figure(spec, row["candidate"], entry.name, measured, low, high, n, entry.source.sql)
             if not served_demand and item.pop("not_judged", None):
-                item["verdict"] = verdict(item["claimed"], low, high, entry.larger_is_better)
+                item |= judged(spec, entry.name, low, high)
             out.append(with_method(item, method))
     return out
 

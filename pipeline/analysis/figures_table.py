@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from pipeline.analysis import figures as made
 from pipeline.analysis.catalogue import PRODUCTION_LOAD
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
+from pipeline.analysis.unjudged_claims import unjudged_claims
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     ACCURACY_SUMMARY,
@@ -45,7 +46,18 @@ from pipeline.spec import Spec
 
 RELATIVE_TOLERANCE = 1e-9
 # the columns a figure's value is: what `loadproof verify` re-computes and compares
-VALUE_COLUMNS = ("claimed", "measured", "ci_low", "ci_high", "n", "verdict", "interval_method", "design_effect")
+VALUE_COLUMNS = (
+    "claimed",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "n",
+    "verdict",
+    "tolerance",
+    "tolerance_source",
+    "interval_method",
+    "design_effect",
+)
 ROW_KEY = ("candidate", "metric", "basis", "repeat")
 # keys a figure has only when they say something (pack/document/parts.py Figure: absent, not null)
 _ONLY_WHEN_SET = (
@@ -57,6 +69,9 @@ _ONLY_WHEN_SET = (
     "reason",
     "timed_from",
     "sampled",
+    "tolerance",
+    "tolerance_source",
+    "setting_to_judge",
 )
 # the files each query's figures are read from, for their lineage
 TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
@@ -91,7 +106,8 @@ def partition_figures(
     accuracy_table = pa.Table.from_pylist(accuracy) if accuracy else None
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
     vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
-    return figures + [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
+    figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
+    return figures + unjudged_claims(spec, figures)  # every claim accounted for
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:
@@ -228,9 +244,9 @@ def table_differences(written: pa.Table, fresh: pa.Table) -> list[str]:
         if again is None:
             continue
         problems += [
-            f"{where}{describe_row(row)}: {name} in the file {row[name]!r}, re-computed {again[name]!r}"
+            f"{where}{describe_row(row)}: {name} in the file {row.get(name)!r}, re-computed {again.get(name)!r}"
             for name in VALUE_COLUMNS
-            if not same_value(row[name], again[name])
+            if not same_value(row.get(name), again.get(name))
         ]
     return problems
 
@@ -251,14 +267,17 @@ def figure_key(row: dict) -> str:
     return f"{row['candidate']}/{row['metric']}/{row.get('basis') or PRODUCTION_LOAD}"
 
 
+def claimed_figures(rows: list[dict]) -> dict[str, dict]:
+    """Each claimed figure keyed by `figure_key`, from the figures table's rows (or the pack's
+    figures, which are those rows): a metric judged at the production load, the capacity at the
+    SLA and the vendor's conditions keeps three rows, never one overwriting another. A repeated
+    replay's per-run rows are not figures of their own."""
+    return {figure_key(row): row for row in rows if row.get("claimed") is not None and row.get("repeat") is None}
+
+
 def claimed_verdicts(rows: list[dict]) -> dict[str, str | None]:
-    """Each claimed figure's verdict keyed by `figure_key`, from the figures table's rows (or the
-    pack's figures, which are those rows): a metric judged at the production load, the capacity at
-    the SLA and the vendor's conditions keeps three verdicts, never one overwriting another. A
-    repeated replay's per-run rows are not figures of their own."""
-    return {
-        figure_key(row): row["verdict"] for row in rows if row.get("claimed") is not None and row.get("repeat") is None
-    }
+    """Each claimed figure's verdict keyed by `figure_key` (`claimed_figures`)."""
+    return {key: row["verdict"] for key, row in claimed_figures(rows).items()}
 
 
 FIGURES_MARKDOWN_COLUMNS = (

@@ -10,7 +10,9 @@ from pipeline.analysis.catalogue import (  # noqa: F401  (re-exported: the stage
     LATENCY_METRICS,
     PERCENTILES,
     PRODUCTION_LOAD,
+    TOLERANCES,
     VENDOR_CONDITIONS,
+    ToleranceDefault,
     canonical_name,
     latency_figure_name,
     metric,
@@ -52,3 +54,13 @@ def claim_kind(name: str) -> str:
 
 def known_names() -> tuple[str, ...]:
     return names()
+
+
+def tolerance_default(name: str) -> ToleranceDefault:
+    """The default tolerance of a claim on a figure (by its kind), with its key and source."""
+    return metric(name).tolerance
+
+
+def tolerance_setting(name: str) -> str:
+    """The spec setting that sets a figure's tolerance: `claim.tolerance.throughput`."""
+    return f"claim.tolerance.{tolerance_default(name).key}"

@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import dependence, metrics
-from pipeline.analysis.figures import figure_key, figure_rows, headline_figures
+from pipeline.analysis.figures import effective_samples, figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
 from pipeline.analysis.stats import verdict
 from pipeline.analysis.tables import analyse_all
@@ -101,7 +101,10 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
         "ci_low": low,
         "ci_high": high,
         "n": sum(run["n"] for run in runs),
-        "verdict": None if figure.get("not_judged") else verdict(figure["claimed"], low, high, larger_is_better),
+        # judged as the figure was, with its tolerance (pipeline/analysis/figures.py `judged`)
+        "verdict": None
+        if figure.get("not_judged")
+        else verdict(figure["claimed"], low, high, larger_is_better, figure.get("tolerance") or 0.0),
         "interval_method": f"over {len(runs)} runs: {rule.split(';')[0]}"
         + (f"; each run's own: {' / '.join(own)}" if own else ""),
         "repeats": {
@@ -113,7 +116,12 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
     }
     if "early_stopping" in figure:  # each run must be long enough on its own: the union needs every run to hold
         needed = figure["early_stopping"]["min_samples_to_hold"]
-        out["early_stopping"] = {**figure["early_stopping"], "long_enough": min(run["n"] for run in runs) >= needed}
+        effective = min(effective_samples(run["n"], run.get("design_effect")) for run in runs)
+        out["early_stopping"] = {
+            **figure["early_stopping"],
+            "effective_samples": effective,  # the shortest run's: every run must reach the need
+            "long_enough": low is not None and high is not None and effective >= needed,
+        }
     return out
 
 

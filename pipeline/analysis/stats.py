@@ -19,6 +19,9 @@ CONFIDENCE = 0.95
 Z_95 = 1.959963984540054  # two-sided 95 % normal quantile
 
 HOLDS, NOT_REPRODUCED, INCONCLUSIVE = "holds", "not reproduced", "inconclusive"
+HOLDS_WITHIN_TOLERANCE = "holds within tolerance"
+VERDICTS = (HOLDS, HOLDS_WITHIN_TOLERANCE, NOT_REPRODUCED, INCONCLUSIVE)  # the words, best first
+REPRODUCED = (HOLDS, HOLDS_WITHIN_TOLERANCE)  # the claim reproduces (within its tolerance)
 
 
 @dataclass(frozen=True)
@@ -103,23 +106,40 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float | No
     return low, high
 
 
-def verdict(claimed: float | None, ci_low: float | None, ci_high: float | None, larger_is_better: bool) -> str | None:
-    """holds / not reproduced / inconclusive for one claimed figure, from its interval.
+def verdict(
+    claimed: float | None,
+    ci_low: float | None,
+    ci_high: float | None,
+    larger_is_better: bool,
+    tolerance: float = 0.0,
+) -> str | None:
+    """The verdict on one claimed figure C from its interval, with tolerance t (a fraction of C).
 
-    An open side of the interval (None: the run was too short to bound it) can never support a
-    verdict on that side, so a short run comes out inconclusive.
+    Larger is better: *holds* when the whole interval is at or above C; *holds within tolerance*
+    when the whole interval is at or above C·(1 − t) but not all above C; *not reproduced* when
+    the whole interval is below C·(1 − t); *inconclusive* otherwise. Smaller is better, mirrored:
+    at or below C, at or below C·(1 + t), wholly above C·(1 + t). With t = 0 there is no "within
+    tolerance" (holds, not reproduced, inconclusive as before tolerances). An open side of the
+    interval (None: the run was too short to bound it) can never support a verdict on that side,
+    so a short run comes out inconclusive.
     """
     if claimed is None:
         return None
     if larger_is_better:
+        bound = claimed * (1.0 - tolerance)
         if ci_low is not None and ci_low >= claimed:
             return HOLDS
-        if ci_high is not None and ci_high < claimed:
+        if ci_low is not None and ci_low >= bound:
+            return HOLDS_WITHIN_TOLERANCE
+        if ci_high is not None and ci_high < bound:
             return NOT_REPRODUCED
     else:
+        bound = claimed * (1.0 + tolerance)
         if ci_high is not None and ci_high <= claimed:
             return HOLDS
-        if ci_low is not None and ci_low > claimed:
+        if ci_high is not None and ci_high <= bound:
+            return HOLDS_WITHIN_TOLERANCE
+        if ci_low is not None and ci_low > bound:
             return NOT_REPRODUCED
     return INCONCLUSIVE
 

@@ -249,15 +249,25 @@ FIGURES_SCHEMA = pa.schema(
         ("ci_high", pa.float64()),
         ("n", pa.int64()),
         ("verdict", pa.string()),
+        ("tolerance", pa.float64()),  # the claim's tolerance the verdict used (claim.tolerance)
+        ("tolerance_source", pa.string()),  # where that tolerance comes from
         ("interval_method", pa.string()),
         ("design_effect", pa.float64()),
         (
             "early_stopping",
-            pa.struct([("confidence", pa.float64()), ("min_samples_to_hold", pa.int64()), ("long_enough", pa.bool_())]),
+            pa.struct(
+                [
+                    ("confidence", pa.float64()),
+                    ("min_samples_to_hold", pa.int64()),
+                    ("effective_samples", pa.float64()),  # n over the design effect (absent in older tables)
+                    ("long_enough", pa.bool_()),
+                ]
+            ),
         ),
         ("delta", pa.float64()),
         ("not_judged", pa.string()),
         ("reason", pa.string()),
+        ("setting_to_judge", pa.string()),  # a claim no run judges: the spec setting that would
         ("timed_from", pa.string()),
         ("sampled", pa.string()),
         ("between_run_sd", pa.float64()),

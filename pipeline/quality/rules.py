@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from pipeline.analysis.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
 from pipeline.analysis.endpoint_views import KEYS
-from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
+from pipeline.analysis.stats import VERDICTS as VERDICT_WORDS
 from pipeline.files.hashing import sha256_file
 from pipeline.files.partition_keys import partition_safe
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
@@ -28,7 +28,7 @@ from pipeline.quality.outcome import Outcome, explains
 from pipeline.replay.fingerprint import LEGACY_PREFIX, legacy_version_key
 from pipeline.replay.sweep import level_for_value, level_plan
 
-VERDICTS = (HOLDS, NOT_REPRODUCED, INCONCLUSIVE, None)
+VERDICTS = (*VERDICT_WORDS, None)
 CAPACITY_SOURCES = [
     entry.sources[CAPACITY_AT_SLA]
     for entry in CATALOGUE
@@ -202,7 +202,7 @@ def sweep_levels_complete(levels: list[dict], candidates: list[str], sweeping: b
 
 @explains(
     "the partition's figures against the metric catalogue (every production-load figure), the claim "
-    "(a row per claimed figure), n ≥ 0, each value inside its interval and the three verdict words",
+    "(a row per claimed figure), n ≥ 0, each value inside its interval and the four verdict words",
     "a claimed figure without a row names a metric the catalogue does not measure: fix its name in "
     "the spec's claim; anything else is the analysis's fault: run the partition again and report it "
     "with data/figures.parquet",
@@ -211,7 +211,7 @@ def figures_consistent(rows: list[dict], candidate: str, claimed: list[str], sco
     """data/figures.parquet of one partition: every production-load figure of the catalogue is there
     (accuracy where the slice was scored), every claimed figure has a row at some basis, n is never
     negative, each measured value lies inside its interval (1e-9 relative slack for rounding), and a
-    verdict is one of the three words."""
+    verdict is one of the four words."""
     mine = [row for row in rows if row["candidate"] == candidate]
     at_load = {row["metric"] for row in mine if row["basis"] == PRODUCTION_LOAD and row["repeat"] is None}
     expected = [name for name in names(basis=PRODUCTION_LOAD) if scored or name != "accuracy"]

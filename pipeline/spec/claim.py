@@ -39,10 +39,43 @@ class ClaimConditions(Strict):
     endpoint: Literal["chat", "completions"] | None = Field(default=None, description="the API the benchmark called")
 
 
+_DEFAULTS = {default.key: default for default in metrics.TOLERANCES.values()}
+
+
+def _tolerance(key: str):
+    default = _DEFAULTS[key]
+    return Field(default=default.fraction, ge=0, lt=1, description=f"default {default.fraction:g}: {default.source}")
+
+
+class Tolerance(Strict):
+    """How far a measured figure may fall short of its claim and still hold within tolerance, a
+    fraction of the claim per figure kind (the metric catalogue's `TOLERANCES` hold the defaults
+    and their sources): a higher-is-better figure down to C·(1 − t), a lower-is-better one up to
+    C·(1 + t)."""
+
+    throughput: float = _tolerance("throughput")
+    latency: float = _tolerance("latency")
+    accuracy: float = _tolerance("accuracy")
+    cost: float = _tolerance("cost")
+    proportion: float = _tolerance("proportion")
+    per_request: float = _tolerance("per_request")
+
+    def of(self, metric: str) -> tuple[float, str]:
+        """(tolerance, its source) of a claim on `metric`: the spec's own value, or the default
+        and why it is the default."""
+        default = metrics.tolerance_default(metric)
+        setting = metrics.tolerance_setting(metric)
+        if default.key in self.model_fields_set:
+            return getattr(self, default.key), f"{setting}, set in the spec"
+        return default.fraction, f"{setting}, default: {default.source}"
+
+
 class Claim(Strict):
     source: str = Field(description="where the published figures come from")
     figures: dict[str, float] = Field(min_length=1)
     conditions: ClaimConditions = ClaimConditions()
+    # null: verdicts without a tolerance, as packs written before tolerances were judged (`loadproof verify`)
+    tolerance: Tolerance | None = Tolerance()
     from_: str | None = Field(default=None, alias="from", description="the vendor's result file, as the claim")
     format: Literal["vllm_bench", "guidellm", "aiperf"] | None = None
     record: int | None = Field(default=None, ge=0, description="which result of a file holding several (0-based)")

@@ -79,10 +79,22 @@ def test_every_claimed_figure_has_a_measured_figure_and_a_verdict(pack):
             for f in pack["figures"]
             if f["candidate"] == candidate and f["basis"] == "capacity_at_sla" and f["metric"] == "output_tokens_per_s"
         ]
-        assert len(at_capacity) == 1 and at_capacity[0]["verdict"] in {"holds", "not reproduced", "inconclusive"}
-        assert all(f["verdict"] in {"holds", "not reproduced", "inconclusive"} for f in claimed.values())
+        assert len(at_capacity) == 1 and at_capacity[0]["verdict"] in {
+            "holds",
+            "holds within tolerance",
+            "not reproduced",
+            "inconclusive",
+        }
+        assert all(
+            f["verdict"] in {"holds", "holds within tolerance", "not reproduced", "inconclusive"}
+            for f in claimed.values()
+        )
     assert sorted(row["candidate"] for row in pack["ranking"]) == sorted({f["candidate"] for f in pack["figures"]})
     assert [row["scored"] for row in pack["accuracy"]["summary"]] == [SLICE_ITEMS] * len(CANDIDATES)
+    # beside every verdict, the tolerance it used and its source (claim.tolerance, else the catalogue's default)
+    judged = [f for f in pack["figures"] + pack["vendor_conditions"] if f["verdict"] is not None]
+    assert judged and all(f["tolerance_source"].startswith("claim.tolerance.") for f in judged)
+    assert all(0 <= f["tolerance"] < 1 for f in judged)
 
 
 def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):

@@ -153,7 +153,17 @@ def test_claims_suite():
     good = pack()["figures"]
     unmeasured = {**good[0], "measured": None, "verdict": None}
     assert failed(claims_outcome(pack(unmeasured, good[1]))) == {"expect_column_values_to_not_be_null"}
-    assert claims_outcome(pack({**unmeasured, "reason": "no labelled slice"}, good[1])).passed
+    unjudged = {**unmeasured, "reason": "no labelled slice", "verdict": "inconclusive", "setting_to_judge": "accuracy"}
+    assert claims_outcome(pack(unjudged, good[1])).passed
+    # a reason and no verdict: the claim is not accounted for, and the hint says so (not the log's column mapping)
+    reason_only = claims_outcome(pack({**unjudged, "verdict": None}, good[1]))
+    assert failed(reason_only) == {"expect_column_values_to_not_be_null"}
+    assert "setting_to_judge" in reason_only.metadata["explanation"]
+    assert "workload.source.columns" not in reason_only.metadata["explanation"]
+    # a claim judged at one basis (the capacity) and shown unjudged at another (served demand) is accounted for
+    served = {"candidate": "x", "metric": "ttft_ms_p95", "measured": 9.0, "verdict": None, "not_judged": "served"}
+    assert claims_outcome(pack(good[0], served, good[1])).passed
+    assert claims_outcome(pack(good[0], {**good[1], "verdict": "holds within tolerance"})).passed
     absent = {
         "expect_column_values_to_be_in_set",
         "expect_column_values_to_not_be_null",

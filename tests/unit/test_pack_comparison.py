@@ -36,7 +36,9 @@ def test_a_short_run_cannot_make_a_p99_claim_hold(tmp_path: Path):
     spec = spec_with({"ttft_ms_p99": 250.0, "ttft_ms_p50": 100.0})
     short = {f["metric"]: f for f in claims.latency_figures(spec, latency_rows(tmp_path, 100, spec))}
     assert short["ttft_ms_p99"]["verdict"] == "inconclusive"
-    assert short["ttft_ms_p99"]["early_stopping"] == {
+    stopping = short["ttft_ms_p99"]["early_stopping"]
+    assert stopping["effective_samples"] <= 100  # n over the design effect, never more than n
+    assert {key: value for key, value in stopping.items() if key != "effective_samples"} == {
         "confidence": 0.975,
         "min_samples_to_hold": 368,
         "long_enough": False,
@@ -91,3 +93,14 @@ def test_side_by_side_and_ranking_for_two_candidates():
     assert [(r["rank"], r["candidate"]) for r in ranked] == [(1, "b"), (2, "a"), (3, "c")]
     assert ranked[0]["accuracy"] == 0.8 and ranked[1]["sla_attainment"] == 1.0
     assert ranked[0]["cost_per_1000_decisions_usd"] == 1.0
+
+
+def test_long_enough_takes_the_effective_sample_size_and_a_closed_interval():
+    """Stopping and the interval agree (issue 31, item 1): 400 requests reach a p99's 368 only when
+    they are worth 368 independent ones (n over the design effect), and never with an open end."""
+    assert claims.early_stopping_note(0.99, 400, 0.95)["long_enough"] is True
+    dependent = claims.early_stopping_note(0.99, 400, 0.95, design_effect=2.0)
+    assert dependent["effective_samples"] == 200.0 and dependent["long_enough"] is False
+    calm = claims.early_stopping_note(0.99, 400, 0.95, design_effect=0.5)  # never worth more than n
+    assert calm["effective_samples"] == 400.0 and calm["long_enough"] is True
+    assert claims.early_stopping_note(0.99, 400, 0.95, closed=False)["long_enough"] is False

@@ -134,7 +134,7 @@ def test_comparison_and_accuracy_sections_are_escaped_and_meet_the_schema():
 def test_markdown_cells_cannot_break_the_table():
     markdown = render_markdown(pack(), confidence=0.95)
     row = next(line for line in markdown.splitlines() if "ttft_ms_p95" in line)
-    assert "\\|pipe" in row and row.count(" | ") == 8  # 9 cells, no extra separator
+    assert "\\|pipe" in row and row.count(" | ") == 9  # 10 cells (verdict, then tolerance), no extra separator
     assert "<script" not in markdown
 
 

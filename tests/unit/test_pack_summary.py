@@ -1,8 +1,10 @@
 """The measured proxy verdict and the executive summary (issue 15, items 5 and 6), from hand-built
 figures (each with its basis) and a hand-built headline waterfall; no I/O."""
 
+import pytest
+
 from pipeline.analysis import metrics
-from pipeline.pack.assemble import summary
+from pipeline.pack.assemble import claim_words, summary
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 
@@ -76,7 +78,7 @@ def test_a_capacity_far_below_the_claim_must_be_re_measured_with_the_largest_mov
     verdict = summary.measured_proxy_verdict(figures(4400, "holds", 2000), WATERFALL, 1.25)
     assert verdict["verdict"] == RE_MEASURE
     reasons = verdict["candidates"][0]["reasons"]
-    assert reasons[0].startswith("the buyer's prompt lengths moved output_tokens_per_s by -50%")
+    assert reasons[0].startswith("the buyer's prompt lengths moved Output tokens/s by -50%")
     assert any("at the capacity at the SLA" in reason for reason in reasons)
 
 
@@ -92,14 +94,19 @@ def test_the_executive_summary_has_five_lines_per_candidate():
     (entry,) = summary.executive_summary(figures(4400, "holds", 3600), WATERFALL)
     lines = entry["lines"]
     assert entry["candidate"] == "a" and len(lines) == 5
-    assert lines[0] == "At the vendor's conditions: output_tokens_per_s holds, ttft_ms_p95 holds"
-    assert lines[1] == "At the buyer's production load: ttft_ms_p95 holds"  # served demand is not a verdict
+    assert lines[0] == (
+        "Claims at the vendor's own conditions and at your SLA: Output tokens/s: 4,200 tokens/s claimed, 4,400 "
+        "(4,180 – 4,620) at the vendor's own conditions, 3,600 (3,420 – 3,780) at your SLA: holds; TTFT p95: 250 ms "
+        "claimed, 180 (171 – 189) at the vendor's own conditions: holds"
+    )
+    # served demand is not a verdict
+    assert lines[1] == "At your production load: TTFT p95: 250 ms claimed, 40 (38 – 42) measured: holds"
     assert "30 requests/s, 3,600 output tokens/s" in lines[2] and "at load 8×" in lines[2]
     assert lines[3] == (
         "Cost per useful decision: 0.4 USD per 1,000 at the production load, 0.1 USD per 1,000 at the capacity "
         "at the SLA"
     )
-    assert lines[4] == "Moved the headline most: the buyer's prompt lengths moved output_tokens_per_s by -50%"
+    assert lines[4] == "Moved the headline most: the buyer's prompt lengths moved Output tokens/s by -50%"
 
 
 def test_a_move_its_interval_does_not_resolve_comes_after_a_resolved_one_and_says_so():
@@ -116,10 +123,10 @@ def test_a_move_its_interval_does_not_resolve_comes_after_a_resolved_one_and_say
     ranked = summary.moves(waterfall, "a")
     assert [(m["axis"], m["resolved"]) for m in ranked] == [("output_lengths", True), ("prompt_lengths", False)]
     reasons = summary.measured_proxy_verdict(figures(4400, "holds", 2000), waterfall, 1.25)["candidates"][0]["reasons"]
-    assert reasons[0] == "the buyer's output lengths moved output_tokens_per_s by -9%"
+    assert reasons[0] == "the buyer's output lengths moved Output tokens/s by -9%"
     assert reasons[1].endswith("by -50% (not resolved: its interval includes no change)")
     (entry,) = summary.executive_summary(figures(4400, "holds", 3600), waterfall)
-    assert entry["lines"][4] == "Moved the headline most: the buyer's output lengths moved output_tokens_per_s by -9%"
+    assert entry["lines"][4] == "Moved the headline most: the buyer's output lengths moved Output tokens/s by -9%"
 
 
 def below_the_load(pricing_method: str) -> list[dict]:
@@ -164,3 +171,71 @@ def test_where_no_level_met_the_capacity_line_says_why():
     tokens = fig("c", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, None, reason=reason)
     (entry,) = summary.executive_summary([tokens, fig("c", "requests_per_s", metrics.CAPACITY_AT_SLA, None)], [])
     assert entry["lines"][2] == f"Capacity at the SLA: unknown: {reason}"
+
+
+THROUGHPUT_SOURCE = "claim.tolerance.throughput, default: independent reproductions land 6–14 % below"
+
+
+def test_a_claim_in_words_names_it_from_the_catalogue_with_each_basis_numbers_verdict_and_tolerance():
+    judged = {"verdict": "not reproduced", "tolerance": 0.1, "tolerance_source": THROUGHPUT_SOURCE}
+    vendor = fig("a", "output_tokens_per_s", metrics.VENDOR_CONDITIONS, 990, 4200, **judged)
+    capacity = fig("a", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, 1589, 4200, **judged)
+    vendor.update(ci_low=0.0, ci_high=2673.4)
+    capacity.update(ci_low=1064.2, ci_high=2113.0)
+    assert claim_words.claim_line([vendor, capacity]) == (
+        "Output tokens/s: 4,200 tokens/s claimed, 990 (0 – 2,673) at the vendor's own conditions, 1,589 "
+        "(1,064 – 2,113) at your SLA: not reproduced (tolerance 10 %, claim.tolerance.throughput, default)"
+    )
+    capacity["verdict"] = "holds within tolerance"  # the verdicts differ: each measurement says its own
+    assert claim_words.claim_line([vendor, capacity]) == (
+        "Output tokens/s: 4,200 tokens/s claimed, 990 (0 – 2,673) at the vendor's own conditions: not reproduced, "
+        "1,589 (1,064 – 2,113) at your SLA: holds within tolerance (tolerance 10 %, claim.tolerance.throughput, "
+        "default)"
+    )
+
+
+def test_a_claim_no_run_measured_says_why_and_an_open_end_is_infinite():
+    unjudged = fig("a", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, None, 4200, "inconclusive")
+    unjudged.update(reason="no capacity search ran (workload.replay.sweep)", tolerance=0.1)
+    assert claim_words.claim_line([unjudged]) == (
+        "Output tokens/s: 4,200 tokens/s claimed, not measured at your SLA (no capacity search ran "
+        "(workload.replay.sweep)): inconclusive (tolerance 10 %)"
+    )
+    short = fig("a", "ttft_ms_p99", metrics.PRODUCTION_LOAD, 400, 250, "inconclusive", tolerance=0.1)
+    short["ci_high"] = None
+    assert claim_words.claim_line([short], at=False) == (
+        "TTFT p99: 250 ms claimed, 400 (380 – ∞) measured: inconclusive (tolerance 10 %)"
+    )
+
+
+def test_a_claim_within_its_tolerance_at_the_vendors_conditions_reproduces():
+    within = figures(4000, "holds within tolerance", 3600)
+    verdict = summary.measured_proxy_verdict(within, WATERFALL, 1.25)
+    assert verdict["verdict"] == GOOD_ENOUGH
+    assert "(within its tolerance)" in verdict["reasons"][0]
+
+
+def test_with_neither_the_vendors_conditions_nor_a_capacity_search_the_first_line_says_what_would_run_them():
+    at_load = [f for f in figures(4400, "holds", 3600) if f["basis"] == metrics.PRODUCTION_LOAD]
+    (entry,) = summary.executive_summary(at_load, [])
+    assert entry["lines"][0] == summary.CLAIMS_LINE + summary.NOT_RUN
+    assert "workload.replay.sweep" in entry["lines"][0] and "workload.replay.arms" in entry["lines"][0]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (15960.4, "15,960"),
+        (4200, "4,200"),
+        (990.44, "990.4"),
+        (21.4849, "21.48"),
+        (0.0323649, "0.03236"),
+        (0.00001234, "0.00001234"),
+        (0, "0"),
+        (None, "—"),
+        (999.96, "1,000"),
+        (1.5, "1.5"),
+    ],
+)
+def test_numbers_in_words_never_use_an_exponent(value, words):
+    assert claim_words.number(value) == words

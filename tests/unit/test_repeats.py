@@ -65,6 +65,18 @@ def test_early_stopping_needs_every_run_long_enough():
     item = figure() | {"early_stopping": {"confidence": 0.975, "min_samples_to_hold": 72, "long_enough": True}}
     out = combined(item, [run(0, 1.0, 0.5, 1.5, n=100), run(1, 1.0, 0.5, 1.5, n=50)], 0.95)
     assert out["early_stopping"]["long_enough"] is False
+    assert combined(item, [run(0, 1.0, 0.5, 1.5, n=100), run(1, 1.0, 0.5, 1.5, n=80)], 0.95)["early_stopping"][
+        "long_enough"
+    ]
+    # each run worth half its requests (design effect 2): 50 and 40 < 72
+    dependent = [run(0, 1.0, 0.5, 1.5, n=100) | {"design_effect": 2.0}, run(1, 1.0, 0.5, 1.5, n=80)]
+    dependent[1]["design_effect"] = 2.0
+    out = combined(item, dependent, 0.95)
+    assert out["early_stopping"]["effective_samples"] == 40.0 and out["early_stopping"]["long_enough"] is False
+    # an open end in a run leaves the figure's interval open: never long enough, whatever the count
+    assert not combined(item, [run(0, 1.0, 0.5, None, n=500), run(1, 1.0, 0.5, 1.5, n=500)], 0.95)["early_stopping"][
+        "long_enough"
+    ]
 
 
 def test_runs_are_told_apart_and_old_raw_timings_are_one_run(tmp_path: Path):

@@ -2,7 +2,14 @@
 
 import pytest
 
-from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, verdict, wilson_interval
+from pipeline.analysis.stats import (
+    HOLDS,
+    HOLDS_WITHIN_TOLERANCE,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    verdict,
+    wilson_interval,
+)
 
 
 def test_wilson_interval_matches_the_textbook_value():
@@ -26,6 +33,28 @@ def test_verdict_for_larger_is_better():
 def test_verdict_for_smaller_is_better():
     assert verdict(250, ci_low=20, ci_high=40, larger_is_better=False) == HOLDS
     assert verdict(250, ci_low=300, ci_high=400, larger_is_better=False) == NOT_REPRODUCED
+
+
+def test_tolerance_verdicts_for_larger_is_better():
+    """DESIGN.md's words: holds at or above C; within tolerance at or above C·(1 − t) but not all
+    above C; not reproduced wholly below C·(1 − t); inconclusive otherwise (C 4,200, t 10 %: 3,780)."""
+    assert verdict(4200, 4200, 4500, True, 0.10) == HOLDS
+    assert verdict(4200, 3900, 4100, True, 0.10) == HOLDS_WITHIN_TOLERANCE  # 3,990 with a tight interval
+    assert verdict(4200, 3780, 4300, True, 0.10) == HOLDS_WITHIN_TOLERANCE  # at the bound, reaching past C
+    assert verdict(4200, 0, 2673, True, 0.10) == NOT_REPRODUCED  # 990 with a wide interval
+    assert verdict(4200, 3700, 3779, True, 0.10) == NOT_REPRODUCED
+    assert verdict(4200, 3700, 3900, True, 0.10) == INCONCLUSIVE  # straddles the bound
+    assert verdict(4200, 3900, 4100, True) == NOT_REPRODUCED  # no tolerance: the words before tolerances
+    assert verdict(4200, None, 4100, True, 0.10) == INCONCLUSIVE  # an open low end supports no hold
+
+
+def test_tolerance_verdicts_for_smaller_is_better_are_mirrored():
+    """C 250 ms, t 10 %: up to 275 ms holds within tolerance."""
+    assert verdict(250, 200, 250, False, 0.10) == HOLDS
+    assert verdict(250, 240, 275, False, 0.10) == HOLDS_WITHIN_TOLERANCE
+    assert verdict(250, 276, 300, False, 0.10) == NOT_REPRODUCED
+    assert verdict(250, 260, 290, False, 0.10) == INCONCLUSIVE
+    assert verdict(250, 240, None, False, 0.10) == INCONCLUSIVE  # an open high end supports no hold
 
 
 def test_an_unbounded_side_is_inconclusive_and_no_claim_has_no_verdict():

@@ -2,8 +2,9 @@
 from `arm_figures` (pipeline/analysis/arms.py), the sweep and the headline figures.
 
 `vendor_conditions`: each claimed throughput, latency and error-rate figure measured by the arm
-that re-ran the vendor's own benchmark (`a_vendor_conditions`), with the usual interval verdict
-(`pipeline.analysis.stats.verdict`: holds / not reproduced / inconclusive). Accuracy and cost are
+that re-ran the vendor's own benchmark (`a_vendor_conditions`), with the analysis's verdict and
+tolerance (`pipeline.analysis.figures.judged`: holds / holds within tolerance / not reproduced /
+inconclusive). Accuracy and cost are
 not an arm's business: they stay judged on the buyer's slice and load.
 
 `headline_waterfall`: per candidate and claimed capacity or latency figure, the claimed value, then
@@ -25,8 +26,7 @@ import math
 
 from pipeline.analysis import metrics
 from pipeline.analysis.arms import ARM_QUERIES
-from pipeline.analysis.figures import figure_key
-from pipeline.analysis.stats import verdict
+from pipeline.analysis.figures import figure_key, judged
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout
@@ -77,7 +77,7 @@ def vendor_conditions_section(spec: Spec, arm_rows: list[dict], lineage: dict) -
     for row in arm_rows:
         if row["arm"] != VENDOR_CONDITIONS or row["metric"] not in spec.claim.figures:
             continue
-        claimed, (unit, larger_is_better) = spec.claim.figures[row["metric"]], metrics.describe(row["metric"])
+        claimed, (unit, _) = spec.claim.figures[row["metric"]], metrics.describe(row["metric"])
         item = VendorConditionsRow(
             candidate=row["candidate"],
             metric=row["metric"],
@@ -87,7 +87,7 @@ def vendor_conditions_section(spec: Spec, arm_rows: list[dict], lineage: dict) -
             ci_low=row["ci_low"],
             ci_high=row["ci_high"],
             n=row["n"],
-            verdict=verdict(claimed, row["ci_low"], row["ci_high"], larger_is_better),
+            **judged(spec, row["metric"], row["ci_low"], row["ci_high"]),  # the analysis's verdict and tolerance
             conditions=conditions_text(spec),
             lineage=FigureLineage.model_validate(lineage),
         )

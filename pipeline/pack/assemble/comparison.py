@@ -40,7 +40,10 @@ def side_by_side(figures: list[dict]) -> dict:
 def _cell(figure: dict | None) -> dict:
     if figure is None:
         return {"measured": None, "ci_low": None, "ci_high": None, "verdict": None}
-    return {key: figure[key] for key in ("measured", "ci_low", "ci_high", "verdict")}
+    cell = {key: figure[key] for key in ("measured", "ci_low", "ci_high", "verdict")}
+    if figure.get("tolerance") is not None:  # beside the verdict: the tolerance it used
+        cell["tolerance"] = figure["tolerance"]
+    return cell
 
 
 def ranking(cost_rows: list[dict], throughput_rows: list[dict], accuracy_rows: list[dict]) -> list[dict]:

@@ -1,10 +1,11 @@
 """What a committee reads first: the measured proxy verdict and the five-line executive summary.
 
 The proxy verdict is *measured* (issue 15, item 6) once the claim's own benchmark has run: a
-candidate's published figures are a good-enough proxy when every claim reproduces at the
-vendor's conditions and the buyer's capacity at the SLA is within `proxy_tolerance.capacity_ratio`
-of each claimed capacity figure; otherwise they must be re-measured, and the reasons are ordered
-by the moves the attribution ladder measured (the axis that moved the headline most first).
+candidate's published figures are a good-enough proxy when every claim reproduces (holds, or holds
+within its tolerance: `claim.tolerance`) at the vendor's conditions and the buyer's capacity at the
+SLA is within `proxy_tolerance.capacity_ratio` of each claimed capacity figure; otherwise they must
+be re-measured, and the reasons are ordered by the moves the attribution ladder measured (the axis
+that moved the headline most first).
 Without a vendor-conditions arm (the claim names no conditions), the rule on condition divergence
 (`pipeline/workload/divergence.py`) stays the verdict; with one, it stays as "what to expect".
 
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 from pipeline.analysis import metrics
 from pipeline.analysis.replicas import pricing_words
-from pipeline.analysis.stats import HOLDS
+from pipeline.analysis.stats import REPRODUCED
+from pipeline.pack.assemble.claim_words import claims_in_words
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 MEASURED, RULE = "measured", "rule on condition divergence"
@@ -71,7 +73,7 @@ def moves(waterfall: list[dict], candidate: str) -> list[dict]:
 
 
 def _move_text(move: dict) -> str:
-    text = f"{move['label']} moved {move['metric']} by {move['change']:+.0%}"
+    text = f"{move['label']} moved {metrics.metric(move['metric']).display} by {move['change']:+.0%}"
     return text if move["resolved"] else text + " (not resolved: its interval includes no change)"
 
 
@@ -87,7 +89,7 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
             f"{f['metric']} at the vendor's conditions: measured {_n(f['measured'])} vs claimed {_n(f['claimed'])} "
             f"({f['verdict']})"
             for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS)
-            if f["claimed"] is not None and f["verdict"] != HOLDS
+            if f["claimed"] is not None and f["verdict"] not in REPRODUCED  # holds, or within its tolerance
         ]
         for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA):
             if f["metric"] not in metrics.CAPACITY_FIGURES or f["claimed"] is None:
@@ -105,26 +107,44 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
     reasons = [f"{c['candidate']}: {reason}" for c in per_candidate for reason in c["reasons"]]
     if overall == GOOD_ENOUGH:
         reasons = [
-            "every claim reproduces at the vendor's conditions, and the capacity at the SLA is within "
+            "every claim reproduces at the vendor's conditions (within its tolerance), and the capacity at the SLA "
+            "is within "
             f"{capacity_ratio:g}× of each claimed capacity, for every candidate"
         ]
     return {"verdict": overall, "reasons": reasons, "basis": MEASURED, "candidates": per_candidate}
 
 
 def _verdicts(figures: list[dict]) -> str:
-    claimed = [f for f in figures if f["claimed"] is not None]
-    if not claimed:
-        return "no claimed figure measured here"
-    return ", ".join(f"{f['metric']} {f.get('verdict') or 'not judged'}" for f in claimed)
+    """Each claimed figure in words with its numbers, verdict and tolerance (`claim_words`)."""
+    return claims_in_words(figures) or "no claimed figure measured here"
+
+
+CLAIMS_LINE = "Claims at the vendor's own conditions and at your SLA: "
+NOT_RUN = (
+    "neither was run (the vendor's conditions: claim.conditions with workload.replay.arms; the capacity at "
+    "the SLA: workload.replay.sweep)"
+)
+
+
+def claims_line(figures: list[dict], candidate: str) -> str:
+    """The first line: each claim (cost aside: the cost line's) where the vendor measured it, at the
+    vendor's own conditions, and where the buyer needs it, at the capacity at the SLA: one
+    `claim_line` per claimed figure, its measurements side by side (`claim_words`)."""
+    mine = [
+        f
+        for basis in (metrics.VENDOR_CONDITIONS, metrics.CAPACITY_AT_SLA)
+        for f in _at(figures, candidate, basis)
+        if metrics.claim_kind(f["metric"]) != "cost"
+    ]
+    return CLAIMS_LINE + (claims_in_words(mine, at=True) or NOT_RUN)
 
 
 def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
-    """Five lines per candidate: each claim at the vendor's conditions and at the buyer's load,
-    the capacity at the SLA, cost per useful decision at production and at capacity, and the
+    """Five lines per candidate: each claim at the vendor's conditions and the capacity at the SLA,
+    each at the buyer's load, the capacity at the SLA, cost per useful decision at production and at capacity, and the
     axis that moved the headline most."""
     out = []
     for candidate in candidates_in(figures):
-        vendor = _at(figures, candidate, metrics.VENDOR_CONDITIONS)
         at_load = _at(figures, candidate, metrics.PRODUCTION_LOAD)
         production = [f for f in at_load if metrics.claim_kind(f["metric"]) == "latency at load"]
         quality = [f for f in at_load if metrics.claim_kind(f["metric"]) == "quality" and f["claimed"] is not None]
@@ -137,10 +157,10 @@ def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
             {
                 "candidate": candidate,
                 "lines": [
-                    "At the vendor's conditions: " + (_verdicts(vendor) if vendor else "not run (claim.conditions)"),
-                    "At the buyer's production load: "
+                    claims_line(figures, candidate),
+                    "At your production load: "
                     + _verdicts(production)
-                    + (f"; on the buyer's labelled slice: {_verdicts(quality)}" if quality else ""),
+                    + (f"; on your labelled slice: {_verdicts(quality)}" if quality else ""),
                     capacity_line(capacity),
                     f"Cost per useful decision: {_usd(at_production)} at the production load, "
                     f"{_usd(at_capacity)} at the capacity at the SLA" + replicas_cost(capacity),

@@ -14,6 +14,7 @@ from pipeline.pack.assemble import arms as pack_arms
 
 COMPARED = ("measured", "ci_low", "ci_high", "n")
 STEP_COMPARED = (*COMPARED, "change", "change_ci_low", "change_ci_high")
+JUDGED = ("verdict", "tolerance", "tolerance_source")
 
 
 def recompute_arms(pack: dict, data: PackLayout, spec, queries: QueryCatalog) -> tuple[int, list[str], list[dict]]:
@@ -45,7 +46,7 @@ def recompute_arms(pack: dict, data: PackLayout, spec, queries: QueryCatalog) ->
             problems.append(f"vendor_conditions {'/'.join(key)}: not re-computable from {ARM_TIMINGS.path}")
             continue
         compared += 1
-        problems += _differences(f"vendor_conditions {'/'.join(key)}", row, again, (*COMPARED, "verdict"))
+        problems += _differences(f"vendor_conditions {'/'.join(key)}", row, again, (*COMPARED, *JUDGED))
     for row in waterfall:
         key = (row["candidate"], row["metric"])
         again = fresh_waterfall.get(key)

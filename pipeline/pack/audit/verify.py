@@ -68,7 +68,7 @@ from pipeline.spec import load_spec
 
 # the verdict too: the top pack's document is the tree's root, hashed by nothing above it, so a
 # verdict edited there is caught only by re-deriving it (or by a signature)
-COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict")
+COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict", "tolerance", "tolerance_source")
 ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
 
 
@@ -191,6 +191,9 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     if not any("interval_method" in figure for figure in pack["figures"]):
         # written before the dependence-aware intervals: re-computed as it was computed
         spec = spec.model_copy(update={"analysis": spec.analysis.model_copy(update={"intervals": "independent"})})
+    if _before_tolerances(pack["figures"]):
+        # written before tolerances: judged as it was judged (no tolerance, no figure for an unjudged claim)
+        spec = spec.model_copy(update={"claim": spec.claim.model_copy(update={"tolerance": None})})
     queries = REPO_QUERIES.preferring(pack_dir / "sql")  # the pack's own copies of its queries first
     accuracy = None
     if data.path(ACCURACY_RESULTS).is_file():
@@ -223,12 +226,18 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
             continue
         result.figures_recomputed += 1
         for name in COMPARED:
-            if not same_value(figure[name], again[name]):
+            if not same_value(figure.get(name), again.get(name)):
                 result.problems.append(
-                    f"{key[0]}/{key[1]}: {name} in the pack {figure[name]!r}, re-computed {again[name]!r}"
+                    f"{key[0]}/{key[1]}: {name} in the pack {figure.get(name)!r}, re-computed {again.get(name)!r}"
                 )
         _compare_runs(key, figure.get("repeats"), again.get("repeats"), result)
     _rederive_summary(pack, spec, result)
+
+
+def _before_tolerances(figures: list[dict]) -> bool:
+    """A pack written before tolerances: it has claimed figures and none states a tolerance (since
+    then every verdict on a claim does, and every claim has a verdict)."""
+    return any(f.get("claimed") is not None for f in figures) and not any("tolerance" in f for f in figures)
 
 
 def _rederive_summary(pack: dict, spec, result: Verification) -> None:
@@ -322,10 +331,10 @@ def _compare_runs(key: tuple[str, str, str], packed: dict | None, fresh: dict | 
         return
     for run, again in zip(packed["runs"], fresh["runs"]):
         for name in ("repeat", *COMPARED):
-            if not same_value(run[name], again[name]):
+            if not same_value(run.get(name), again.get(name)):
                 result.problems.append(
-                    f"{key[0]}/{key[1]} run {run['repeat']}: {name} in the pack {run[name]!r}, re-computed "
-                    f"{again[name]!r}"
+                    f"{key[0]}/{key[1]} run {run['repeat']}: {name} in the pack {run.get(name)!r}, re-computed "
+                    f"{again.get(name)!r}"
                 )
     if not same_value(packed["between_run_sd"], fresh["between_run_sd"]):
         result.problems.append(f"{key[0]}/{key[1]}: between_run_sd in the pack differs from the runs re-computed")

@@ -24,7 +24,8 @@ Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 RelativePath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\./).+")]
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")]
 Basis = Literal["production_load", "capacity_at_sla", "vendor_conditions"]  # pipeline/analysis/metrics.py
-Verdict = Literal["holds", "not reproduced", "inconclusive"] | None  # None: the figure was not claimed
+# pipeline/analysis/stats.py VERDICTS; None: the figure was not claimed (or is not judged at its basis)
+Verdict = Literal["holds", "holds within tolerance", "not reproduced", "inconclusive"] | None
 
 
 class Part(BaseModel):
@@ -58,10 +59,14 @@ class FigureLineage(Part):
 
 
 class EarlyStopping(Part):
-    """How many samples a claim on this percentile needs to hold, even with none over it."""
+    """How many samples a claim on this percentile needs to hold, even with none over it; long
+    enough when the effective sample size (n over the design effect) reaches it and the interval
+    is closed (`pipeline/analysis/figures.py` `early_stopping_note`)."""
 
     confidence: Number
     min_samples_to_hold: Count
+    # absent in packs written before stopping used the effective sample size
+    effective_samples: Number | None | MISSING = MISSING
     long_enough: bool
 
 
@@ -100,6 +105,11 @@ class MeasuredBesideClaim(Part):
     ci_high: Number | None
     n: Count
     verdict: Verdict
+    # the claim's tolerance the verdict used, a fraction of the claim, and where it comes from
+    # (claim.tolerance, else the catalogue's default by the figure's kind); absent without a verdict
+    # and in packs written before tolerances
+    tolerance: Number | MISSING = MISSING
+    tolerance_source: str | MISSING = MISSING
 
 
 class Figure(MeasuredBesideClaim):
@@ -121,6 +131,7 @@ class Figure(MeasuredBesideClaim):
     basis: Basis | MISSING = MISSING
     not_judged: str | MISSING = MISSING  # why a claimed figure gets no verdict here (served demand)
     reason: str | MISSING = MISSING  # why a claimed figure has no value
+    setting_to_judge: str | MISSING = MISSING  # a claim no run judges: the spec setting that would
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 
@@ -192,6 +203,7 @@ class SideBySideCell(Part):
     ci_low: Number | None
     ci_high: Number | None
     verdict: Verdict
+    tolerance: Number | MISSING = MISSING  # the tolerance the verdict used (the figure names its source)
 
 
 class SideBySideRow(Part):

@@ -107,6 +107,26 @@ def verdict_label(item) -> str:
     return "served demand (not judged)" if item.get("not_judged") else "—"
 
 
+def tolerance_label(item) -> str:
+    """The tolerance a verdict used, beside it: `10 %`, with the setting it came from when `long`
+    (`10 % (claim.tolerance.throughput, default)`); '—' where there is none (no verdict, or a pack
+    written before tolerances). The whole source is the figure's `tolerance_source` (`tolerances`)."""
+    if item.get("tolerance") is None:
+        return "—"
+    setting = (item.get("tolerance_source") or "").split(":", 1)[0]  # `claim.tolerance.<key>, default`
+    return f"{item['tolerance'] * 100:g} %" + (f" ({setting})" if setting else "")
+
+
+def tolerances(items) -> list[dict]:
+    """Each tolerance the verdicts used, once: `{label, source}`, in first-seen order."""
+    seen: dict[str, dict] = {}
+    for item in items:
+        if item.get("tolerance") is not None and item.get("tolerance_source"):
+            key = f"{item['tolerance']}|{item['tolerance_source']}"
+            seen.setdefault(key, {"label": f"{item['tolerance'] * 100:g} %", "source": item["tolerance_source"]})
+    return list(seen.values())
+
+
 def interval_level(confidence: float) -> str:
     """The interval level a header names, from the spec's `analysis.confidence`: 0.9 → "90 %"."""
     return f"{round(confidence * 100, 3):g} %"
@@ -125,6 +145,8 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["columns"] = columns
     env.filters["basis"] = basis_label
     env.filters["verdict"] = verdict_label
+    env.filters["tolerance"] = tolerance_label
+    env.filters["tolerances"] = tolerances
     return env
 
 
