@@ -38,6 +38,10 @@ timings AS (
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
         cached_tokens,
         reasoning_tokens, tool_call_valid, structured_output_valid,
+        -- the bill check (sql/bill_check.sql): the server's usage beside the client's own counts
+        CASE WHEN usage_reported THEN prompt_tokens END AS prompt_tokens_billed,
+        CASE WHEN usage_reported THEN output_tokens END AS output_tokens_billed,
+        prompt_tokens_client, output_tokens_client,
         t_sent_ns, t_end_ns
     FROM production
 ),
