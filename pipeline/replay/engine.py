@@ -48,6 +48,9 @@ class Target:
     extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
     gpu_metrics_url: str | None = None  # its GPU exporter's Prometheus endpoint (server_metrics.py), if any
     api: ApiKind = "chat"  # the OpenAI API the replay speaks to it (api_kinds.py)
+    # the tokenizer of the model it serves (`candidates[].tokenizer`): where the plan counts under it,
+    # every reply is counted under it too, usage or not (the bill check's counted side)
+    tokenizer: str | None = None
 
     @property
     def chat_url(self) -> str:
@@ -217,7 +220,7 @@ async def _replay(
                 stats.in_flight -= 1
                 if cap is not None:
                     cap.release()
-            count_reply(outcome, counters.get(item.tokenizer))
+            count_reply(outcome, counters.get(item.tokenizer), every_reply=target.tokenizer == item.tokenizer)
             judge_reply(outcome, item.request_fields)
             if not settings.keep_server_error_text:
                 withhold_server_text(outcome)
