@@ -8,6 +8,7 @@ import jsonschema
 
 from pipeline import REPO_ROOT
 from pipeline.pack.assemble.bill_check import bill_check_section
+from pipeline.pack.audit.bill_verify import recheck_bill_section
 from pipeline.pack.render.pages import render_html, render_markdown
 
 SHA = "0" * 64
@@ -111,3 +112,19 @@ def test_the_section_renders_with_its_counter_and_meets_the_schema():
     approximate = pack(bill_check=[dict(section()[0], counter_exact=False, verdict="not a bill verdict")])
     assert "(approximate)" in render_markdown(approximate, confidence=0.95)
     assert "bill-check-table" not in render_html(pack(bill_check=[]), {}, confidence=0.95)
+
+
+def test_verify_names_an_edited_verdict_and_passes_the_section_as_written():
+    rows = [throughput_row("honest", "within tolerance"), throughput_row("overbilling", "over-billed")]
+    figures = [figure("overbilling", "billed_to_counted_prompt_tokens", 1.1)]
+    document = {"bill_check": bill_check_section(rows, figures)}
+    assert recheck_bill_section(document, rows, figures) == []
+    document["bill_check"][1]["verdict"] = "within tolerance"
+    document["bill_check"][1]["prompt_tokens_billed"] = 4000
+    assert recheck_bill_section(document, rows, figures) == [
+        "bill_check: overbilling: prompt_tokens_billed in the pack 4000, re-computed 4400",
+        "bill_check: overbilling: verdict in the pack 'within tolerance', re-computed 'over-billed'",
+    ]
+    document["bill_check"].pop(0)
+    assert recheck_bill_section(document, rows, figures)[0] == "bill_check: honest: missing from the pack"
+    assert recheck_bill_section({}, rows, figures) == []  # written before the bill check
