@@ -1,6 +1,6 @@
 -- bill_check: billed vs counted tokens, per candidate — the server's `usage` counts (billed)
 -- against the client's own count of what was sent and received (counted: the plan's tokenizer,
--- the chat template's overhead measured once), over the successful steady-window requests that
+-- the chat template's overhead measured once, plus the offered tools' definitions), over the successful steady-window requests that
 -- reported usage. Each figure is a ratio of sums (billed / counted) with the ratio estimator's
 -- batch-means standard error over the send-time batches, Student's t on $t_batches (as
 -- reply_mix's). The cost ratio prices both sides at the candidate's token prices (NULL when it
@@ -13,7 +13,7 @@ WITH compared AS (
         steady_requests.candidate,
         steady_requests.batch,
         CAST(steady_requests.prompt_tokens_billed AS DOUBLE) AS prompt_billed,
-        CAST(steady_requests.prompt_tokens_client AS DOUBLE) AS prompt_counted,
+        CAST(steady_requests.prompt_tokens_counted AS DOUBLE) AS prompt_counted,
         CAST(steady_requests.output_tokens_billed AS DOUBLE) AS output_billed,
         CAST(steady_requests.output_tokens_client AS DOUBLE) AS output_counted,
         bill_basis.usd_per_million_input_tokens AS input_price,
@@ -25,7 +25,7 @@ WITH compared AS (
         AND steady_requests.status = 'ok'
         AND steady_requests.prompt_tokens_billed IS NOT NULL
         AND steady_requests.output_tokens_billed IS NOT NULL
-        AND steady_requests.prompt_tokens_client IS NOT NULL
+        AND steady_requests.prompt_tokens_counted IS NOT NULL
         AND steady_requests.output_tokens_client IS NOT NULL
 ),
 priced AS (

@@ -22,7 +22,7 @@ from pipeline.replay.api_kinds import API_PATHS, ApiKind, request_body
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
-from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
+from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record, tool_definition_tokens
 from pipeline.replay.reply_reading import count_reply, reply_counters, withhold_server_text
 from pipeline.replay.reply_validity import judge_reply
 from pipeline.replay.request import send_chat
@@ -173,6 +173,7 @@ async def _replay(
     cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
     progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
     counters = reply_counters(plan)  # loaded before the first send: a GGUF vocabulary takes a second
+    tool_counts: dict[str, int] = {}  # each distinct tool definition counted once
     # the client, its send, and how it fills its pool
     transport: tuple[AbstractAsyncContextManager[Any], Callable[..., Awaitable[RequestOutcome]], Callable]
     if settings.transport == "aiohttp":
@@ -235,6 +236,9 @@ async def _replay(
                 outcome=outcome,
                 attempts=attempts,
                 labelled_item_id=item.labelled_item_id,
+            )
+            record["tool_definition_tokens"] = tool_definition_tokens(
+                item.request_fields, counters.get(item.tokenizer), tool_counts
             )
             sessions.add_record_columns(record, item)
             journal.append(record)

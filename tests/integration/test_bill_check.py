@@ -28,12 +28,28 @@ QUESTIONS = [
     "Can I get a refund for a duplicate charge from a hotel in Lisbon?",
 ]
 
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "card_status",
+            "description": "The status of one of the customer's cards",
+            "parameters": {"type": "object", "properties": {"last_four": {"type": "string"}}, "required": []},
+        },
+    }
+]
+
 
 def _replay(tmp_path: Path, server: ReferenceServer, candidate: str, fault: str | None) -> pa.Table:
     plan = []
     for i in range(40):
         messages = [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)] + f" (case {i})"}]
-        plan.append(PlannedRequest(f"{candidate}-{i}", None, messages, 8 + i % 5, count_message_tokens(messages)))
+        fields = {"tools": TOOLS} if i % 3 == 0 else None  # the tools' definitions are prompt tokens too
+        plan.append(
+            PlannedRequest(
+                f"{candidate}-{i}", None, messages, 8 + i % 5, count_message_tokens(messages), request_fields=fields
+            )
+        )
     headers = ((FAULT_HEADER, fault),) if fault else ()
     target = Target(candidate, server.base_url, "reference-model", extra_headers=headers)
     with Journal(tmp_path / f"{candidate}.jsonl") as journal:
@@ -63,6 +79,8 @@ def raw(tmp_path_factory) -> pa.Table:
 def test_the_bill_check_flags_the_over_billing_endpoint_and_passes_the_honest_one(raw):
     rows = {r["candidate"]: r for r in analysis_tables.throughput(raw, _spec("loadproof-approx")).to_pylist()}
     honest, overbilling = rows["honest"], rows["overbilling"]
+    offered = [r for r in raw.to_pylist() if r["tool_definition_tokens"] is not None]
+    assert len(offered) == 28 and all(r["tool_definition_tokens"] > 20 for r in offered)
     assert honest["bill_requests"] == overbilling["bill_requests"] == 40
     assert honest["billed_to_counted_prompt_tokens"] == pytest.approx(1.0)
     assert honest["billed_to_counted_output_tokens"] == pytest.approx(1.0)

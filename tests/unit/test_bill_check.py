@@ -3,13 +3,17 @@ tokens per candidate — the server's usage against the client's own count — a
 batch-means intervals, and the difference flagged beyond 1 % only when the counter is the
 candidate's own tokenizer. Hand-built raw timings, real DuckDB."""
 
+import json
+
 import pyarrow as pa
 import pytest
 
 from pipeline.analysis import tables as analysis_tables
 from pipeline.analysis.bill_check import BILL_TOLERANCE, counter_is_candidates_own
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
+from pipeline.replay.records import tool_definition_tokens
 from pipeline.spec import Spec
+from pipeline.tokens import count_tokens
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
 
@@ -112,3 +116,36 @@ def test_an_hourly_price_has_no_cost_ratio():
 )
 def test_which_counter_is_the_candidates_own(counter, declared, api, own):
     assert counter_is_candidates_own(counter, declared, api) is own
+
+
+def test_the_offered_tools_are_counted_prompt_tokens():
+    table = raw(prompt_factor=1.2)  # the server counted the tools' 20 tokens on top of the messages' 100
+    table = table.set_column(
+        table.schema.get_field_index("tool_definition_tokens"),
+        "tool_definition_tokens",
+        pa.array([row["prompt_tokens"] - row["prompt_tokens_client"] for row in table.to_pylist()], pa.int64()),
+    )
+    row = checked(table, spec())
+    assert row["billed_to_counted_prompt_tokens"] == pytest.approx(1.0)
+    assert row["bill_verdict"] == "within tolerance"
+
+
+class Words:
+    name = "words"
+
+    def count_text(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_a_tool_definition_is_counted_once_under_the_plans_tokenizer():
+    tools = [{"type": "function", "function": {"name": "card_status", "parameters": {"type": "object"}}}]
+    seen: dict[str, int] = {}
+    assert (
+        tool_definition_tokens(None, None, seen) is None and tool_definition_tokens({"tools": []}, None, seen) is None
+    )
+    approx = tool_definition_tokens({"tools": tools}, None, seen)
+    assert approx == count_tokens(json.dumps(tools)) and len(seen) == 1
+    assert tool_definition_tokens({"tools": tools, "seed": 1}, Words(), seen) == approx  # counted once
+    assert tool_definition_tokens({"tools": tools[:0] + [dict(tools[0], x=1)]}, Words(), seen) == len(
+        json.dumps([dict(tools[0], x=1)]).split()
+    )
