@@ -93,9 +93,11 @@ def bill_basis(spec: Spec) -> pa.Table:
     )
 
 
-def bind_bill_basis(session: QuerySession, spec: Spec) -> None:
+def bind_bill_basis(session: QuerySession, spec: Spec) -> QuerySession:
+    """The session with `bill_basis` bound and the tolerance among its parameters."""
     session.bind("bill_basis", bill_basis(spec))
     session.params["bill_tolerance"] = BILL_TOLERANCE
+    return session
 
 
 def with_bill_check(session: QuerySession, table: pa.Table) -> pa.Table:
