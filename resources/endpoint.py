@@ -34,4 +34,5 @@ class EndpointResource(ConfigurableResource):
             api_key_env=candidate.api_key_env,
             gpu_metrics_url=candidate.gpu_metrics_url,
             api=candidate.api,
+            tokenizer=candidate.tokenizer,
         )

@@ -38,6 +38,12 @@ timings AS (
         coalesce(output_tokens, output_tokens_client) AS output_tokens_any,
         cached_tokens,
         reasoning_tokens, tool_call_valid, structured_output_valid,
+        -- the bill check (sql/bill_check.sql): the server's usage beside the client's own counts
+        CASE WHEN usage_reported THEN prompt_tokens END AS prompt_tokens_billed,
+        CASE WHEN usage_reported THEN output_tokens END AS output_tokens_billed,
+        -- counted: the messages' count plus the offered tools' definitions (NULL: none offered)
+        prompt_tokens_client + coalesce(tool_definition_tokens, 0) AS prompt_tokens_counted,
+        output_tokens_client,
         t_sent_ns, t_end_ns
     FROM production
 ),

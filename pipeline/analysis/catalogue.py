@@ -20,6 +20,7 @@ Percentile suffixes drop the decimal point: p99.9 is `p999` (so `ttft_ms_p999`).
 
 from __future__ import annotations
 
+from pipeline.analysis.catalogue_bill import BILL_CHECK
 from pipeline.analysis.catalogue_model import (  # noqa: F401  (re-exported: the stages read them from here)
     BASES,
     BATCH_MEANS,
@@ -349,7 +350,7 @@ REPLY_MIX = (
         "structured_replies",
     ),
 )
-CATALOGUE = CATALOGUE + REPLY_MIX
+CATALOGUE = CATALOGUE + REPLY_MIX + BILL_CHECK  # billed vs counted tokens: catalogue_bill.py
 
 BY_NAME = {metric.name: metric for metric in CATALOGUE}
 BY_CLAIM_NAME = {alias: metric.name for metric in CATALOGUE for alias in metric.claim_names}

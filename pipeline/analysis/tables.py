@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from scipy.stats import norm
 
-from pipeline.analysis import dependence
+from pipeline.analysis import bill_check, dependence
 from pipeline.analysis.intervals import (
     POINTS_SCHEMA,
     RANK_SPAN_MARGIN,
@@ -69,7 +69,7 @@ def steady_session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatal
     """A session over the raw timings with the spec's analysis parameters and `steady_requests` staged."""
     session = QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries)
     session.stage("steady_requests")
-    return session
+    return bill_check.bind_bill_basis(session, spec)  # the bill check's counter and prices
 
 
 # --- latency ---------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def _throughput(session: QuerySession) -> pa.Table:
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     table = with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
     table = with_wilson(table, "requests_failed", "requests_planned", "error_rate", session.params["z"])
-    return with_interval_methods(_with_reply_mix(session, table), session.params)
+    return with_interval_methods(bill_check.with_bill_check(session, _with_reply_mix(session, table)), session.params)
 
 
 def _with_reply_mix(session: QuerySession, table: pa.Table) -> pa.Table:

@@ -29,6 +29,7 @@ import pyarrow as pa
 from pipeline.contracts.schemas import (  # noqa: F401  (re-exported: every stage imports them from here)
     ACCURACY_RESULTS_SCHEMA,
     CANONICAL_LOG_SCHEMA,
+    COUNTED_BY_CLIENT,
     COUNTED_BY_SERVER,
     FIGURES_SCHEMA,
     FROM_SCHEDULE_COLUMNS,
@@ -164,6 +165,7 @@ RAW_TIMINGS = PackFile(
         "repeat",
         *COUNTED_BY_SERVER,
         *STREAM_KIND_COLUMNS,
+        *COUNTED_BY_CLIENT,
     ),
 )
 SERVER_METRICS = PackFile(
@@ -182,7 +184,7 @@ SWEEP_TIMINGS = PackFile(
     _PARTITION,
     "the plan replayed at each further load level (no rows without a sweep)",
     SWEEP_TIMINGS_SCHEMA,
-    optional=(*FROM_SCHEDULE_COLUMNS, *COUNTED_BY_SERVER, *STREAM_KIND_COLUMNS),
+    optional=(*FROM_SCHEDULE_COLUMNS, *COUNTED_BY_SERVER, *STREAM_KIND_COLUMNS, *COUNTED_BY_CLIENT),
 )
 ARM_TIMINGS = PackFile("arm_timings", "parquet", _PARTITION, "each arm's requests (pipeline/replay/arms.py)")
 ARM_FIGURES = PackFile("arm_figures", "parquet", _PARTITION, "each arm's figures (pipeline/analysis/arms.py)")

@@ -185,11 +185,15 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         ("server_prompt_ms", pa.float64()),
         ("server_predicted_n", pa.int64()),
         ("server_predicted_ms", pa.float64()),
+        # the offered tools' definitions (their JSON text) counted by the client: prompt tokens the
+        # plan's prompt_tokens_client leaves out (the bill check's counted side); NULL without tools
+        ("tool_definition_tokens", pa.int64()),
     ]
 )
 # read as NULL from files written before they existed
 FROM_SCHEDULE_COLUMNS = ("ttft_from_schedule_ms", "e2e_from_schedule_ms")
 COUNTED_BY_SERVER = ("cached_tokens", "output_tokens_source")  # token counts' provenance, recorded later
+COUNTED_BY_CLIENT = ("tool_definition_tokens",)  # the bill check's counted side, recorded later
 # what the stream carried besides answer text (issue 25); NULL in files written before
 STREAM_KIND_COLUMNS = (
     "reasoning_chunks",

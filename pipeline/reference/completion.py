@@ -26,6 +26,7 @@ from pipeline.reference.faults import (
     FaultPicker,
     UnknownFault,
     abort_connection,
+    billed_prompt_tokens,
 )
 from pipeline.reference.generation import GenerationRequest, Writer
 from pipeline.reference.openai_wire import (
@@ -204,7 +205,7 @@ class Completion:
             None
             if fault == "no_usage"
             else usage(
-                prompt_tokens,
+                billed_prompt_tokens(prompt_tokens, fault, state.profile.faults.overbill_fraction),
                 completion_tokens + (WRONG_USAGE_OFFSET if fault == "wrong_usage" else 0),
                 reasoning_tokens,
             )

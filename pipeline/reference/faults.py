@@ -15,10 +15,12 @@ request in arrival order, so the same load gets the same faults).
 | `model_not_found` | 404 `model_not_found` whatever the model | `model_not_found` |
 | `bad_tool_args` | a tool call's arguments lose their first property (schema-invalid) | ok; `tool_call_valid` false |
 | `buffered` | answer / tool-call pieces held to the last token, then sent at once | ok; ITL gaps ~0 (warned) |
+| `overbill` | usage.prompt_tokens inflated by `faults.overbill_fraction` (rounded up) | ok; the bill check flags it |
 """
 
 from __future__ import annotations
 
+import math
 import random
 import socket
 import struct
@@ -30,6 +32,13 @@ from pipeline.reference.serving_profile import FAULT_KINDS, ServingProfile
 FAULT_HEADER = "x-reference-fault"
 ABORT_KEY = "loadproof.abort"  # scope key: a callable that resets the client's TCP connection
 WRONG_USAGE_OFFSET = 7
+
+
+def billed_prompt_tokens(prompt_tokens: int, fault: str | None, overbill_fraction: float) -> int:
+    """The prompt tokens usage reports: the count, or under `overbill` the count inflated (rounded up)."""
+    if fault != "overbill":
+        return prompt_tokens
+    return math.ceil(round(prompt_tokens * (1 + overbill_fraction), 6))  # round first: 100 × 1.1 is 110.000…01
 
 
 class UnknownFault(ValueError):

@@ -28,6 +28,7 @@ FaultKind = Literal[
     "model_not_found",
     "buffered",
     "bad_tool_args",
+    "overbill",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -40,6 +41,9 @@ class FaultConfig(BaseModel):
     rates: dict[FaultKind, float] = Field(default_factory=dict, description="probability per request of each fault")
     retry_after_s: int = Field(default=1, ge=0, description="Retry-After of a 429")
     stall_s: float = Field(default=3600.0, gt=0, description="how long a stalled stream stays silent")
+    overbill_fraction: float = Field(
+        default=0.1, gt=0, description="an over-billing reply's usage.prompt_tokens: the prompt's count × (1 + this)"
+    )
 
     @model_validator(mode="after")
     def _rates_are_probabilities(self) -> FaultConfig:

@@ -22,7 +22,7 @@ from pipeline.replay.api_kinds import API_PATHS, ApiKind, request_body
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
-from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record
+from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record, tool_definition_tokens
 from pipeline.replay.reply_reading import count_reply, reply_counters, withhold_server_text
 from pipeline.replay.reply_validity import judge_reply
 from pipeline.replay.request import send_chat
@@ -48,6 +48,9 @@ class Target:
     extra_headers: tuple[tuple[str, str], ...] = ()  # sent with every request (e.g. test faults)
     gpu_metrics_url: str | None = None  # its GPU exporter's Prometheus endpoint (server_metrics.py), if any
     api: ApiKind = "chat"  # the OpenAI API the replay speaks to it (api_kinds.py)
+    # the tokenizer of the model it serves (`candidates[].tokenizer`): where the plan counts under it,
+    # every reply is counted under it too, usage or not (the bill check's counted side)
+    tokenizer: str | None = None
 
     @property
     def chat_url(self) -> str:
@@ -170,6 +173,7 @@ async def _replay(
     cap = asyncio.Semaphore(settings.max_concurrency) if settings.max_concurrency else None
     progress = ReplayProgress(stats, enabled=settings.progress, label=target.candidate)
     counters = reply_counters(plan)  # loaded before the first send: a GGUF vocabulary takes a second
+    tool_counts: dict[str, int] = {}  # each distinct tool definition counted once
     # the client, its send, and how it fills its pool
     transport: tuple[AbstractAsyncContextManager[Any], Callable[..., Awaitable[RequestOutcome]], Callable]
     if settings.transport == "aiohttp":
@@ -217,7 +221,7 @@ async def _replay(
                 stats.in_flight -= 1
                 if cap is not None:
                     cap.release()
-            count_reply(outcome, counters.get(item.tokenizer))
+            count_reply(outcome, counters.get(item.tokenizer), every_reply=target.tokenizer == item.tokenizer)
             judge_reply(outcome, item.request_fields)
             if not settings.keep_server_error_text:
                 withhold_server_text(outcome)
@@ -232,6 +236,9 @@ async def _replay(
                 outcome=outcome,
                 attempts=attempts,
                 labelled_item_id=item.labelled_item_id,
+            )
+            record["tool_definition_tokens"] = tool_definition_tokens(
+                item.request_fields, counters.get(item.tokenizer), tool_counts
             )
             sessions.add_record_columns(record, item)
             journal.append(record)

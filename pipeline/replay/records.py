@@ -10,8 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pipeline.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from pipeline.tokens.tokenizers import Tokenizer
 
 # llama.cpp's per-request `timings` object (its fields) → the raw-timing columns that keep them
 SERVER_TIMING_FIELDS = {
@@ -176,6 +180,21 @@ def output_count(outcome: RequestOutcome) -> tuple[int | None, str]:
     if outcome.output_tokens_counter is not None:
         return outcome.output_tokens_client, f"tokenizer:{outcome.output_tokens_counter}"
     return len(outcome.chunk_times_ns), CHUNKS
+
+
+def tool_definition_tokens(request_fields: dict | None, counter: Tokenizer | None, seen: dict[str, int]) -> int | None:
+    """The offered tools' definitions as JSON text, counted under the plan's tokenizer where it is a
+    local one (else loadproof-approx): the prompt tokens the tools add, which `prompt_tokens_client`
+    (the messages' count) leaves out. The reference endpoint counts exactly this text; a real chat
+    template wraps tools its own way, an overhead not measured. None when no tools were offered;
+    `seen` keeps each distinct definition's count (the same tools are counted once per replay)."""
+    tools = (request_fields or {}).get("tools")
+    if not tools:
+        return None
+    text = json.dumps(tools, ensure_ascii=False)
+    if text not in seen:
+        seen[text] = counter.count_text(text) if counter is not None else count_tokens(text)
+    return seen[text]
 
 
 def build_record(

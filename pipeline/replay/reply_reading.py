@@ -327,14 +327,16 @@ def reply_counters(plan) -> dict[str | None, Tokenizer]:
     return {setting: counter for setting in settings if (counter := reply_counter(setting)) is not None}
 
 
-def count_reply(outcome: RequestOutcome, counter: Tokenizer | None) -> None:
+def count_reply(outcome: RequestOutcome, counter: Tokenizer | None, every_reply: bool = False) -> None:
     """Where usage is missing, the streamed text's count under a real tokenizer as the client's
     count (`output_tokens` takes it: records.output_count); where usage does not give the
     reasoning tokens, the reasoning text's count under it too. Only there: a GGUF vocabulary takes
-    ~1 ms per 300 tokens, in the replay's event loop, which a server that reports usage need not pay."""
+    ~1 ms per 300 tokens, in the replay's event loop, which a server that reports usage need not pay
+    — unless `every_reply` (the tokenizer is the candidate's own, `Target.tokenizer`): then the bill
+    check compares usage with this count, so every reply pays it."""
     if counter is None:
         return
-    if outcome.output_tokens is None and outcome.streamed_text is not None:
+    if (every_reply or outcome.output_tokens is None) and outcome.streamed_text is not None:
         outcome.output_tokens_client = sum(counter.count_text(part) for part in outcome.streamed_text)
         outcome.output_tokens_counter = counter.name
     if outcome.reasoning_tokens is None and outcome.reasoning_text:

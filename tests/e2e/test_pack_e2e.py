@@ -293,6 +293,20 @@ def test_the_servers_own_view_is_in_the_pack(pack, pack_dir):
     assert 'id="prefix-cache-table"' in html and 'id="server-ttft-table"' in html
 
 
+def test_the_bill_is_checked_against_the_candidates_own_tokenizer(pack, pack_dir):
+    """Issue 27 item 4: billed vs counted tokens per candidate, the counter named; the demo's honest
+    reference endpoints bill what the client counted (the over-billing fault's flag:
+    tests/integration/test_bill_check.py). verify re-makes the section (test_verify_rehashes…)."""
+    rows = {row["candidate"]: row for row in pack["bill_check"]}
+    assert set(rows) == set(CANDIDATES)
+    for row in rows.values():
+        assert row["counter"] == "loadproof-approx" and row["counter_exact"] and row["requests"] > 0
+        assert row["verdict"] == "within tolerance", row
+        assert row["figures"]["billed_to_counted_prompt_tokens"]["measured"] == pytest.approx(1.0, abs=0.01)
+    html = (pack_dir / "evidence_pack.html").read_text()
+    assert 'id="bill-check-table"' in html
+
+
 def test_every_figure_of_every_pack_is_a_row_of_its_figures_table(pack_dir):
     """data/figures.parquet is the one place a figure is made: the top pack's and each candidate's
     figures are its rows, value for value (the pack only reads and adds lineage)."""

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pipeline.reference import ReferenceServer
-from pipeline.reference.faults import FAULT_HEADER
+from pipeline.reference.faults import FAULT_HEADER, billed_prompt_tokens
 from pipeline.reference.timeline import read_timeline
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
@@ -80,6 +80,10 @@ def test_fault_reaches_the_replay_typed(tmp_path: Path, server: ReferenceServer,
         assert all(r["output_tokens"] == MAX_TOKENS and r["prompt_tokens"] is None for r in rows)
     logged = {r["request_id"]: r for r in read_timeline(server.timeline_path)}
     assert all(logged[r["request_id"]]["fault"] == fault for r in rows)
+    counted = [logged[r["request_id"]]["prompt_tokens"] for r in rows]  # the server's own count
+    billed = [billed_prompt_tokens(c, fault, 0.1) for c in counted]
+    assert [r["prompt_tokens"] for r in rows] == (billed if status == "ok" and fault != "no_usage" else [None, None])
+    assert (billed > counted) is (fault == "overbill")
 
 
 def test_unknown_fault_header_is_a_400_in_openai_shape(server: ReferenceServer) -> None:

@@ -289,6 +289,7 @@ def test_both_transports_record_the_reference_endpoints_faults_alike(tmp_path: P
         "model_not_found": "model_not_found",
         "buffered": None,  # every token arrives, all at once: a good reply (the zero-gap warning's case)
         "bad_tool_args": None,  # no tools offered: a plain good reply
+        "overbill": None,  # a good reply whose usage over-counts the prompt: only the bill check sees it
     }
 
 

@@ -31,7 +31,9 @@ def spec() -> Spec:
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0, sweep={"time_scales": [0.5, 0.25]})
     data["sla"] = {"ttft_ms": 100, "min_attainment": 0.8, "max_error_rate": 0.2}
-    data["candidates"] = [dict(data["candidates"][0], name="c", price={"usd_per_hour": 3.6})]
+    # priced by the token: the bill check's cost ratio has a value (by the hour the bill counts no tokens)
+    price = {"usd_per_million_input_tokens": 0.2, "usd_per_million_output_tokens": 0.6}
+    data["candidates"] = [dict(data["candidates"][0], name="c", price=price)]
     # every figure claimed, under its own name: each is judged wherever it is measured
     data["claim"]["figures"] = dict.fromkeys(catalogue.names(), 1.0)
     return Spec.model_validate(data)

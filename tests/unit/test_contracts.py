@@ -157,6 +157,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
         "server_prompt_ms": "DOUBLE",
         "server_predicted_n": "BIGINT",
         "server_predicted_ms": "DOUBLE",
+        "tool_definition_tokens": "BIGINT",
     }
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"request_id": ["a"]}), old)  # written before those columns existed
@@ -185,6 +186,7 @@ def test_raw_timings_optional_columns_are_added_as_typed_nulls(tmp_path: Path):
             ("server_prompt_ms", pa.float64()),
             ("server_predicted_n", pa.int64()),
             ("server_predicted_ms", pa.float64()),
+            ("tool_definition_tokens", pa.int64()),
         ]
         assert viewed.column("load_level").to_pylist() == [None]
         assert session.con.table("other").columns == ["request_id"]  # no contract, nothing added

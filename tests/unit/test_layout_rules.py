@@ -38,6 +38,7 @@ SAME_FEATURE_IN_EACH_STAGE = {
     "repeats": {"replay", "analysis"},  # a repeated production replay: run, then split by run and combined
     "privacy": {".", "spec"},  # privacy.text: declared (spec), applied by the leaf pipeline/privacy.py
     "capacity": {"analysis", "pack/assemble"},  # the capacity at the SLA: its rows re-derived, then packed
+    "bill_check": {"analysis", "pack/assemble"},  # billed vs counted tokens: computed, then packed
 }
 
 

@@ -208,6 +208,11 @@ def test_output_tokens_say_where_they_came_from(tokenizer_json: Path):
     reported = RequestOutcome(t_sent_ns=0, sent_at=WHEN, t_end_ns=1, reply_text="card", output_tokens=9)
     count_reply(reported, reply_counters([item]).get(item.tokenizer))  # usage given: no count in the hot path
     assert reported.output_tokens_counter is None
+    # the candidate's own tokenizer (the bill check's counted side): every reply counted under it
+    billed = RequestOutcome(t_sent_ns=0, sent_at=WHEN, t_end_ns=1, streamed_text=["card"], output_tokens=9)
+    count_reply(billed, reply_counters([item]).get(item.tokenizer), every_reply=True)
+    assert (billed.output_tokens_client, billed.output_tokens_counter) == (hf.count_text("card"), "hf:tokenizer.json")
+    assert billed.output_tokens == 9  # usage stays the output count of record
     # neither the approximate count nor a server's endpoint counts replies in the replay
     assert reply_counters([item.__class__("b", 0.0, [], 1, 1, tokenizer="loadproof-approx")]) == {}
     assert load_tokenizer("loadproof-approx").name == "loadproof-approx"

@@ -17,7 +17,7 @@ LATENCY_STEPS = (
     "latency_bin_values",  # the values of the bins an order statistic may be read from, gathered once
     "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/dependence.py)
 )
-THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events", "reply_mix")
+THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events", "reply_mix", "bill_check")
 
 
 def lineage(sql_files: list[dict], inputs: list[dict]) -> dict:

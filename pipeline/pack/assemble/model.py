@@ -16,6 +16,7 @@ from pipeline.files.hashing import file_ref
 from pipeline.pack.assemble import arms as pack_arms
 from pipeline.pack.assemble import comparison, served_precision, summary
 from pipeline.pack.assemble import sweep as pack_sweep
+from pipeline.pack.assemble.bill_check import bill_check_section
 from pipeline.pack.assemble.capacity import capacity_section
 from pipeline.pack.assemble.inputs import PackInputs
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
@@ -168,6 +169,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         ),
         latency_by_bucket=_parts(parts.LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
         reply_mix=_parts(parts.ReplyMixRow, comparison.reply_mix(figures)),
+        bill_check=_parts(parts.BillCheckRow, bill_check_section(inputs.throughput_rows, figures)),
         errors_by_type=_parts(parts.ErrorRow, comparison.errors_by_type(inputs.error_rows)),
         concurrency=[
             parts.ConcurrencyRow(

@@ -60,6 +60,7 @@ from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.served_precision import served_precision_rows, with_served_precision
 from pipeline.pack.assemble.summary import MEASURED, executive_summary, measured_proxy_verdict
 from pipeline.pack.audit.arm_verify import recompute_arms
+from pipeline.pack.audit.bill_verify import recheck_bill_section
 from pipeline.pack.audit.signing import signature_problem, stale_signature
 from pipeline.pack.audit.tree import INSTANCE_DIR, JSON_NAME, SUBPACKS_KEY, covered_by
 from pipeline.pack.audit.view_verify import recompute_views
@@ -217,6 +218,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     )
     if data.path(FIGURES).is_file():
         result.problems += table_differences(pq.read_table(data.path(FIGURES)), figures_table(recomputed))
+    result.problems += recheck_bill_section(pack, rows["throughput"], recomputed)
     fresh = {figure_key(f): f for f in recomputed}
     for figure in pack["figures"]:
         key = figure_key(figure)

@@ -30,6 +30,7 @@ from pipeline.pack.document.endpoint_parts import (
 )
 from pipeline.pack.document.parts import (
     AccuracySection,
+    BillCheckRow,
     Claim,
     ConcurrencyRow,
     Condition,
@@ -170,6 +171,7 @@ class EvidencePackDraft(Part):
     accuracy: AccuracySection | None | MISSING = MISSING  # None: no labelled slice
     latency_by_bucket: list[LatencyBucket] | MISSING = MISSING
     reply_mix: list[ReplyMixRow] | MISSING = MISSING  # reasoning, tool calls, structured output; [] when none
+    bill_check: list[BillCheckRow] | MISSING = MISSING  # billed vs counted tokens; [] without usage reported
     errors_by_type: list[ErrorRow] | MISSING = MISSING
     concurrency: list[ConcurrencyRow] | MISSING = MISSING
     sweep: SweepSection | None | MISSING = MISSING  # None: no load sweep ran

@@ -1,0 +1,153 @@
+-- bill_check: billed vs counted tokens, per candidate — the server's `usage` counts (billed)
+-- against the client's own count of what was sent and received (counted: the plan's tokenizer,
+-- the chat template's overhead measured once, plus the offered tools' definitions), over the successful steady-window requests that
+-- reported usage. Each figure is a ratio of sums (billed / counted) with the ratio estimator's
+-- batch-means standard error over the send-time batches, Student's t on $t_batches (as
+-- reply_mix's). The cost ratio prices both sides at the candidate's token prices (NULL when it
+-- is priced by the hour: its bill does not count tokens). The verdict flags a difference beyond
+-- $bill_tolerance only when the counter is the candidate's own tokenizer (bill_basis.counter_exact).
+-- staged: steady_requests
+-- view: bill_basis (candidate, counter, counter_exact, usd_per_million_input_tokens, usd_per_million_output_tokens)
+WITH compared AS (
+    SELECT
+        steady_requests.candidate,
+        steady_requests.batch,
+        CAST(steady_requests.prompt_tokens_billed AS DOUBLE) AS prompt_billed,
+        CAST(steady_requests.prompt_tokens_counted AS DOUBLE) AS prompt_counted,
+        CAST(steady_requests.output_tokens_billed AS DOUBLE) AS output_billed,
+        CAST(steady_requests.output_tokens_client AS DOUBLE) AS output_counted,
+        bill_basis.usd_per_million_input_tokens AS input_price,
+        bill_basis.usd_per_million_output_tokens AS output_price
+    FROM steady_requests
+    LEFT JOIN bill_basis ON steady_requests.candidate = bill_basis.candidate
+    WHERE
+        steady_requests.in_steady_window
+        AND steady_requests.status = 'ok'
+        AND steady_requests.prompt_tokens_billed IS NOT NULL
+        AND steady_requests.output_tokens_billed IS NOT NULL
+        AND steady_requests.prompt_tokens_counted IS NOT NULL
+        AND steady_requests.output_tokens_client IS NOT NULL
+),
+priced AS (
+    SELECT
+        *,
+        (input_price * prompt_billed + output_price * output_billed) / 1e6 AS cost_billed,
+        (input_price * prompt_counted + output_price * output_counted) / 1e6 AS cost_counted
+    FROM compared
+),
+totals AS (
+    SELECT
+        candidate,
+        count(*) AS bill_requests,
+        sum(prompt_billed) AS prompt_billed,
+        sum(prompt_counted) AS prompt_counted,
+        sum(output_billed) AS output_billed,
+        sum(output_counted) AS output_counted,
+        sum(cost_billed) AS cost_billed,
+        sum(cost_counted) AS cost_counted
+    FROM priced
+    GROUP BY candidate
+),
+batch_sums AS (
+    SELECT
+        candidate,
+        batch,
+        sum(prompt_billed) AS prompt_billed,
+        sum(prompt_counted) AS prompt_counted,
+        sum(output_billed) AS output_billed,
+        sum(output_counted) AS output_counted,
+        sum(cost_billed) AS cost_billed,
+        sum(cost_counted) AS cost_counted
+    FROM priced
+    GROUP BY candidate, batch
+),
+ratios AS (
+    SELECT
+        candidate,
+        bill_requests,
+        prompt_billed,
+        prompt_counted,
+        output_billed,
+        output_counted,
+        cost_billed,
+        cost_counted,
+        prompt_billed / nullif(prompt_counted, 0) AS prompt_ratio,
+        output_billed / nullif(output_counted, 0) AS output_ratio,
+        cost_billed / nullif(cost_counted, 0) AS cost_ratio
+    FROM totals
+),
+spread AS (
+    -- sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, over the batches that hold a compared request
+    SELECT
+        batch_sums.candidate,
+        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
+            (batch_sums.prompt_billed - ratios.prompt_ratio * batch_sums.prompt_counted) ^ 2
+        )) / nullif(ratios.prompt_counted, 0) AS prompt_se,
+        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
+            (batch_sums.output_billed - ratios.output_ratio * batch_sums.output_counted) ^ 2
+        )) / nullif(ratios.output_counted, 0) AS output_se,
+        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
+            (batch_sums.cost_billed - ratios.cost_ratio * batch_sums.cost_counted) ^ 2
+        )) / nullif(ratios.cost_counted, 0) AS cost_se
+    FROM batch_sums
+    INNER JOIN ratios ON batch_sums.candidate = ratios.candidate
+    GROUP BY batch_sums.candidate, ratios.prompt_counted, ratios.output_counted, ratios.cost_counted
+),
+intervals AS (
+    SELECT
+        ratios.*,
+        greatest(ratios.prompt_ratio - CAST($t_batches AS DOUBLE) * spread.prompt_se, 0) AS prompt_low,
+        ratios.prompt_ratio + CAST($t_batches AS DOUBLE) * spread.prompt_se AS prompt_high,
+        greatest(ratios.output_ratio - CAST($t_batches AS DOUBLE) * spread.output_se, 0) AS output_low,
+        ratios.output_ratio + CAST($t_batches AS DOUBLE) * spread.output_se AS output_high,
+        greatest(ratios.cost_ratio - CAST($t_batches AS DOUBLE) * spread.cost_se, 0) AS cost_low,
+        ratios.cost_ratio + CAST($t_batches AS DOUBLE) * spread.cost_se AS cost_high
+    FROM ratios
+    LEFT JOIN spread ON ratios.candidate = spread.candidate
+),
+judged AS (
+    -- over-billed: an interval wholly above 1 + tolerance; under-billed: wholly below 1 − tolerance;
+    -- within: both token intervals inside [1 − tolerance, 1 + tolerance]; else inconclusive
+    SELECT
+        intervals.*,
+        bill_basis.counter,
+        coalesce(bill_basis.counter_exact, FALSE) AS counter_exact,
+        CASE
+            WHEN NOT coalesce(bill_basis.counter_exact, FALSE) THEN 'not a bill verdict (approximate counter)'
+            WHEN intervals.prompt_low > 1 + $bill_tolerance OR intervals.output_low > 1 + $bill_tolerance
+                THEN 'over-billed'
+            WHEN intervals.prompt_high < 1 - $bill_tolerance OR intervals.output_high < 1 - $bill_tolerance
+                THEN 'under-billed'
+            WHEN
+                intervals.prompt_low >= 1 - $bill_tolerance AND intervals.prompt_high <= 1 + $bill_tolerance
+                AND intervals.output_low >= 1 - $bill_tolerance AND intervals.output_high <= 1 + $bill_tolerance
+                THEN 'within tolerance'
+            ELSE 'inconclusive'
+        END AS bill_verdict
+    FROM intervals
+    LEFT JOIN bill_basis ON intervals.candidate = bill_basis.candidate
+)
+SELECT
+    candidate,
+    bill_requests,
+    counter AS bill_counter,
+    counter_exact AS bill_counter_exact,
+    CAST(prompt_billed AS BIGINT) AS prompt_tokens_billed,
+    CAST(prompt_counted AS BIGINT) AS prompt_tokens_counted,
+    CAST(output_billed AS BIGINT) AS output_tokens_billed,
+    CAST(output_counted AS BIGINT) AS output_tokens_counted,
+    cost_billed AS bill_cost_billed_usd,
+    cost_counted AS bill_cost_counted_usd,
+    prompt_ratio AS billed_to_counted_prompt_tokens,
+    prompt_low AS billed_to_counted_prompt_tokens_ci_low,
+    prompt_high AS billed_to_counted_prompt_tokens_ci_high,
+    output_ratio AS billed_to_counted_output_tokens,
+    output_low AS billed_to_counted_output_tokens_ci_low,
+    output_high AS billed_to_counted_output_tokens_ci_high,
+    cost_ratio AS billed_to_counted_cost,
+    cost_low AS billed_to_counted_cost_ci_low,
+    cost_high AS billed_to_counted_cost_ci_high,
+    CAST($bill_tolerance AS DOUBLE) AS bill_tolerance,
+    bill_verdict
+FROM judged
+ORDER BY candidate
