@@ -78,6 +78,12 @@ TOLERANCES: dict[Kind, ToleranceDefault] = {
         0.0,
         "no published reproduction range for what a reply holds (reasoning tokens): judged against the claim itself",
     ),
+    "sizing": ToleranceDefault(
+        "sizing",
+        0.0,
+        "no published reproduction range for a fraction of the buyer's load or a replica count: judged against "
+        "the claim itself",
+    ),
 }
 
 

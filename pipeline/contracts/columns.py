@@ -32,6 +32,10 @@ _RAW_TIMINGS: Mapping[str, str] = {
     "prompt_tokens": "prompt tokens, server-reported (usage)",
     "output_tokens": "output tokens: the server's usage, else the client's count (output_tokens_source)",
     "prompt_tokens_client": "prompt tokens as the client counted them (the plan's tokenizer)",
+    "tool_definition_tokens": (
+        "tokens the offered tool definitions add to the prompt, their JSON text counted by the client (the bill "
+        "check's counted side); NULL with no tools"
+    ),
     "output_tokens_client": "output tokens as the client counted them",
     "max_tokens": "the output cap sent",
     "status": "ok or error",
@@ -116,7 +120,10 @@ _FIGURES: Mapping[str, str] = {
     "unit": "the figure's unit",
     "claimed": "the vendor's published value; NULL when not claimed",
     "measured": "the value measured",
-    "verdict": "holds, not reproduced or inconclusive; NULL when not claimed",
+    "verdict": "holds, holds within tolerance, not reproduced or inconclusive; NULL when not claimed",
+    "tolerance": "the fraction of the claim the verdict allowed (claim.tolerance); NULL without a verdict",
+    "tolerance_source": "the tolerance's setting and why it is its value (set in the spec, or the default's source)",
+    "setting_to_judge": "for a claim no run of the spec judged: the setting that would judge it",
     "early_stopping": "MLPerf LoadGen's rule: confidence, the samples needed to hold, whether the run was long enough",
     "delta": "accuracy: measured − claimed",
     "not_judged": "why a claimed figure has no verdict",

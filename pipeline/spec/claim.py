@@ -59,6 +59,7 @@ class Tolerance(Strict):
     cost: float = _tolerance("cost")
     proportion: float = _tolerance("proportion")
     per_request: float = _tolerance("per_request")
+    sizing: float = _tolerance("sizing")
 
     def of(self, metric: str) -> tuple[float, str]:
         """(tolerance, its source) of a claim on `metric`: the spec's own value, or the default
