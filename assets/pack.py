@@ -12,13 +12,12 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 
 from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import TABLES, figures, sweep_summary
 from assets.replay import endpoint_fingerprint
-from assets.support.checks import check_result
+from assets.support.checks import check_result, tied_check
 from assets.support.partitions import (
     MODEL_VERSIONS,
     REVALIDATION_PARTITIONS,
@@ -184,12 +183,12 @@ CLAIMS_DESCRIPTION = (
 )
 
 
-@asset_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
+@tied_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
 def evidence_pack_lineage_hashes_match(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     return _lineage_hashes_match(partition_layout(storage, context))
 
 
-@asset_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
+@tied_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
 def evidence_pack_claims_accounted_for(
     context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
 ) -> AssetCheckResult:
@@ -198,11 +197,11 @@ def evidence_pack_claims_accounted_for(
     )
 
 
-@asset_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)
+@tied_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)
 def candidate_comparison_lineage_hashes_match(storage: PackStorage) -> AssetCheckResult:
     return _lineage_hashes_match(storage.layout())
 
 
-@asset_check(asset=candidate_comparison, description=CLAIMS_DESCRIPTION)
+@tied_check(asset=candidate_comparison, description=CLAIMS_DESCRIPTION)
 def candidate_comparison_claims_accounted_for(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     return _claims_accounted_for(storage.layout(), [c.name for c in spec.load().spec.candidates])
