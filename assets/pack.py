@@ -40,6 +40,7 @@ from pipeline.pack.assemble.arms import waterfall_charts
 from pipeline.pack.assemble.inputs import read_pack_inputs
 from pipeline.pack.assemble.model import build_pack, run_lineage
 from pipeline.pack.assemble.sweep import sweep_charts
+from pipeline.pack.assemble.ui_links import link_figures
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.render.charts import comparison_charts, pack_charts
 from pipeline.pack.render.pages import JSON_NAME, render_markdown, write_pack
@@ -117,6 +118,7 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     candidate, version = partition_of(context)
     pack = assemble(context, loaded, layout)
     pack.partition = Partition(candidate=candidate, model_version=version)
+    link_figures(pack.figures, {candidate: (version, context.run_id)}, storage.ui_url)
     keys = [
         REVALIDATION_PARTITIONS.get_partition_key_from_str(k)
         for k in context.instance.get_materialized_partitions(context.asset_key)
@@ -151,6 +153,7 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
     pack.partitions = [
         PartitionRun(candidate=v.candidate, model_version=v.model_version, run_id=v.run_id) for v in versions
     ]
+    link_figures(pack.figures, {v.candidate: (v.model_version, v.run_id) for v in versions}, storage.ui_url)
     pack.data_quality = [
         CheckResult.model_validate(row) for row in gather.partition_quality(versions) + data_quality(context)
     ]

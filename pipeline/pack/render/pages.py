@@ -107,6 +107,17 @@ def verdict_label(item) -> str:
     return "served demand (not judged)" if item.get("not_judged") else "—"
 
 
+def ui_links(figures: list) -> list[dict]:
+    """Each partition's link into the Dagster UI, once, in the figures' order (the figures'
+    `lineage.dagster`, `pipeline/pack/assemble/ui_links.py`); none in packs written before them."""
+    seen: dict[str, dict] = {}
+    for figure in figures:
+        link = figure["lineage"].get("dagster")
+        if link and link["partition"] not in seen:
+            seen[link["partition"]] = link
+    return list(seen.values())
+
+
 def interval_level(confidence: float) -> str:
     """The interval level a header names, from the spec's `analysis.confidence`: 0.9 → "90 %"."""
     return f"{round(confidence * 100, 3):g} %"
@@ -125,6 +136,7 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["columns"] = columns
     env.filters["basis"] = basis_label
     env.filters["verdict"] = verdict_label
+    env.filters["ui_links"] = ui_links
     return env
 
 
