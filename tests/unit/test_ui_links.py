@@ -112,3 +112,11 @@ def test_a_pack_without_links_still_renders():
     pack["figures"][0]["lineage"].pop("dagster", None)
     assert "in Dagster" not in render_html(pack, {}, confidence=0.95)
     assert "Dagster UI" not in render_markdown(pack, confidence=0.95)
+
+
+def test_the_base_is_a_setting_of_the_pack_storage():
+    """`loadproof run|demo --ui-url` reaches the assets that write the pack through PackStorage."""
+    from pipeline.definitions import build_definitions
+
+    assert build_definitions().resources["storage"].ui_url == DEFAULT_UI_URL
+    assert build_definitions(ui_url="https://ui.example").resources["storage"].ui_url == "https://ui.example"
