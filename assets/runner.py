@@ -99,7 +99,7 @@ def revalidation_job_for(spec_path: str, out_dir: str, base_url_overrides_json: 
 
 
 def execute_partition_multiprocess(
-    recipe: tuple[str, str, str, str], instance: DagsterInstance, key: MultiPartitionKey, selection: list[AssetKey]
+    recipe: tuple[str, ...], instance: DagsterInstance, key: MultiPartitionKey, selection: list[AssetKey]
 ):
     """One partition run on Dagster's multiprocess executor (every step a process of its own: the
     replay shards run side by side); the same job runs on the k8s or celery executors."""
