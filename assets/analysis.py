@@ -22,7 +22,6 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
     multi_asset,
 )
 
@@ -35,7 +34,7 @@ from assets.support.analysis_inputs import (
     STAGED_QUERIES,
     TABLE_INPUTS,
 )
-from assets.support.checks import check_result, table_check
+from assets.support.checks import check_result, table_check, tied_check
 from assets.support.metadata import write_table
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
@@ -146,7 +145,7 @@ throughput_consistent = table_check(
 )
 
 
-@asset_check(
+@tied_check(
     asset=THROUGHPUT_BUCKETS.name,
     blocking=True,
     description="great-expectations: every request that ended is counted in exactly one bucket of its candidate.",
@@ -222,7 +221,7 @@ def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: Pa
     return MaterializeResult(metadata=write_table(context, layout, SWEEP_LEVELS, table, sql=True, inputs=inputs))
 
 
-@asset_check(
+@tied_check(
     asset=sweep_levels,
     blocking=True,
     description="One row per candidate × measured level, the production level among them, proportions in [0, 1].",
@@ -263,7 +262,7 @@ def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: P
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(
+@tied_check(
     asset=sweep_summary,
     blocking=True,
     description="The chosen level and every lighter level met the SLA; the first missing level is above it.",
@@ -295,7 +294,7 @@ def capacity(context: AssetExecutionContext, spec: SpecResource, storage: PackSt
     )
 
 
-@asset_check(
+@tied_check(
     asset=capacity,
     description="The bracket is ordered (last met below first missed) and each rate lies inside its interval.",
 )
@@ -323,7 +322,7 @@ def figures(context: AssetExecutionContext, spec: SpecResource, storage: PackSto
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(
+@tied_check(
     asset=figures,
     blocking=True,
     description=(
@@ -366,7 +365,7 @@ def endpoint_view_tables(context: AssetExecutionContext, spec: SpecResource, sto
 
 
 def _view_check(file):
-    @asset_check(
+    @tied_check(
         asset=file.name,
         name=f"{file.name}_in_bounds",
         description=(

@@ -14,11 +14,10 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 
 from assets.replay import replay_plan
-from assets.support.checks import check_result
+from assets.support.checks import check_result, tied_check
 from assets.support.metadata import query_files, write_table
 from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
 from assets.support.replays import PartitionReplay, replay_asset
@@ -85,7 +84,7 @@ def _arm_rows(storage: PackStorage, context) -> list[dict]:
     return pq.read_table(partition_layout(storage, context).path(ARM_TIMINGS), columns=columns).to_pylist()
 
 
-@asset_check(
+@tied_check(
     asset=arm_timings,
     blocking=True,
     description="Each arm sent what it planned: one row per planned request (ids <arm>-<n>), each once.",
@@ -103,7 +102,7 @@ def arm_timings_one_row_per_planned_request(
     )
 
 
-@asset_check(
+@tied_check(
     asset=arm_timings,
     blocking=True,
     description="Each arm bounded: first send to last end within workload.replay.arms.max_duration_s + one timeout.",
@@ -134,7 +133,7 @@ def arm_figures(context: AssetExecutionContext, spec: SpecResource, storage: Pac
     return MaterializeResult(metadata=meta | query_files(steps[-1], steps[:-1]))
 
 
-@asset_check(
+@tied_check(
     asset=arm_figures,
     description="Every arm that ran has its figures: one row per arm × figure, intervals around the value.",
 )

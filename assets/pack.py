@@ -12,13 +12,12 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 
 from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import TABLES, figures, sweep_summary
 from assets.replay import endpoint_fingerprint
-from assets.support.checks import check_result
+from assets.support.checks import check_result, tied_check
 from assets.support.partitions import (
     MODEL_VERSIONS,
     REVALIDATION_PARTITIONS,
@@ -41,6 +40,7 @@ from pipeline.pack.assemble.arms import waterfall_charts
 from pipeline.pack.assemble.inputs import read_pack_inputs
 from pipeline.pack.assemble.model import build_pack, run_lineage
 from pipeline.pack.assemble.sweep import sweep_charts
+from pipeline.pack.assemble.ui_links import link_figures
 from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
 from pipeline.pack.render.charts import comparison_charts, pack_charts
 from pipeline.pack.render.pages import JSON_NAME, render_markdown, tolerance_label, write_pack
@@ -122,6 +122,7 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     candidate, version = partition_of(context)
     pack = assemble(context, loaded, layout)
     pack.partition = Partition(candidate=candidate, model_version=version)
+    link_figures(pack.figures, {candidate: (version, context.run_id)}, storage.ui_url)
     keys = [
         REVALIDATION_PARTITIONS.get_partition_key_from_str(k)
         for k in context.instance.get_materialized_partitions(context.asset_key)
@@ -156,6 +157,7 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
     pack.partitions = [
         PartitionRun(candidate=v.candidate, model_version=v.model_version, run_id=v.run_id) for v in versions
     ]
+    link_figures(pack.figures, {v.candidate: (v.model_version, v.run_id) for v in versions}, storage.ui_url)
     pack.data_quality = [
         CheckResult.model_validate(row) for row in gather.partition_quality(versions) + data_quality(context)
     ]
@@ -189,12 +191,12 @@ CLAIMS_DESCRIPTION = (
 )
 
 
-@asset_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
+@tied_check(asset=evidence_pack, description=LINEAGE_DESCRIPTION)
 def evidence_pack_lineage_hashes_match(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     return _lineage_hashes_match(partition_layout(storage, context))
 
 
-@asset_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
+@tied_check(asset=evidence_pack, description=CLAIMS_DESCRIPTION)
 def evidence_pack_claims_accounted_for(
     context: AssetCheckExecutionContext, spec: SpecResource, storage: PackStorage
 ) -> AssetCheckResult:
@@ -203,11 +205,11 @@ def evidence_pack_claims_accounted_for(
     )
 
 
-@asset_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)
+@tied_check(asset=candidate_comparison, description=LINEAGE_DESCRIPTION)
 def candidate_comparison_lineage_hashes_match(storage: PackStorage) -> AssetCheckResult:
     return _lineage_hashes_match(storage.layout())
 
 
-@asset_check(asset=candidate_comparison, description=CLAIMS_DESCRIPTION)
+@tied_check(asset=candidate_comparison, description=CLAIMS_DESCRIPTION)
 def candidate_comparison_claims_accounted_for(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
     return _claims_accounted_for(storage.layout(), [c.name for c in spec.load().spec.candidates])

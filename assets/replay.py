@@ -22,12 +22,11 @@ from dagster import (
     OpExecutionContext,
     Out,
     asset,
-    asset_check,
     graph_asset,
     op,
 )
 
-from assets.support.checks import check_result, table_check
+from assets.support.checks import check_result, table_check, tied_check
 from assets.support.metadata import input_files, table_metadata, with_run_id, written_file
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
@@ -140,7 +139,7 @@ def client_calibration(context: AssetExecutionContext, spec: SpecResource, stora
     )
 
 
-@asset_check(
+@tied_check(
     asset=client_calibration,
     description=(
         "The client keeps the plan's peak schedule against a zero-delay endpoint (else the run is client-limited)."
@@ -191,14 +190,14 @@ def _engine_in_words(engine: dict | None) -> str:
     return f"{precision}{slots}; {engine['source']}"
 
 
-@asset_check(asset=endpoint_fingerprint, description="The candidate lists the model it is asked to serve.")
+@tied_check(asset=endpoint_fingerprint, description="The candidate lists the model it is asked to serve.")
 def endpoint_fingerprint_model_listed(context: AssetCheckExecutionContext, storage: PackStorage) -> AssetCheckResult:
     documents = json.loads(partition_layout(storage, context).path(ENDPOINT_FINGERPRINT).read_text())
     absent = [d["candidate"] for d in documents if d["model_version"] == "absent"]
     return AssetCheckResult(passed=not absent, metadata={"candidates_without_their_model": ", ".join(absent) or "none"})
 
 
-@asset_check(
+@tied_check(
     asset=endpoint_fingerprint,
     blocking=True,
     description=(

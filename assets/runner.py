@@ -22,6 +22,7 @@ from assets import ASSET_MODULES
 from assets.automation import REVALIDATION_JOB
 from assets.support.partitions import register
 from pipeline.definitions import build_definitions
+from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.replay.fingerprint import fingerprint, version_key
 from pipeline.replay.preflight import check_reachable
 from pipeline.spec import load_spec
@@ -52,14 +53,18 @@ def asset_keys_by_partitioning() -> tuple[list[AssetKey], list[AssetKey]]:
 
 
 def execute(
-    spec_path: str | Path, out_dir: str | Path, base_url_overrides: dict[str, str] | None = None
+    spec_path: str | Path,
+    out_dir: str | Path,
+    base_url_overrides: dict[str, str] | None = None,
+    ui_url: str = DEFAULT_UI_URL,
 ) -> list[ExecuteInProcessResult]:
     """Materialise the whole graph (every asset and check) for one spec into one pack folder:
     one run per candidate at the model version it serves now (a partition; the first run also
     ingests, samples and plans), then the side-by-side comparison run. Stops at the first
     failed run; every run's result is returned. Every candidate is probed first (reachable, key
-    accepted): one that is not raises `CandidateUnreachable` before any run."""
-    definitions = build_definitions(spec_path, out_dir, base_url_overrides)
+    accepted): one that is not raises `CandidateUnreachable` before any run. `ui_url` is the Dagster
+    UI each figure's lineage row in the pack links to."""
+    definitions = build_definitions(spec_path, out_dir, base_url_overrides, ui_url)
     job = definitions.resolve_job_def(REVALIDATION_JOB)
     endpoint = EndpointResource(base_url_overrides=base_url_overrides or {})
     shared, partitioned = asset_keys_by_partitioning()
@@ -73,7 +78,7 @@ def execute(
             selection = (shared if index == 0 else []) + partitioned
             # the shards need processes of their own; a Dask run's steps are the cluster's tasks
             if spec.workload.replay.shards > 1 or spec.workload.replay.executor == "dask":
-                recipe = (str(spec_path), str(out_dir), json.dumps(base_url_overrides or {}))
+                recipe = (str(spec_path), str(out_dir), json.dumps(base_url_overrides or {}), ui_url)
                 results.append(execute_partition_multiprocess(recipe, instance, key, selection))
             else:
                 results.append(
@@ -87,13 +92,14 @@ def execute(
     return results
 
 
-def revalidation_job_for(spec_path: str, out_dir: str, base_url_overrides_json: str):
+def revalidation_job_for(spec_path: str, out_dir: str, base_url_overrides_json: str, ui_url: str = DEFAULT_UI_URL):
     """The job, rebuilt in each worker process of the multiprocess executor."""
-    return build_definitions(spec_path, out_dir, json.loads(base_url_overrides_json)).resolve_job_def(REVALIDATION_JOB)
+    definitions = build_definitions(spec_path, out_dir, json.loads(base_url_overrides_json), ui_url)
+    return definitions.resolve_job_def(REVALIDATION_JOB)
 
 
 def execute_partition_multiprocess(
-    recipe: tuple[str, str, str], instance: DagsterInstance, key: MultiPartitionKey, selection: list[AssetKey]
+    recipe: tuple[str, ...], instance: DagsterInstance, key: MultiPartitionKey, selection: list[AssetKey]
 ):
     """One partition run on Dagster's multiprocess executor (every step a process of its own: the
     replay shards run side by side); the same job runs on the k8s or celery executors."""

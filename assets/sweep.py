@@ -13,11 +13,10 @@ from dagster import (
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
-    asset_check,
 )
 
 from assets.replay import raw_timings, replay_plan
-from assets.support.checks import check_result, table_check
+from assets.support.checks import check_result, table_check, tied_check
 from assets.support.partitions import partition_layout
 from assets.support.privacy import planned_requests_with_text
 from assets.support.replays import PartitionReplay, replay_asset
@@ -79,7 +78,7 @@ def sweep_timings(context: AssetExecutionContext, run: PartitionReplay) -> Mater
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(
+@tied_check(
     asset=sweep_timings,
     blocking=True,
     description="Per candidate and replayed level: exactly one row per request of the level's plan.",
@@ -92,7 +91,7 @@ def sweep_timings_one_row_per_level_request(
     return check_result(rules.sweep_timings_complete(timings, plan, spec.load().spec.workload.replay))
 
 
-@asset_check(
+@tied_check(
     asset=sweep_timings,
     description=(
         "A capacity search (workload.replay.sweep.search): per candidate, the bracket around the knee closed to the "

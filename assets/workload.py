@@ -12,10 +12,9 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 
-from assets.support.checks import check_result, table_check
+from assets.support.checks import check_result, shown_metadata, table_check, tied_check
 from assets.support.metadata import (
     PREVIEW_ROWS,
     input_files,
@@ -97,7 +96,7 @@ def _head(path, rows: int = PREVIEW_ROWS) -> pa.Table:
     return pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()
 
 
-@asset_check(
+@tied_check(
     asset=production_logs, blocking=True, description="Reject rate within the spec's max_reject_rate; at least one row."
 )
 def production_logs_reject_rate(spec: SpecResource, storage: PackStorage) -> AssetCheckResult:
@@ -172,7 +171,7 @@ production_sample_within_window = table_check(
 )
 
 
-@asset_check(
+@tied_check(
     asset=production_sample,
     blocking=True,
     description=(
@@ -193,7 +192,7 @@ def production_sample_representative(storage: PackStorage) -> AssetCheckResult:
         "failed_tests": ", ".join(failed) or "none",
         "tests": MetadataValue.json(check["tests"]),
     }
-    return AssetCheckResult(passed=outcome.passed, severity=severity, metadata=metadata)
+    return AssetCheckResult(passed=outcome.passed, severity=severity, metadata=shown_metadata(metadata))
 
 
 @asset(
@@ -230,7 +229,7 @@ def prompt_profile(context: AssetExecutionContext, spec: SpecResource, storage: 
     return MaterializeResult(metadata=meta)
 
 
-@asset_check(
+@tied_check(
     asset=prompt_profile, description="Length quantiles ordered (p50 ≤ p90 ≤ p99 ≤ max), arrival rate positive."
 )
 def prompt_profile_quantiles_ordered(storage: PackStorage) -> AssetCheckResult:

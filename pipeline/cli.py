@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from pipeline import REPO_ROOT
 from pipeline.cli_output import console, execute_spec, load_or_exit
+from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -22,10 +23,14 @@ DEMO_REAL_SPEC = REPO_ROOT / "examples" / "demo_real.yaml"
 DEMO_ENDPOINTS = REPO_ROOT / "examples" / "demo_endpoints.yaml"
 DEMO_PROFILE = "demo"
 DEMO_KEY_ENV = "LOADPROOF_DEMO_API_KEY"
+UI_URL_HELP = "the Dagster UI each figure's lineage row in the pack links to (`make dev`'s address by default)"
 
 
 @app.command()
-def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None:
+def demo(
+    out: Path = typer.Option(Path("out/demo"), help="pack folder"),
+    ui_url: str = typer.Option(DEFAULT_UI_URL, "--ui-url", help=UI_URL_HELP),
+) -> None:
     """Replay the bundled sample log against the bundled reference endpoint; write the pack."""
     from pipeline.reference import ReferenceServer
 
@@ -40,7 +45,7 @@ def demo(out: Path = typer.Option(Path("out/demo"), help="pack folder")) -> None
             server = stack.enter_context(ReferenceServer(profile=profile, oracle=oracle))
             console.print(f"{candidate.name}: reference endpoint ({Path(profile).stem} profile) on {server.base_url}")
             overrides[candidate.name] = server.base_url
-        execute_spec(DEMO_SPEC, out, overrides, loaded.spec.analysis.confidence)
+        execute_spec(DEMO_SPEC, out, overrides, loaded.spec.analysis.confidence, ui_url)
 
 
 @app.command("demo-real")
@@ -85,10 +90,11 @@ def demo_endpoints() -> dict[str, tuple[str, str | None]]:
 def run(
     spec: Path = typer.Argument(..., help="re-validation spec (YAML)"),
     out: Path = typer.Option(Path("out/run"), help="pack folder"),
+    ui_url: str = typer.Option(DEFAULT_UI_URL, "--ui-url", help=UI_URL_HELP),
 ) -> None:
     """Run a re-validation spec end to end and write its evidence pack."""
     loaded = load_or_exit(spec)
-    execute_spec(spec, out, {}, loaded.spec.analysis.confidence)
+    execute_spec(spec, out, {}, loaded.spec.analysis.confidence, ui_url)
 
 
 @app.command()

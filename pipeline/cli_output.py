@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.pack.render.pages import (
     HTML_NAME,
     JSON_NAME,
@@ -35,7 +36,9 @@ def load_or_exit(spec: Path):
         raise typer.Exit(2) from None
 
 
-def execute_spec(spec: Path, out: Path, overrides: dict[str, str], confidence: float) -> None:
+def execute_spec(
+    spec: Path, out: Path, overrides: dict[str, str], confidence: float, ui_url: str = DEFAULT_UI_URL
+) -> None:
     import httpx
 
     from assets.runner import execute
@@ -43,7 +46,7 @@ def execute_spec(spec: Path, out: Path, overrides: dict[str, str], confidence: f
 
     started = time.perf_counter()
     try:
-        results = execute(spec, out, overrides)
+        results = execute(spec, out, overrides, ui_url)
     except CandidateUnreachable as exc:  # the pre-flight probe: its message names candidate, URL, cause
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None

@@ -26,6 +26,7 @@ from assets import ASSET_MODULES
 from assets.automation import new_model_version, revalidation_job, weekly_revalidation
 from assets.support.dask_executor import dask_step_executor
 from pipeline import REPO_ROOT
+from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.spec import load_spec
 from resources import EndpointResource, PackStorage, SpecResource
 
@@ -37,6 +38,7 @@ def build_definitions(
     spec_path: str | Path = DEFAULT_SPEC,
     out_dir: str | Path = DEFAULT_OUT,
     base_url_overrides: dict[str, str] | None = None,
+    ui_url: str = DEFAULT_UI_URL,
 ) -> Definitions:
     return Definitions(
         executor=executor_for(spec_path),
@@ -47,7 +49,7 @@ def build_definitions(
         sensors=[new_model_version],
         resources={
             "spec": SpecResource(spec_path=str(spec_path)),
-            "storage": PackStorage(out_dir=str(out_dir)),
+            "storage": PackStorage(out_dir=str(out_dir), ui_url=ui_url),
             "endpoint": EndpointResource(base_url_overrides=base_url_overrides or {}),
         },
     )

@@ -3,6 +3,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from pipeline.files.layout import PackLayout
+from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 
 
 class PackStorage(ConfigurableResource):
@@ -10,6 +11,8 @@ class PackStorage(ConfigurableResource):
     A candidate × model-version partition writes under candidates/<candidate>/<version>/."""
 
     out_dir: str
+    # the Dagster UI each figure's lineage row links to (pipeline/pack/assemble/ui_links.py)
+    ui_url: str = DEFAULT_UI_URL
 
     def layout(self) -> PackLayout:
         root = Path(self.out_dir).resolve()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance
 
 from assets.automation import REVALIDATION_JOB
 from assets.support.partitions import register
@@ -146,6 +146,30 @@ def test_one_analysis_table_materialises_alone_and_its_siblings_stay_as_they_wer
     assert {name: sha256_file(data / f"{name}.parquet") for name in SIBLINGS} == before
     run_ids = pq.read_table(data / "latency_percentiles.parquet", columns=["run_id"]).column("run_id").unique()
     assert run_ids.to_pylist() == [result.run_id]  # re-written by this run
+
+
+def test_each_check_names_the_partition_it_judged_and_a_passing_one_reads_as_passing(demo_pack):
+    """Issue 29: the Checks tab showed "Partition —", the other candidate's latest result, and
+    `failed [Show JSON]` under a check that passed. Each partitioned check's evaluation now names its
+    partition, targets that partition's materialisation and, passing, carries no `failed` entry."""
+    top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
+    check = AssetCheckKey(AssetKey("latency_percentiles"), "latency_percentiles_ordered")
+    with DagsterInstance.local_temp(tempdir=str(demo_pack.folder / ".dagster")) as instance:
+        records = instance.event_log_storage.get_asset_check_execution_history(check, limit=10)
+        judged = {}
+        for record in records:
+            evaluation = record.event.dagster_event.event_specific_data
+            judged[record.partition] = (record.run_id, evaluation)
+        for partition in top["partitions"]:
+            key = instance.get_run_by_id(partition["run_id"]).tags["dagster/partition"]
+            run_id, evaluation = judged[key]
+            assert run_id == partition["run_id"] and evaluation.partition == key
+            materialised = instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=check.asset_key, asset_partitions=[key]), limit=1
+            ).records[0]
+            assert evaluation.target_materialization_data.run_id == materialised.run_id == partition["run_id"]
+            assert evaluation.passed and "failed" not in evaluation.metadata
+            assert evaluation.metadata["successful"].value == evaluation.metadata["evaluated"].value > 0
 
 
 SIBLINGS = ("throughput", "throughput_buckets", "error_breakdown", "cost_per_decision")

@@ -52,6 +52,8 @@ def test_latency_check_fails_on_unordered_percentiles_with_ges_result(tmp_path, 
     write_parquet(latency_table([1.0, 2.0, 3.0, 4.0, 5.0]), folder.path(LATENCY_PERCENTILES))
     good = latency_percentiles_ordered(context=context, storage=storage)
     assert good.passed and good.metadata["suite"].value == "latency_percentiles"
+    # a passing check shows no `failed` row (the UI read it as `failed [Show JSON]`)
+    assert "failed" not in good.metadata and good.metadata["successful"].value == good.metadata["evaluated"].value
     write_parquet(latency_table([1.0, 2.0, 1.5, 4.0, 5.0]), folder.path(LATENCY_PERCENTILES))
     bad = latency_percentiles_ordered(context=context, storage=storage)
     assert not bad.passed
@@ -90,3 +92,16 @@ def test_representativeness_check_feeds_scipys_p_values_through_ge(tmp_path):
     assert not result.passed and result.severity == AssetCheckSeverity.WARN
     assert result.metadata["failed_tests"].value == "ks_2samp prompt_tokens"
     assert result.metadata["failed"].value[0]["unexpected_examples"] == [1e-6]
+
+
+def test_every_check_on_a_partitioned_asset_judges_that_partition():
+    """A check on a candidate × version asset is partitioned like it, so its evaluation names the
+    partition it judged (the UI's Checks tab showed "Partition —", and the other candidate's result);
+    a check on a shared asset is not."""
+    from pipeline.definitions import build_definitions
+
+    graph = build_definitions().resolve_asset_graph()
+    for key in graph.asset_check_keys:
+        asset = graph.get(key.asset_key).partitions_def
+        assert graph.get_check_spec(key).partitions_def == asset, key.name
+    assert any(graph.get(k.asset_key).partitions_def is None for k in graph.asset_check_keys)

@@ -48,14 +48,27 @@ class FileRef(Part):
     rows: Count | MISSING = MISSING
 
 
+class DagsterLink(Part):
+    """Where a figure lives in the Dagster UI (`pipeline/pack/assemble/ui_links.py`): the asset
+    that wrote it at its partition, and the run, where the pack knows it."""
+
+    asset: str
+    partition: str
+    url: str
+    run_id: str | MISSING = MISSING
+    run_url: str | MISSING = MISSING
+
+
 class FigureLineage(Part):
     """How a figure was computed: the query that computed it (`sql`), the queries it read before
-    (`staged_sql`, in order) and the input files, each with its sha256."""
+    (`staged_sql`, in order) and the input files, each with its sha256; `dagster`, the figure in
+    the Dagster UI (absent in packs written before it)."""
 
     sql: RelativePath
     sql_sha256: Sha256 | MISSING = MISSING
     staged_sql: list[FileRef] | MISSING = MISSING
     inputs: list[FileRef] = Field(min_length=1)
+    dagster: DagsterLink | MISSING = MISSING
 
 
 class EarlyStopping(Part):

@@ -127,6 +127,17 @@ def tolerances(items) -> list[dict]:
     return list(seen.values())
 
 
+def ui_links(figures: list) -> list[dict]:
+    """Each partition's link into the Dagster UI, once, in the figures' order (the figures'
+    `lineage.dagster`, `pipeline/pack/assemble/ui_links.py`); none in packs written before them."""
+    seen: dict[str, dict] = {}
+    for figure in figures:
+        link = figure["lineage"].get("dagster")
+        if link and link["partition"] not in seen:
+            seen[link["partition"]] = link
+    return list(seen.values())
+
+
 def interval_level(confidence: float) -> str:
     """The interval level a header names, from the spec's `analysis.confidence`: 0.9 → "90 %"."""
     return f"{round(confidence * 100, 3):g} %"
@@ -147,6 +158,7 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["verdict"] = verdict_label
     env.filters["tolerance"] = tolerance_label
     env.filters["tolerances"] = tolerances
+    env.filters["ui_links"] = ui_links
     return env
 
 

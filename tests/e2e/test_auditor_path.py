@@ -1,0 +1,122 @@
+"""The auditor's path (issue 29 item 7): from a figure in the HTML pack, through its link, to the
+same value, verdict and raw-timings sha256 in the Dagster UI, in headless Chromium (the system's,
+tests/support/chromium.py) against `dagster dev` on a copy of the demo pack's instance.
+
+The clicks are counted from the figure's lineage row to the raw-timings hash on screen:
+1. "in Dagster" on the figure's lineage row: the `figures` asset at the figure's partition, with
+   its verdicts (keyed candidate/metric/basis) and the run that wrote it;
+2. "[Show Markdown]" on its `figures` metadata: every figure of the partition with its value,
+   interval, verdict and the sha256 of each input file, the raw timings first.
+A screenshot of each step is kept (`LOADPROOF_AUDITOR_PATH_DIR`, else the test's tmp dir);
+docs/auditor-path/ holds the ones the README shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
+from pipeline.pack.render.pages import num
+from tests.support import chromium
+from tests.support.dagster_dev import DagsterDevDidNotStart, dagster_dev
+from tests.support.demo_pack import CANDIDATES, INSTANCE_GROUP, DemoPack
+
+# copies the pack's Dagster instance: never beside another test that opens it
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group(INSTANCE_GROUP),
+    pytest.mark.skipif(chromium.skip_reason() is not None, reason=str(chromium.skip_reason())),
+]
+
+MOST_CLICKS = 3  # issue 29: from the number on the page to its raw timings' hash
+FIGURE = (CANDIDATES[0], "ttft_ms_p95", "production_load")  # the issue's example
+RAW = "data/raw_timings.parquet"
+
+
+@pytest.fixture(scope="module")
+def ui(demo_pack: DemoPack, tmp_path_factory) -> str:
+    """`dagster dev` on a copy of the demo pack's instance (it writes to its instance)."""
+    home = tmp_path_factory.mktemp("auditor") / "dagster_home"
+    shutil.copytree(demo_pack.folder / ".dagster", home)
+    try:
+        with dagster_dev(home) as url:
+            # the community sign-up a first visit shows is the UI's own, not the auditor's path
+            httpx.post(f"{url}/graphql", json={"query": "mutation { setNuxSeen }"}, timeout=30)
+            yield url
+    except DagsterDevDidNotStart as exc:
+        pytest.skip(f"dagster dev could not start here: {exc}")
+
+
+def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: DemoPack, ui: str, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    shots = Path(os.environ.get("LOADPROOF_AUDITOR_PATH_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
+    run = next(p for p in top["partitions"] if p["candidate"] == FIGURE[0])
+    folder = demo_pack.folder / "candidates" / run["candidate"] / run["model_version"]
+    pack = json.loads((folder / "evidence_pack.json").read_text())
+    index, figure = next(
+        (i, f) for i, f in enumerate(pack["figures"]) if (f["candidate"], f["metric"], f["basis"]) == FIGURE
+    )
+    raw_sha256 = next(ref["sha256"] for ref in figure["lineage"]["inputs"] if ref["path"] == RAW)
+    link = figure["lineage"]["dagster"]
+    assert link["partition"] == f"{run['candidate']}|{run['model_version']}" and link["run_id"] == run["run_id"]
+    # the side-by-side pack links the same figure to the same place
+    same = next(f for f in top["figures"] if (f["candidate"], f["metric"], f["basis"]) == FIGURE)
+    assert same["lineage"]["dagster"] == link
+
+    clicks = 0
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium.chromium_path(), args=chromium.ARGS, timeout=chromium.TIMEOUT_MS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 900})
+            page.set_default_timeout(chromium.TIMEOUT_MS)
+            page.goto((folder / "evidence_pack.html").resolve().as_uri())
+            row = page.locator("#lineage-table tbody tr").nth(index)
+            row.scroll_into_view_if_needed()
+            assert row.locator("code").first.inner_text() == figure["metric"]
+            assert raw_sha256 in row.inner_text()  # the pack's own hash, on its lineage row
+            assert num(figure["measured"]) in page.locator("#summary").inner_text()
+            # the pack was written for `make dev`'s address; this UI listens on a free port
+            anchor = row.locator("a.ui-link")
+            assert anchor.get_attribute("href") == link["url"] and link["url"].startswith(DEFAULT_UI_URL)
+            anchor.evaluate("(a, url) => { a.href = url; }", link["url"].replace(DEFAULT_UI_URL, ui, 1))
+            row.screenshot(path=str(shots / "1-pack-lineage-row.png"))
+
+            anchor.click()  # click 1: the figures asset at the figure's partition
+            clicks += 1
+            metadata = page.locator("td").filter(has_text=re.compile(r"^\s*figures\s*$")).locator("xpath=..").first
+            metadata.wait_for()
+            shown = page.inner_text("body")
+            assert link["partition"] in shown and run["run_id"][:8] in shown  # its partition, the run that wrote it
+            key = "/".join(FIGURE)
+            assert f'"{key}": "{figure["verdict"]}"' in shown  # the verdicts, one per basis
+            page.screenshot(path=str(shots / "2-figures-partition.png"))
+
+            metadata.get_by_text("[Show Markdown]").click()  # click 2: every figure with its hashes
+            clicks += 1
+            dialog = page.get_by_role("dialog")
+            shown_row = dialog.locator("tr", has_text=FIGURE[1]).filter(has_text=FIGURE[2]).first
+            shown_row.wait_for()
+            cells = shown_row.locator("td")
+            values = [cells.nth(i).inner_text().strip() for i in range(cells.count())]
+            candidate, metric, basis, _claimed, measured, _interval, n, verdict, lineage = values
+            assert (candidate, metric, basis) == FIGURE
+            assert measured == f"{figure['measured']:.6g} {figure['unit']}"  # the value the pack shows
+            assert (int(n), verdict) == (figure["n"], figure["verdict"])
+            assert f"{RAW} {raw_sha256}" in lineage  # the raw timings' hash the pack names
+            cells.nth(8).scroll_into_view_if_needed()  # the dialog scrolls sideways: the hashes in view
+            page.screenshot(path=str(shots / "3-figure-and-raw-timings-hash.png"))
+        finally:
+            browser.close()
+    assert clicks <= MOST_CLICKS
+    assert clicks == 2  # the path as documented in README ("The auditor's path")
