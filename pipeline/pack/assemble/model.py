@@ -20,7 +20,15 @@ from pipeline.pack.assemble.bill_check import bill_check_section
 from pipeline.pack.assemble.capacity import capacity_section
 from pipeline.pack.assemble.inputs import PackInputs
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
-from pipeline.pack.document import EvidencePackDraft, GlossaryEntry, PartitionRun, RunLineage, endpoint_parts, parts
+from pipeline.pack.document import (
+    EvidencePackDraft,
+    GlossaryEntry,
+    PartitionRun,
+    RunLineage,
+    endpoint_parts,
+    parts,
+    section_parts,
+)
 from pipeline.pack.document.section_parts import CapacityRow
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
@@ -169,7 +177,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         ),
         latency_by_bucket=_parts(parts.LatencyBucket, comparison.latency_by_bucket(inputs.latency_rows)),
         reply_mix=_parts(parts.ReplyMixRow, comparison.reply_mix(figures)),
-        bill_check=_parts(parts.BillCheckRow, bill_check_section(inputs.throughput_rows, figures)),
+        bill_check=_parts(section_parts.BillCheckRow, bill_check_section(inputs.throughput_rows, figures)),
         errors_by_type=_parts(parts.ErrorRow, comparison.errors_by_type(inputs.error_rows)),
         concurrency=[
             parts.ConcurrencyRow(

@@ -30,7 +30,6 @@ from pipeline.pack.document.endpoint_parts import (
 )
 from pipeline.pack.document.parts import (
     AccuracySection,
-    BillCheckRow,
     Claim,
     ConcurrencyRow,
     Condition,
@@ -51,7 +50,7 @@ from pipeline.pack.document.parts import (
     SideBySide,
     SweepSection,
 )
-from pipeline.pack.document.section_parts import CapacityRow, VendorConditionsRow, WaterfallRow
+from pipeline.pack.document.section_parts import BillCheckRow, CapacityRow, VendorConditionsRow, WaterfallRow
 
 
 class Partition(Part):

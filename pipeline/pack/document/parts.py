@@ -307,26 +307,6 @@ class ReplyMixRow(Part):
     figures: dict[str, MixFigure]
 
 
-class BillCheckRow(Part):
-    """Billed vs counted tokens for one candidate (`pipeline/pack/assemble/bill_check.py`): the
-    throughput table's bill-check columns (sql/bill_check.sql) and the three ratio figures, with
-    cost per useful decision (from billed tokens) beside them; the verdict is analysis's."""
-
-    candidate: str
-    counter: str | None  # the plan's tokenizer setting the counted side used
-    counter_exact: bool | None  # whether it is the candidate's own tokenizer (else: not a bill verdict)
-    tolerance: Number | None
-    verdict: str | None
-    requests: Count | None  # successful steady-window requests that reported usage
-    prompt_tokens_billed: Count | None
-    prompt_tokens_counted: Count | None
-    output_tokens_billed: Count | None
-    output_tokens_counted: Count | None
-    cost_billed_usd: Number | None  # at the token prices; None when priced by the hour
-    cost_counted_usd: Number | None
-    figures: dict[str, MixFigure]  # billed_to_counted_* and cost_per_decision_usd
-
-
 class ErrorRow(TableRow):
     """A row of the error_breakdown table (every outcome but 'ok')."""
 

@@ -8,7 +8,15 @@ from typing import Literal
 
 from pydantic import MISSING
 
-from pipeline.pack.document.parts import Count, FigureLineage, MeasuredBesideClaim, MetricName, Number, Part
+from pipeline.pack.document.parts import (
+    Count,
+    FigureLineage,
+    MeasuredBesideClaim,
+    MetricName,
+    MixFigure,
+    Number,
+    Part,
+)
 
 
 class VendorConditionsRow(MeasuredBesideClaim):
@@ -84,3 +92,23 @@ class CapacityRow(Part):
     cost_per_decision_at_sla_replicas_usd_ci_low: Number | None | MISSING = MISSING
     cost_per_decision_at_sla_replicas_usd_ci_high: Number | None | MISSING = MISSING
     lineage: FigureLineage | None | MISSING = MISSING
+
+
+class BillCheckRow(Part):
+    """Billed vs counted tokens for one candidate (`pipeline/pack/assemble/bill_check.py`): the
+    throughput table's bill-check columns (sql/bill_check.sql) and the three ratio figures, with
+    cost per useful decision (from billed tokens) beside them; the verdict is analysis's."""
+
+    candidate: str
+    counter: str | None  # the plan's tokenizer setting the counted side used
+    counter_exact: bool | None  # whether it is the candidate's own tokenizer (else: not a bill verdict)
+    tolerance: Number | None
+    verdict: str | None
+    requests: Count | None  # successful steady-window requests that reported usage
+    prompt_tokens_billed: Count | None
+    prompt_tokens_counted: Count | None
+    output_tokens_billed: Count | None
+    output_tokens_counted: Count | None
+    cost_billed_usd: Number | None  # at the token prices; None when priced by the hour
+    cost_counted_usd: Number | None
+    figures: dict[str, MixFigure]  # billed_to_counted_* and cost_per_decision_usd
