@@ -187,6 +187,9 @@ def _guidellm(path: Path, report: dict, record: int | None) -> ClaimFile:
         conditions["arrival_process"] = kind
     if isinstance(args.get("max_number"), int):
         conditions["num_requests"] = args["max_number"]
+    endpoint = _guidellm_endpoint(bench.get("requests"))
+    if endpoint is not None:
+        conditions["endpoint"] = endpoint
     data = (bench.get("request_loader") or {}).get("data")
     if isinstance(data, str) and "prompt_tokens=" in data:  # GuideLLM's synthetic data spec
         conditions["dataset"] = f"synthetic ({data})"
@@ -203,6 +206,19 @@ def _guidellm(path: Path, report: dict, record: int | None) -> ClaimFile:
     unmapped += [f"benchmarks[].request_loader.{key}" for key in loader if key != "data"]
     out.unmapped = sorted(unmapped + [key for key in report if key != "benchmarks"])
     return out
+
+
+# GuideLLM's request types (each request's `request_type`): the endpoint each one calls
+_GUIDELLM_ENDPOINTS = {"text_completions": "completions", "chat_completions": "chat"}
+
+
+def _guidellm_endpoint(requests: Any) -> str | None:
+    """The endpoint the benchmark called: its requests' one `request_type` (successful, errored and
+    incomplete alike); None where they name none, several, or one loadproof does not speak."""
+    groups = requests.values() if isinstance(requests, dict) else []
+    kinds = {r.get("request_type") for group in groups if isinstance(group, list) for r in group if isinstance(r, dict)}
+    kinds.discard(None)
+    return _GUIDELLM_ENDPOINTS.get(next(iter(kinds))) if len(kinds) == 1 else None
 
 
 _AIPERF_LATENCY = {"time_to_first_token": "ttft", "inter_token_latency": "itl", "request_latency": "e2el"}

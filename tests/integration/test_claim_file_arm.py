@@ -14,7 +14,7 @@ from pipeline.pack.assemble import arms as pack_arms
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
-from pipeline.replay.arms import run_arms
+from pipeline.replay.arms import ArmPlan, run_arms
 from pipeline.spec import Spec
 from tests.support.arm_plans import reference_arm_runs
 from tests.support.profiles import steady_profile
@@ -53,3 +53,41 @@ def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
     assert {row.metric for row in rows} >= {"requests_per_s", "ttft_ms_p99", "itl_ms_p50"}
     assert all(row.n > 0 for row in rows)
     assert rows[0].conditions.startswith("999 tokens in, 270 out, open loop at 10 requests/s (poisson arrivals)")
+
+
+def _rerun(tmp_path: Path, claim: dict, requests: int) -> tuple[Spec, ArmPlan, list[dict]]:
+    """The claim file's vendor-conditions arm, bounded to `requests`, run against the reference."""
+    data = demo_spec_dict()
+    data["claim"] = claim
+    data["workload"]["replay"]["arms"] = {"requests": requests, "max_duration_s": 30, "ladder": False}
+    spec = Spec.model_validate(data, context={"spec_dir": FIXTURES})
+    arms = spec.workload.replay.arms
+    assert arms is not None
+    arm = plan_arms.vendor_conditions_arm(spec.claim.conditions, arms, ApproxTokenizer(), False)
+    assert arm is not None
+    with ReferenceServer(str(steady_profile(tmp_path))) as server:
+        timings, summaries = run_arms(
+            [arm], reference_arm_runs(server.base_url, "run-claim-file", tmp_path), arms.max_duration_s
+        )
+    assert set(timings.column("status").to_pylist()) == {"ok"}
+    return spec, arm, summaries
+
+
+def test_a_guidellm_report_is_rerun_one_request_at_a_time_on_text_completions(tmp_path: Path):
+    """GuideLLM's synchronous benchmark (one request in flight), 257 tokens in and 128 out, every
+    request a `text_completions` one: the arm is a closed loop of one on /v1/completions."""
+    spec, arm, summaries = _rerun(tmp_path, {"from": "guidellm_benchmarks.json", "format": "guidellm"}, 6)
+    assert (spec.claim.conditions.concurrency, spec.claim.conditions.endpoint) == (1, "completions")
+    assert (arm.mode, arm.concurrency, arm.api, len(arm.requests)) == ("concurrency", 1, "completions", 6)
+    assert {request.max_tokens for request in arm.requests} == {128}
+    assert [(s["mode"], s["sent"], s["api"]) for s in summaries] == [("concurrency", 6, "completions")]
+
+
+def test_an_aiperf_export_is_rerun_at_its_concurrency_on_its_endpoint(tmp_path: Path):
+    """AIPerf's closed loop: its concurrency, its lengths (550 in, 551 out) and its endpoint."""
+    spec, arm, summaries = _rerun(tmp_path, {"from": "aiperf_profile_export_aiperf.json", "format": "aiperf"}, 4)
+    conditions = spec.claim.conditions
+    assert conditions.concurrency is not None and conditions.endpoint is not None
+    assert (arm.mode, arm.concurrency, arm.api) == ("concurrency", conditions.concurrency, conditions.endpoint)
+    assert {request.max_tokens for request in arm.requests} == {551}
+    assert [(s["mode"], s["sent"]) for s in summaries] == [("concurrency", 4)]

@@ -17,7 +17,7 @@ from pipeline.pack.assemble.arms import conditions_text
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.quality import arms as arm_rules
-from pipeline.spec import Spec, SpecError, load_spec
+from pipeline.spec import Spec, SpecError, claim_files, load_spec
 from pipeline.spec.arms import Arms
 from pipeline.spec.claim import Claim
 from tests.support.specs import demo_spec_dict
@@ -70,9 +70,19 @@ def test_a_guidellm_report_gives_its_percentiles_and_its_synchronous_strategy():
     conditions = read.conditions
     assert (conditions.input_tokens, conditions.output_tokens, conditions.concurrency) == (257, 128, 1)
     assert conditions.dataset == "synthetic (prompt_tokens=256,output_tokens=128)"
-    assert (conditions.request_rate, conditions.num_requests, conditions.endpoint) == (None, None, None)
-    # a time-bounded run (max_duration 30 s, no max_number), a backend that does not say chat or completions
+    # every request GuideLLM sent was a `text_completions` one: the endpoint is /v1/completions
+    assert (conditions.request_rate, conditions.num_requests, conditions.endpoint) == (None, None, "completions")
+    # a time-bounded run (max_duration 30 s, no max_number); the backend's own words are left unmapped
     assert {"benchmarks[].args.max_duration", "benchmarks[].worker"} <= set(read.unmapped)
+
+
+@pytest.mark.parametrize(
+    ("kinds", "endpoint"),
+    [(["chat_completions"], "chat"), (["text_completions", "chat_completions"], None), (["audio"], None), ([], None)],
+)
+def test_a_guidellm_endpoint_is_its_requests_one_request_type(kinds, endpoint):
+    requests = {"successful": [{"request_type": kind} for kind in kinds], "errored": [], "incomplete": None}
+    assert claim_files._guidellm_endpoint(requests) == endpoint
 
 
 def test_an_aiperf_export_gives_its_figures_and_closed_loop_conditions():
