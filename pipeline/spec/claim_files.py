@@ -216,8 +216,13 @@ def _guidellm_endpoint(requests: Any) -> str | None:
     """The endpoint the benchmark called: its requests' one `request_type` (successful, errored and
     incomplete alike); None where they name none, several, or one loadproof does not speak."""
     groups = requests.values() if isinstance(requests, dict) else []
-    kinds = {r.get("request_type") for group in groups if isinstance(group, list) for r in group if isinstance(r, dict)}
-    kinds.discard(None)
+    kinds = {
+        str(r["request_type"])
+        for group in groups
+        if isinstance(group, list)
+        for r in group
+        if isinstance(r, dict) and r.get("request_type") is not None
+    }
     return _GUIDELLM_ENDPOINTS.get(next(iter(kinds))) if len(kinds) == 1 else None
 
 
