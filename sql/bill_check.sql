@@ -1,11 +1,12 @@
 -- bill_check: billed vs counted tokens, per candidate — the server's `usage` counts (billed)
--- against the client's own count of what was sent and received (counted: the plan's tokenizer,
--- the chat template's overhead measured once, plus the offered tools' definitions), over the successful steady-window requests that
--- reported usage. Each figure is a ratio of sums (billed / counted) with the ratio estimator's
--- batch-means standard error over the send-time batches, Student's t on $t_batches (as
--- reply_mix's). The cost ratio prices both sides at the candidate's token prices (NULL when it
--- is priced by the hour: its bill does not count tokens). The verdict flags a difference beyond
--- $bill_tolerance only when the counter is the candidate's own tokenizer (bill_basis.counter_exact).
+-- against the client's own count of what was sent and received (counted: the plan's tokenizer, the
+-- chat template's overhead measured once, plus the offered tools' definitions), over the
+-- successful steady-window requests that reported usage. Each figure is a ratio of sums (billed /
+-- counted) with the ratio estimator's batch-means standard error over the send-time batches,
+-- Student's t on $t_batches (as reply_mix's). The cost ratio prices both sides at the candidate's
+-- token prices (NULL when it is priced by the hour: its bill does not count tokens). The verdict
+-- flags a difference beyond $bill_tolerance only when the counter is the candidate's own tokenizer
+-- (bill_basis.counter_exact).
 -- staged: steady_requests
 -- view: bill_basis (candidate, counter, counter_exact, usd_per_million_input_tokens, usd_per_million_output_tokens)
 WITH compared AS (
