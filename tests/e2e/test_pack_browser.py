@@ -28,6 +28,7 @@ SECTIONS = [
     "workload",
     "latency",
     "reply-mix",  # reasoning, tool calls and structured output (the demo's budget-8b reasons)
+    "bill-check",  # billed vs counted tokens
     "throughput",
     "sweep",
     "validity",

@@ -107,14 +107,21 @@ def verdict_label(item) -> str:
     return "served demand (not judged)" if item.get("not_judged") else "—"
 
 
+def tolerance_percent(item) -> str:
+    """The tolerance a verdict used, as a percentage (`10 %`; the HTML tables' cell, its source in
+    the cell's title and the list below); '—' where there is none (no verdict, or a pack written
+    before tolerances)."""
+    return "—" if item.get("tolerance") is None else f"{item['tolerance'] * 100:g} %"
+
+
 def tolerance_label(item) -> str:
-    """The tolerance a verdict used, beside it: `10 %`, with the setting it came from when `long`
-    (`10 % (claim.tolerance.throughput, default)`); '—' where there is none (no verdict, or a pack
-    written before tolerances). The whole source is the figure's `tolerance_source` (`tolerances`)."""
+    """The tolerance a verdict used with the setting it came from (`10 % (claim.tolerance.throughput,
+    default)`); '—' where there is none. The whole source is the figure's `tolerance_source`
+    (`tolerances`)."""
     if item.get("tolerance") is None:
         return "—"
     setting = (item.get("tolerance_source") or "").split(":", 1)[0]  # `claim.tolerance.<key>, default`
-    return f"{item['tolerance'] * 100:g} %" + (f" ({setting})" if setting else "")
+    return tolerance_percent(item) + (f" ({setting})" if setting else "")
 
 
 def tolerances(items) -> list[dict]:
@@ -157,6 +164,7 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["basis"] = basis_label
     env.filters["verdict"] = verdict_label
     env.filters["tolerance"] = tolerance_label
+    env.filters["tolerance_percent"] = tolerance_percent
     env.filters["tolerances"] = tolerances
     env.filters["ui_links"] = ui_links
     return env
