@@ -36,31 +36,22 @@ priced AS (
         (input_price * prompt_counted + output_price * output_counted) / 1e6 AS cost_counted
     FROM compared
 ),
-totals AS (
-    SELECT
-        candidate,
-        count(*) AS bill_requests,
-        sum(prompt_billed) AS prompt_billed,
-        sum(prompt_counted) AS prompt_counted,
-        sum(output_billed) AS output_billed,
-        sum(output_counted) AS output_counted,
-        sum(cost_billed) AS cost_billed,
-        sum(cost_counted) AS cost_counted
-    FROM priced
-    GROUP BY candidate
-),
 batch_sums AS (
     SELECT
         candidate,
         batch,
-        sum(prompt_billed) AS prompt_billed,
-        sum(prompt_counted) AS prompt_counted,
-        sum(output_billed) AS output_billed,
-        sum(output_counted) AS output_counted,
-        sum(cost_billed) AS cost_billed,
-        sum(cost_counted) AS cost_counted
+        count(*) AS batch_requests,
+        sum(COLUMNS('^(prompt|output|cost)_(billed|counted)$'))
     FROM priced
     GROUP BY candidate, batch
+),
+totals AS (
+    SELECT
+        candidate,
+        CAST(sum(batch_requests) AS BIGINT) AS bill_requests,
+        sum(COLUMNS('^(prompt|output|cost)_(billed|counted)$'))
+    FROM batch_sums
+    GROUP BY candidate
 ),
 ratios AS (
     SELECT

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from pipeline.analysis.intervals import with_candidate_columns
 from pipeline.duck.session import QuerySession
 from pipeline.spec import Spec
 
@@ -106,10 +107,4 @@ def with_bill_check(session: QuerySession, table: pa.Table) -> pa.Table:
     older `steady_requests` query lacks the counts (`loadproof verify`) keeps its table as it was."""
     if not session.queries.reads("steady_requests", "prompt_tokens_billed"):
         return table
-    checked = session.run("bill_check")
-    rows = {row["candidate"]: row for row in checked.to_pylist()}
-    candidates = table.column("candidate").to_pylist()
-    for name in BILL_CHECK_COLUMNS:
-        values = [rows.get(c, {}).get(name) for c in candidates]
-        table = table.append_column(name, pa.array(values, checked.schema.field(name).type))
-    return table
+    return with_candidate_columns(table, session.run("bill_check"), BILL_CHECK_COLUMNS)

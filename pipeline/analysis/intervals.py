@@ -137,6 +137,17 @@ def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int
     return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
 
 
+def with_candidate_columns(table: pa.Table, per_candidate: pa.Table, names: tuple[str, ...]) -> pa.Table:
+    """Append `names` from `per_candidate` (one row per candidate) to each of `table`'s rows by its
+    candidate; NULL for a candidate `per_candidate` has no row for."""
+    rows = {row["candidate"]: row for row in per_candidate.to_pylist()}
+    candidates = table.column("candidate").to_pylist()
+    for name in names:
+        values = [rows.get(c, {}).get(name) for c in candidates]
+        table = table.append_column(name, pa.array(values, per_candidate.schema.field(name).type))
+    return table
+
+
 def with_wilson(table: pa.Table, successes: str, n: str, name: str, z: float) -> pa.Table:
     """Append `{name}_ci_low` and `{name}_ci_high`: the Wilson interval of successes / n."""
     bounds = [

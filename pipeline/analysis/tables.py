@@ -28,6 +28,7 @@ from pipeline.analysis.intervals import (
     rank_spans,
     ranks_table,
     spans_hold,
+    with_candidate_columns,
     with_interval_methods,
     with_wilson,
 )
@@ -216,12 +217,7 @@ def _with_reply_mix(session: QuerySession, table: pa.Table) -> pa.Table:
     """The throughput rows with what the replies held (sql/reply_mix.sql: reasoning per request and
     share of output, tool-call and structured-output validity with Wilson intervals), per
     candidate; NULL for a candidate without a successful reply in the window."""
-    replies = session.run("reply_mix")
-    mix = {row["candidate"]: row for row in replies.to_pylist()}
-    candidates = table.column("candidate").to_pylist()
-    for name in REPLY_MIX_COLUMNS:
-        values = [mix.get(c, {}).get(name) for c in candidates]
-        table = table.append_column(name, pa.array(values, replies.schema.field(name).type))
+    table = with_candidate_columns(table, session.run("reply_mix"), REPLY_MIX_COLUMNS)
     z = session.params["z"]
     table = with_wilson(table, "tool_call_replies_valid", "tool_call_replies", "tool_call_schema_accuracy", z)
     return with_wilson(table, "structured_replies_valid", "structured_replies", "structured_output_valid_rate", z)

@@ -110,11 +110,8 @@ def signature_problem(pack_dir: Path, public_key: Path) -> str | None:
             f"not {public_key} (key sha256 {given})"
         )
     root = root_digest(pack_dir)
-    if stored.get("root_sha256") != root:
-        return (
-            f"{PACK_SIGNATURE}: the root changed after signing: signed {stored.get('root_sha256')}, "
-            f"{JSON_NAME} is now {root}"
-        )
+    if moved := _root_moved(stored, root):
+        return f"{PACK_SIGNATURE}: the root changed after signing: {moved}"
     try:
         key.verify(base64.b64decode(stored["signature"], validate=True), CONTEXT + root.encode("ascii"))
     except (InvalidSignature, KeyError, TypeError, ValueError):
@@ -131,13 +128,15 @@ def stale_signature(pack_dir: Path) -> str | None:
     stored = _read_signature(pack_dir)
     if isinstance(stored, str):
         return stored
-    root = root_digest(pack_dir)
-    if stored.get("root_sha256") != root:
-        return (
-            f"{PACK_SIGNATURE}: signs root {stored.get('root_sha256')}, but {JSON_NAME} is now {root} "
-            "(re-written after signing: sign it again, or remove the stale signature)"
-        )
+    if moved := _root_moved(stored, root_digest(pack_dir)):
+        return f"{PACK_SIGNATURE}: {moved} (re-written after signing: sign it again, or remove the stale signature)"
     return None
+
+
+def _root_moved(stored: dict, root: str) -> str | None:
+    """What moved when the folder's root is not the one the signature file signs (None: it is)."""
+    signed = stored.get("root_sha256")
+    return None if signed == root else f"signs root {signed}, but {JSON_NAME} is now {root}"
 
 
 def key_fingerprint(key: Ed25519PublicKey) -> str:
