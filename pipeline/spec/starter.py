@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import jinja2
 
 from pipeline.spec import Sla
+from pipeline.spec.claim import Tolerance
 from pipeline.spec.workload import Workload
 
 MIN_REPLAY_BOUND_S = 60.0  # max_duration_s is never below this, whatever the window
@@ -125,6 +126,7 @@ def render_starter_spec(facts: StarterFacts) -> str:
         bound_note=f"a bound: {REPLAY_BOUND_WINDOWS:g} windows, at least {MIN_REPLAY_BOUND_S:g} s (turns run past it)",
         latency_note=_latency_note,
         sla_defaults=Sla(),
+        tolerances=[(key, field.default) for key, field in Tolerance.model_fields.items()],
     )
     return "\n".join(_aligned(line) for line in text.split("\n"))
 
@@ -205,6 +207,11 @@ claim:
   #   concurrency: 64
   #   input_tokens: 1024
   #   output_tokens: 128
+  # tolerance:\t# how far a figure may fall short of its claim and still "hold within tolerance"
+{% for key, fraction in tolerances %}
+  #   {{ key }}: {{ fraction | num }}
+{% endfor %}
+  # (the defaults above apply unless set; why each: ARCHITECTURE.md, "Verdicts")
 
 candidates:
   - name: {{ candidate.name | q }}\t# from the model id (letters, digits, _ . - only)
@@ -216,6 +223,7 @@ candidates:
 {% else %}
     # api_key_env: OPENAI_API_KEY\t# the NAME of the variable holding the key (init was given none)
 {% endif %}
+    # tokenizer: hf:PATH\t# the served model's own (hf:, gguf: or server): the bill check's verdict needs it
     price:\t# FILL IN: what the candidate costs (0 makes every cost figure 0)
       usd_per_hour: 0\t# per replica; or usd_per_million_input_tokens and _output_tokens
       replicas: 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import yaml
 
 from pipeline.spec import load_spec
+from pipeline.spec.claim import Tolerance
 from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, StarterFacts, render_starter_spec, round_up
 from pipeline.spec.workload import Sample
 from pipeline.workload.init_spec import InitError, openai_base_url, survey_log, write_starter_spec
@@ -217,3 +219,22 @@ def test_a_rendered_spec_is_plain_yaml_with_its_comments_in_one_column():
     assert "\t" not in text
     assert "    mode: busiest_window          # or peak_hour" in text
     assert "  # ttft_ms: 500" not in text and "  ttft_ms: 220                    # the log's own TTFT" in text
+
+
+def test_the_claims_tolerances_and_the_candidates_tokenizer_are_written_commented_and_load_uncommented(tmp_path):
+    text, spec = written(tmp_path, starter(log_facts()))
+    assert spec.claim.tolerance is not None and spec.claim.tolerance.model_fields_set == set()  # defaults apply
+    assert "  # tolerance:" in text and "  #   throughput: 0.1" in text and "  #   accuracy: 0.01" in text
+    assert "    # tokenizer: hf:PATH" in text
+    # uncommented as written, the block sets each kind to its default and the tokenizer loads
+    kinds = "|".join(Tolerance.model_fields)
+    uncommented = re.sub(r"^  # (tolerance:)", r"  \1", text, flags=re.MULTILINE)
+    uncommented = re.sub(rf"^  #(   (?:{kinds}): [\d.]+)$", r"  \1", uncommented, flags=re.MULTILINE)
+    uncommented = uncommented.replace("    # tokenizer: hf:PATH", "    tokenizer: server")
+    path = tmp_path / "uncommented.yaml"
+    path.write_text(uncommented)
+    loaded = load_spec(path).spec
+    assert loaded.claim.tolerance is not None
+    assert loaded.claim.tolerance.model_fields_set == set(Tolerance.model_fields)
+    assert loaded.claim.tolerance.of("output_tokens_per_s")[0] == 0.1
+    assert loaded.candidates[0].tokenizer == "server"
