@@ -79,14 +79,18 @@ def test_a_capacity_far_below_the_claim_must_be_re_measured_with_the_largest_mov
     assert verdict["verdict"] == RE_MEASURE
     reasons = verdict["candidates"][0]["reasons"]
     assert reasons[0].startswith("the buyer's prompt lengths moved Output tokens/s by -50%")
-    assert any("at the capacity at the SLA" in reason for reason in reasons)
+    assert reasons[-1] == (
+        "Output tokens/s at your SLA: 2,000 tokens/s, below 4,200 tokens/s claimed ÷ 1.25 "
+        "(workload.proxy_tolerance.capacity_ratio)"
+    )
 
 
 def test_a_claim_not_reproduced_at_the_vendors_conditions_must_be_re_measured():
     verdict = summary.measured_proxy_verdict(figures(3000, "not reproduced", 4000), [], 1.25)
     assert verdict["verdict"] == RE_MEASURE
     assert verdict["reasons"] == [
-        "a: output_tokens_per_s at the vendor's conditions: measured 3,000 vs claimed 4,200 (not reproduced)"
+        "a: Output tokens/s: 4,200 tokens/s claimed, 3,000 (2,850 – 3,150) at the vendor's own conditions: "
+        "not reproduced"
     ]
 
 

@@ -18,7 +18,14 @@ from __future__ import annotations
 from pipeline.analysis import metrics
 from pipeline.analysis.replicas import pricing_words
 from pipeline.analysis.stats import REPRODUCED
-from pipeline.pack.assemble.claim_words import claims_in_words
+from pipeline.pack.assemble.claim_words import (
+    claim_line,
+    claims_in_words,
+    interval_words,
+    number,
+    tolerance_words,
+    with_unit,
+)
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 MEASURED, RULE = "measured", "rule on condition divergence"
@@ -27,10 +34,6 @@ SERVED_DEMAND_AXIS = "production load"  # the waterfall's last step (pipeline/pa
 
 def _at(figures: list[dict], candidate: str, basis: str) -> list[dict]:
     return [f for f in figures if f["candidate"] == candidate and f.get("basis", metrics.PRODUCTION_LOAD) == basis]
-
-
-def _n(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.4g}"
 
 
 def candidates_in(figures: list[dict]) -> list[str]:
@@ -86,8 +89,7 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
     per_candidate = []
     for candidate in candidates_in(vendor):
         facts = [
-            f"{f['metric']} at the vendor's conditions: measured {_n(f['measured'])} vs claimed {_n(f['claimed'])} "
-            f"({f['verdict']})"
+            claim_line([f])
             for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS)
             if f["claimed"] is not None and f["verdict"] not in REPRODUCED  # holds, or within its tolerance
         ]
@@ -96,9 +98,11 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
                 continue
             floor = f["claimed"] / capacity_ratio
             if f["measured"] is None or f["measured"] < floor:
+                entry = metrics.metric(f["metric"])
                 facts.append(
-                    f"{f['metric']} at the capacity at the SLA: {_n(f['measured'])}, below the claimed "
-                    f"{_n(f['claimed'])} / {capacity_ratio:g} (workload.proxy_tolerance.capacity_ratio)"
+                    f"{entry.display} at your SLA: {with_unit(f['measured'], entry.unit)}, below "
+                    f"{with_unit(f['claimed'], entry.unit)} claimed ÷ {capacity_ratio:g} "
+                    "(workload.proxy_tolerance.capacity_ratio)"
                 )
         verdict = RE_MEASURE if facts else GOOD_ENOUGH
         reasons = [_move_text(move) for move in moves(waterfall, candidate)] + facts if facts else facts
@@ -182,19 +186,30 @@ def capacity_line(capacity: dict[str, dict]) -> str:
     fraction, replicas = capacity.get("capacity_fraction"), capacity.get("replicas_at_sla")
     carries = ""
     if fraction is not None and fraction["measured"] is not None:
-        high = "open" if fraction["ci_high"] is None else _n(fraction["ci_high"])
-        carries = f"carries {_n(fraction['measured'])}× of your load at the SLA ({_n(fraction['ci_low'])} – {high})"
+        high = "open" if fraction["ci_high"] is None else number(fraction["ci_high"])
+        carries = (
+            f"carries {number(fraction['measured'])}× of your load at the SLA ({number(fraction['ci_low'])} – {high})"
+        )
         if replicas is not None and replicas["measured"] is not None:
             carries += f": {_replicas(replicas)}"
             peak = capacity.get("replicas_at_sla_peak")
             carries += f", {_replicas(peak)} at its peak" if peak is not None and peak["measured"] is not None else ""
         carries += "; "
-    return (
-        f"Capacity at the SLA: {carries}{_n(requests['measured'])} requests/s, {_n(tokens['measured'])} output "
-        f"tokens/s ({_n(tokens['ci_low'])} – {_n(tokens['ci_high'])}) at load {tokens.get('load_level_label', '?')}"
-        + (f"; {tokens['reason']}" if tokens.get("reason") else "")
-        + (f"; claim {tokens['verdict']}" if tokens.get("verdict") else "")
+    served = (
+        f"{number(requests['measured'])} requests/s, {number(tokens['measured'])} output tokens/s "
+        f"{interval_words(tokens['ci_low'], tokens['ci_high'])} at load {tokens.get('load_level_label', '?')}"
     )
+    reason = f"; {tokens['reason']}" if tokens.get("reason") else ""
+    return f"Capacity at the SLA: {carries}{served}{reason}{_against_claim(tokens)}"
+
+
+def _against_claim(figure: dict) -> str:
+    """`; against the claimed 4,200 tokens/s: not reproduced (tolerance 10 %, …)`, or nothing."""
+    if figure.get("claimed") is None or not figure.get("verdict"):
+        return ""
+    tolerance = tolerance_words(figure)
+    claimed = with_unit(figure["claimed"], metrics.metric(figure["metric"]).unit)
+    return f"; against the claimed {claimed}: {figure['verdict']}" + (f" ({tolerance})" if tolerance else "")
 
 
 def _replicas(figure: dict) -> str:
