@@ -70,9 +70,11 @@ def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: D
     raw_sha256 = next(ref["sha256"] for ref in figure["lineage"]["inputs"] if ref["path"] == RAW)
     link = figure["lineage"]["dagster"]
     assert link["partition"] == f"{run['candidate']}|{run['model_version']}" and link["run_id"] == run["run_id"]
-    # the side-by-side pack links the same figure to the same place
+    # the side-by-side pack links the same figure to the same place, and its combined inputs too
     same = next(f for f in top["figures"] if (f["candidate"], f["metric"], f["basis"]) == FIGURE)
-    assert same["lineage"]["dagster"] == link
+    same_link = dict(same["lineage"]["dagster"])
+    assert same_link.pop("combined_url") == f"{DEFAULT_UI_URL}/assets/candidate_comparison"
+    assert same_link == link and "combined_url" not in link
 
     clicks = 0
     with sync_playwright() as playwright:
@@ -127,10 +129,13 @@ def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: D
 # the fields the UI's Overview timeline (RunTimelineFragment) and an asset's history
 # (AssetSuccessfulMaterializationFragment) read of a run: a run without `repositoryOrigin` is left off the timeline
 ORIGIN = "repositoryOrigin { repositoryName repositoryLocationName }"
-RUNS = f"{{ runsOrError {{ ... on Runs {{ results {{ id pipelineName {ORIGIN} }} }} }} }}"
+RUNS = f"{{ runsOrError {{ ... on Runs {{ results {{ id pipelineName runConfig {ORIGIN} }} }} }} }}"
 HISTORY = f"""query History($key: AssetKeyInput!) {{ assetOrError(assetKey: $key) {{ ... on Asset {{
     assetMaterializations(limit: 20) {{ partition runOrError {{ ... on Run {{ id {ORIGIN} }} }} }} }} }} }}"""
 LOCATIONS = "{ workspaceOrError { ... on Workspace { locationEntries { name } } } }"
+# the launchpad's check of a run config against the code location's job (a re-execution runs with the parent's)
+VALID = """query Valid($job: PipelineSelector!, $config: RunConfigData!) {
+    isPipelineConfigValid(pipeline: $job, mode: "default", runConfigData: $config) { __typename } }"""
 
 
 def _graphql(url: str, query: str, **variables) -> dict:
@@ -149,8 +154,12 @@ def test_the_cli_runs_show_under_the_code_location_in_the_timeline_and_asset_his
     partition_runs = {p["run_id"] for p in top["partitions"]}
     runs = {run["id"]: run for run in _graphql(ui, RUNS)["runsOrError"]["results"]}
     assert set(runs) == partition_runs | {top["run_id"]}
+    job = {"repositoryLocationName": location, "repositoryName": "__repository__", "pipelineName": "revalidation"}
     for run in runs.values():
         assert (run["pipelineName"], run["repositoryOrigin"]) == ("revalidation", under_location), run
+        # its run config (the CLI's spec, pack folder, base URLs) is one the code location's job takes
+        valid = _graphql(ui, VALID, job=job, config=run["runConfig"])["isPipelineConfigValid"]
+        assert valid["__typename"] == "PipelineConfigValidationValid", valid
     for asset, written_by in (("raw_timings", partition_runs), ("candidate_comparison", {top["run_id"]})):
         history = _graphql(ui, HISTORY, key={"path": [asset]})["assetOrError"]["assetMaterializations"]
         assert {event["runOrError"]["id"] for event in history} == written_by
