@@ -157,16 +157,18 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
     pack.partitions = [
         PartitionRun(candidate=v.candidate, model_version=v.model_version, run_id=v.run_id) for v in versions
     ]
-    link_figures(pack.figures, {v.candidate: (v.model_version, v.run_id) for v in versions}, storage.ui_url)
+    runs = {v.candidate: (v.model_version, v.run_id) for v in versions}
+    link_figures(pack.figures, runs, storage.ui_url, combined=True)
     pack.data_quality = [
         CheckResult.model_validate(row) for row in gather.partition_quality(versions) + data_quality(context)
     ]
     assets = materialised_assets(context) + ["candidate_comparison"]
     pack.lineage = run_lineage(context.run_id, assets, partition_runs=pack.partitions)
-    # each combined file of the top data/ with the partition files and runs it was merged from
-    return write(
-        context, loaded, layout, pack, {"merged_from": MetadataValue.json(gather.merged_from(layout, versions))}
-    )
+    # each combined file of the top data/ (the files this pack's figures were read from) with its sha256,
+    # where the figures' `combined_url` lands; and the partition files and runs it was merged from
+    merged = gather.merged_from(layout, versions)
+    combined = {entry["path"]: entry["sha256"] for entry in merged}
+    return write(context, loaded, layout, pack, {**combined, "merged_from": MetadataValue.json(merged)})
 
 
 def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:

@@ -8,7 +8,11 @@ The clicks are counted from the figure's lineage row to the raw-timings hash on 
 2. "[Show Markdown]" on its `figures` metadata: every figure of the partition with its value,
    interval, verdict and the sha256 of each input file, the raw timings first.
 A screenshot of each step is kept (`LOADPROOF_AUDITOR_PATH_DIR`, else the test's tmp dir);
-docs/auditor-path/ holds the ones the README shows."""
+docs/auditor-path/ holds the ones the README shows.
+
+The same UI lists the runs `loadproof run` made under the code location (issue 29 item 5), as its
+Overview timeline and each asset's history read them (their GraphQL fields), and from the
+side-by-side pack's *combined inputs* link the combined raw timings' sha256 is one click away."""
 
 from __future__ import annotations
 
@@ -28,11 +32,8 @@ from tests.support.dagster_dev import DagsterDevDidNotStart, dagster_dev
 from tests.support.demo_pack import CANDIDATES, INSTANCE_GROUP, DemoPack
 
 # copies the pack's Dagster instance: never beside another test that opens it
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.xdist_group(INSTANCE_GROUP),
-    pytest.mark.skipif(chromium.skip_reason() is not None, reason=str(chromium.skip_reason())),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(INSTANCE_GROUP)]
+needs_chromium = pytest.mark.skipif(chromium.skip_reason() is not None, reason=str(chromium.skip_reason()))
 
 MOST_CLICKS = 3  # issue 29: from the number on the page to its raw timings' hash
 FIGURE = (CANDIDATES[0], "ttft_ms_p95", "production_load")  # the issue's example
@@ -53,6 +54,7 @@ def ui(demo_pack: DemoPack, tmp_path_factory) -> str:
         pytest.skip(f"dagster dev could not start here: {exc}")
 
 
+@needs_chromium
 def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: DemoPack, ui: str, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -68,9 +70,11 @@ def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: D
     raw_sha256 = next(ref["sha256"] for ref in figure["lineage"]["inputs"] if ref["path"] == RAW)
     link = figure["lineage"]["dagster"]
     assert link["partition"] == f"{run['candidate']}|{run['model_version']}" and link["run_id"] == run["run_id"]
-    # the side-by-side pack links the same figure to the same place
+    # the side-by-side pack links the same figure to the same place, and its combined inputs too
     same = next(f for f in top["figures"] if (f["candidate"], f["metric"], f["basis"]) == FIGURE)
-    assert same["lineage"]["dagster"] == link
+    same_link = dict(same["lineage"]["dagster"])
+    assert same_link.pop("combined_url") == f"{DEFAULT_UI_URL}/assets/candidate_comparison"
+    assert same_link == link and "combined_url" not in link
 
     clicks = 0
     with sync_playwright() as playwright:
@@ -120,3 +124,59 @@ def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: D
             browser.close()
     assert clicks <= MOST_CLICKS
     assert clicks == 2  # the path as documented in README ("The auditor's path")
+
+
+# the fields the UI's Overview timeline (RunTimelineFragment) and an asset's history
+# (AssetSuccessfulMaterializationFragment) read of a run: a run without `repositoryOrigin` is left off the timeline
+ORIGIN = "repositoryOrigin { repositoryName repositoryLocationName }"
+RUNS = f"{{ runsOrError {{ ... on Runs {{ results {{ id pipelineName runConfig {ORIGIN} }} }} }} }}"
+HISTORY = f"""query History($key: AssetKeyInput!) {{ assetOrError(assetKey: $key) {{ ... on Asset {{
+    assetMaterializations(limit: 20) {{ partition runOrError {{ ... on Run {{ id {ORIGIN} }} }} }} }} }} }}"""
+LOCATIONS = "{ workspaceOrError { ... on Workspace { locationEntries { name } } } }"
+# the launchpad's check of a run config against the code location's job (a re-execution runs with the parent's)
+VALID = """query Valid($job: PipelineSelector!, $config: RunConfigData!) {
+    isPipelineConfigValid(pipeline: $job, mode: "default", runConfigData: $config) { __typename } }"""
+
+
+def _graphql(url: str, query: str, **variables) -> dict:
+    response = httpx.post(f"{url}/graphql", json={"query": query, "variables": variables}, timeout=60)
+    body = response.json()
+    assert "errors" not in body, body["errors"]
+    return body["data"]
+
+
+def test_the_cli_runs_show_under_the_code_location_in_the_timeline_and_asset_history(demo_pack: DemoPack, ui: str):
+    """Issue 29 item 5: the runs `loadproof run` made (one per partition, then the comparison)
+    carry the code location the UI loaded, so its timeline and the assets' history list them."""
+    (location,) = [entry["name"] for entry in _graphql(ui, LOCATIONS)["workspaceOrError"]["locationEntries"]]
+    under_location = {"repositoryName": "__repository__", "repositoryLocationName": location}
+    top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
+    partition_runs = {p["run_id"] for p in top["partitions"]}
+    runs = {run["id"]: run for run in _graphql(ui, RUNS)["runsOrError"]["results"]}
+    assert set(runs) == partition_runs | {top["run_id"]}
+    job = {"repositoryLocationName": location, "repositoryName": "__repository__", "pipelineName": "revalidation"}
+    for run in runs.values():
+        assert (run["pipelineName"], run["repositoryOrigin"]) == ("revalidation", under_location), run
+        # its run config (the CLI's spec, pack folder, base URLs) is one the code location's job takes
+        valid = _graphql(ui, VALID, job=job, config=run["runConfig"])["isPipelineConfigValid"]
+        assert valid["__typename"] == "PipelineConfigValidationValid", valid
+    for asset, written_by in (("raw_timings", partition_runs), ("candidate_comparison", {top["run_id"]})):
+        history = _graphql(ui, HISTORY, key={"path": [asset]})["assetOrError"]["assetMaterializations"]
+        assert {event["runOrError"]["id"] for event in history} == written_by
+        assert all(event["runOrError"]["repositoryOrigin"] == under_location for event in history)
+
+
+def test_the_combined_raw_timings_hash_is_on_the_comparison_assets_metadata(demo_pack: DemoPack, ui: str):
+    """Issue 29: the side-by-side pack's figures were read from the combined raw timings (every
+    partition's rows), not a partition's file. Its lineage rows link `candidate_comparison`
+    (`combined_url`), whose latest materialisation names that file with the sha256 the pack names,
+    as an entry of its own (no JSON to open)."""
+    top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
+    figure = next(f for f in top["figures"] if (f["candidate"], f["metric"], f["basis"]) == FIGURE)
+    raw_sha256 = next(ref["sha256"] for ref in figure["lineage"]["inputs"] if ref["path"] == RAW)
+    assert figure["lineage"]["dagster"]["combined_url"] == f"{DEFAULT_UI_URL}/assets/candidate_comparison"
+    query = """query Latest($key: AssetKeyInput!) { assetOrError(assetKey: $key) { ... on Asset {
+        assetMaterializations(limit: 1) { runId metadataEntries { label ... on TextMetadataEntry { text } } } } } }"""
+    (latest,) = _graphql(ui, query, key={"path": ["candidate_comparison"]})["assetOrError"]["assetMaterializations"]
+    entries = {entry["label"]: entry.get("text") for entry in latest["metadataEntries"]}
+    assert latest["runId"] == top["run_id"] and entries[RAW] == raw_sha256

@@ -1,7 +1,7 @@
 """What the Dagster UI shows of the demo pack's runs agrees with the pack (issue 29): the verdicts,
 one per candidate × metric × basis; the sha256 of every file a materialisation wrote and read, the
 values the pack's lineage rows name; the combined files' partition files and runs; and one analysis
-table can be materialised alone."""
+table can be materialised alone; the CLI's runs are stored as the code location's runs."""
 
 import json
 import shutil
@@ -14,6 +14,7 @@ from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance
 
 from assets.automation import REVALIDATION_JOB
 from assets.support.partitions import register
+from pipeline import REPO_ROOT
 from pipeline.definitions import build_definitions
 from pipeline.files.hashing import sha256_file
 from tests.support.demo_pack import CANDIDATES, INSTANCE_GROUP, DemoPack
@@ -173,3 +174,24 @@ def test_each_check_names_the_partition_it_judged_and_a_passing_one_reads_as_pas
 
 
 SIBLINGS = ("throughput", "throughput_buckets", "error_breakdown", "cost_per_decision")
+
+
+def test_the_cli_runs_are_stored_as_runs_of_the_code_location(demo_pack):
+    """Issue 29 item 5: `loadproof run` executes the job in its own process, yet each of its runs is
+    stored with the origin of the code location workspace.yaml names (what the UI's timeline and
+    asset history group runs by; a run with none is left off the timeline), and with the resources
+    it ran with in its run config (a re-execution from the UI measures the same spec, same folder)."""
+    (entry,) = yaml.safe_load((REPO_ROOT / "workspace.yaml").read_text())["load_from"]
+    top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
+    cli_runs = {p["run_id"] for p in top["partitions"]} | {top["run_id"]}  # each partition's, the comparison's
+    with DagsterInstance.local_temp(tempdir=str(demo_pack.folder / ".dagster")) as instance:
+        runs = instance.get_runs()
+    assert {run.run_id for run in runs} == cli_runs
+    for run in runs:
+        origin = run.remote_job_origin
+        assert origin is not None, run.run_id
+        assert origin.location_name == entry["python_module"]["location_name"] == "loadproof"
+        assert (origin.repository_origin.repository_name, origin.job_name) == ("__repository__", REVALIDATION_JOB)
+        resources = run.run_config["resources"]
+        assert resources["storage"]["config"]["out_dir"] == str(demo_pack.folder)
+        assert resources["spec"]["config"]["spec_path"] == str(demo_pack.folder.parent / "spec.yaml")

@@ -107,6 +107,25 @@ def test_each_lineage_row_links_to_its_partition_and_run_in_every_format(base):
     assert f"({first['url'].replace('&', '&amp;')})" in markdown and f"[run-b]({base}/runs/run-b)" in markdown
 
 
+def test_the_side_by_side_packs_rows_also_link_the_combined_inputs():
+    """The side-by-side pack's figures come from the combined raw timings, not a partition's: each
+    of its lineage rows also links `candidate_comparison`, whose metadata names each combined file
+    with its sha256 (a candidate pack's rows do not)."""
+    figures = [figure("fastserve-8b"), figure("budget-8b")]
+    link_figures(
+        figures, {"fastserve-8b": ("v1", "run-a"), "budget-8b": ("v1", "run-b")}, DEFAULT_UI_URL, combined=True
+    )
+    pack = document(figures)
+    jsonschema.validate(pack, json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text()))
+    combined = f"{DEFAULT_UI_URL}/assets/candidate_comparison"
+    assert [f["lineage"]["dagster"]["combined_url"] for f in pack["figures"]] == [combined, combined]
+    assert pack["figures"][0]["lineage"]["dagster"]["url"].startswith(f"{DEFAULT_UI_URL}/assets/figures?")
+    parser = Links()
+    parser.feed(render_html(pack, {}, confidence=0.95))
+    assert parser.hrefs.count(combined) == 2  # one per lineage row
+    assert f"[candidate_comparison]({combined})" in render_markdown(pack, confidence=0.95)
+
+
 def test_a_pack_without_links_still_renders():
     pack = document([figure("fastserve-8b")])
     pack["figures"][0]["lineage"].pop("dagster", None)

@@ -8,7 +8,12 @@ The URL shapes are the Dagster UI's own (its asset page links a partition as
 `?view=partitions&partition=<key>`): `/assets/<key path joined by />?view=partitions&partition=<p>`
 and `/runs/<run_id>`. The base is a setting (`loadproof run --ui-url`, `PackStorage.ui_url`),
 the local `dagster dev` address by default. Plain Python: the pack only renders what is built here
-from rows analysis already made."""
+from rows analysis already made.
+
+The side-by-side pack's figures were computed from the combined files (every partition's rows in
+one file), not the partition's: beside the partition link, each of its lineage rows also links the
+`candidate_comparison` asset (`combined_url`), whose materialisation names each combined file with
+its sha256 (and, in `merged_from`, the partition files and runs it came from)."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from pipeline.pack.document.parts import DagsterLink, Figure
 
 DEFAULT_UI_URL = "http://127.0.0.1:3000"  # `make dev`'s `dagster dev` address
 FIGURES_ASSET = "figures"  # the asset that writes data/figures.parquet
+COMPARISON_ASSET = "candidate_comparison"  # the asset that writes the side-by-side pack from the combined files
 
 
 def partition_key(candidate: str, model_version: str) -> str:
@@ -44,11 +50,17 @@ def figure_link(base_url: str, candidate: str, model_version: str, run_id: str |
     return link
 
 
-def link_figures(figures: list[Figure], runs: dict[str, tuple[str, str | None]], base_url: str) -> None:
+def link_figures(
+    figures: list[Figure], runs: dict[str, tuple[str, str | None]], base_url: str, combined: bool = False
+) -> None:
     """Give each figure's lineage its link: `runs` maps a candidate to the (model version, run id)
     its rows come from (a candidate pack: its own partition and run; the side-by-side pack: each
-    partition's). A candidate the pack names no partition for keeps no link."""
+    partition's). A candidate the pack names no partition for keeps no link. `combined`: the
+    side-by-side pack, whose links also name the comparison asset (`combined_url`)."""
     for figure in figures:
         if figure.candidate in runs:
             version, run_id = runs[figure.candidate]
-            figure.lineage.dagster = figure_link(base_url, figure.candidate, version, run_id)
+            link = figure_link(base_url, figure.candidate, version, run_id)
+            if combined:
+                link.combined_url = asset_url(base_url, COMPARISON_ASSET)
+            figure.lineage.dagster = link

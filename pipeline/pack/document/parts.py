@@ -57,6 +57,9 @@ class DagsterLink(Part):
     url: str
     run_id: str | MISSING = MISSING
     run_url: str | MISSING = MISSING
+    # the side-by-side pack only: its own asset, `candidate_comparison`, whose latest materialisation
+    # names each combined input file (the raw timings of every partition) with its sha256
+    combined_url: str | MISSING = MISSING
 
 
 class FigureLineage(Part):
