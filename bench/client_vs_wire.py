@@ -55,7 +55,8 @@ def replay(
     server: ReferenceServer, plan: list[PlannedRequest], concurrency: int, journal_path: Path
 ) -> tuple[ReplayStats, float, float, list[dict]]:
     """One closed-loop replay: its stats, the client's and the server's CPU seconds, its rows."""
-    server_pid = server._process.pid  # the bench reads the server's CPU use; no public accessor
+    assert server._process is not None  # the bench reads the server's CPU use; no public accessor
+    server_pid = server._process.pid
     server_before, client_before = cpu_s(server_pid), time.process_time()
     with Journal(journal_path) as journal:
         stats = run_replay(
@@ -129,6 +130,7 @@ def print_errors(pairs: list[WirePair]) -> None:
     print(line("E2E  |client − wire|", [abs(p.e2e_error_ns) for p in pairs]))
     print(line("  send lead (wire last byte − send)", [p.send_lead_ns for p in pairs]))
     print(line("  first-token receipt lag", [p.first_token_lag_ns for p in pairs]))
+    print(line("  every token's receipt lag", [lag for p in pairs for lag in p.token_lags_ns]))
     print(line("  end receipt lag", [p.end_lag_ns for p in pairs]))
 
 
@@ -145,7 +147,7 @@ def print_cost(
     print(
         f"    with capture: wall {stats.wall_s:.2f} s, client CPU {client_s / requests * 1e3:.3f} ms/request, "
         f"server {server_s / stats.wall_s:.0%} of a core; tcpdump {report.cpu_s:.2f} CPU s "
-        f"({report.cpu_s / stats.wall_s:.0%} of a core, {report.cpu_s / requests * 1e6:.0f} µs/request), "
+        f"({report.cpu_s / stats.wall_s:.1%} of a core, {report.cpu_s / requests * 1e6:.0f} µs/request), "
         f"{report.packets_captured} packets ({report.packets_dropped} dropped by the kernel, "
         f"{gaps} connections with a gap), {report.bytes / 1e6:.1f} MB; read back in {parse_s:.1f} s"
     )

@@ -45,7 +45,7 @@ class WireExchange:
     t_response_first_ns: int | None = None  # the response's first byte (status line)
     t_first_token_ns: int | None = None  # the segment that completed the first token event
     t_end_ns: int | None = None  # the segment that completed the response body
-    token_events: int = 0
+    token_times_ns: list[int] = field(default_factory=list)  # each token event, as t_first_token_ns
     stream_error: str | None = None
 
 
@@ -223,7 +223,7 @@ class _EventSplitter:
         except StreamError as error:
             exchange.stream_error = exchange.stream_error or error.error_type
         chunks = self.outcome.chunk_times_ns
-        exchange.token_events = len(chunks)
+        exchange.token_times_ns = chunks
         exchange.t_first_token_ns = chunks[0] if chunks else None
 
 
@@ -239,6 +239,7 @@ class WirePair:
     response_lag_ns: int  # client's response-headers stamp − wire's first response byte
     first_token_lag_ns: int  # client first token − wire first token
     end_lag_ns: int  # client end − wire end of the response body
+    token_lags_ns: tuple[int, ...]  # each token event: client receipt − wire (the same events, in order)
     ttft_error_ns: int  # client TTFT − wire TTFT (from the request's last byte)
     e2e_error_ns: int  # client E2E − wire E2E
 
@@ -266,6 +267,10 @@ def join(rows: list[dict], reading: WireReading, to_wall) -> tuple[list[WirePair
                 response_lag_ns=to_wall(row["t_first_byte_ns"]) - wire.t_response_first_ns,
                 first_token_lag_ns=first - wire.t_first_token_ns,
                 end_lag_ns=end - wire.t_end_ns,
+                token_lags_ns=tuple(
+                    to_wall(row["t_sent_ns"] + offset) - on_wire
+                    for offset, on_wire in zip(row["chunk_offsets_ns"], wire.token_times_ns, strict=True)
+                ),
                 ttft_error_ns=(row["t_first_token_ns"] - row["t_sent_ns"]) - wire_ttft,
                 e2e_error_ns=(row["t_end_ns"] - row["t_sent_ns"]) - wire_e2e,
             )

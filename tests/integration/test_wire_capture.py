@@ -68,7 +68,8 @@ def test_each_exchange_is_whole_and_in_order_on_the_wire(captured) -> None:
         assert wire.t_request_first_ns <= wire.t_request_last_ns <= wire.t_response_first_ns
         assert wire.t_response_first_ns <= wire.t_first_token_ns <= wire.t_end_ns
         # the wire's events read by the client's own reader: the same token events the client counted
-        assert wire.token_events == chunks[wire.request_id] == MAX_TOKENS
+        assert len(wire.token_times_ns) == chunks[wire.request_id] == MAX_TOKENS
+        assert wire.token_times_ns == sorted(wire.token_times_ns)
 
 
 def test_client_stamps_keep_causal_order_with_the_wire(captured) -> None:
@@ -89,6 +90,8 @@ def test_client_stamps_keep_causal_order_with_the_wire(captured) -> None:
         assert wire.t_response_first_ns <= clock.to_wall(row["t_first_byte_ns"]) + slack, name
         assert wire.t_first_token_ns <= clock.to_wall(row["t_first_token_ns"]) + slack, name
         assert wire.t_end_ns <= clock.to_wall(row["t_end_ns"]) + slack, name
+    for pair in join(rows, reading, clock.to_wall)[0]:  # every token event, not only the first
+        assert len(pair.token_lags_ns) == MAX_TOKENS and min(pair.token_lags_ns) >= -slack, pair.request_id
 
 
 def test_ttft_and_e2e_errors_do_not_depend_on_the_clock_mapping(captured) -> None:
