@@ -146,7 +146,7 @@ def print_cost(
 ) -> None:
     print(
         f"    with capture: wall {stats.wall_s:.2f} s, client CPU {client_s / requests * 1e3:.3f} ms/request, "
-        f"server {server_s / stats.wall_s:.0%} of a core; tcpdump {report.cpu_s:.2f} CPU s "
+        f"server {server_s / stats.wall_s:.0%} of a core; tcpdump {report.cpu_s * 1e3:.1f} CPU ms "
         f"({report.cpu_s / stats.wall_s:.1%} of a core, {report.cpu_s / requests * 1e6:.0f} µs/request), "
         f"{report.packets_captured} packets ({report.packets_dropped} dropped by the kernel, "
         f"{gaps} connections with a gap), {report.bytes / 1e6:.1f} MB; read back in {parse_s:.1f} s"
