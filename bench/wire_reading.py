@@ -88,8 +88,8 @@ def read_capture(path: Path, server_port: int, api: str = "chat") -> WireReading
         reading.connections += 1
         reading.connections_with_gaps += request_gap or response_gap
         exchanges = list(_requests(requests, port))
-        for exchange, _ in zip(exchanges, _responses(responses, exchanges, api), strict=False):
-            reading.exchanges.append(exchange)
+        _answer(exchanges, responses, api)
+        reading.exchanges.extend(exchanges)  # one the server never answered keeps t_end_ns None
     return reading
 
 
@@ -155,7 +155,7 @@ def _unread(parser: h11.Connection) -> bool:
     return bool(parser.trailing_data[0])
 
 
-def _responses(blocks: list[tuple[bytes, int]], exchanges: list[WireExchange], api: str) -> Iterator[WireExchange]:
+def _answer(exchanges: list[WireExchange], blocks: list[tuple[bytes, int]], api: str) -> None:
     """Fill each exchange's response times from the connection's responses, in order."""
     pending = iter(exchanges)
     exchange = next(pending, None)
@@ -173,7 +173,6 @@ def _responses(blocks: list[tuple[bytes, int]], exchanges: list[WireExchange], a
             elif isinstance(event, h11.EndOfMessage):
                 events.end(t_ns, exchange)
                 exchange.t_end_ns = t_ns
-                yield exchange
                 leftover = parser.trailing_data[0]
                 exchange, parser, events = next(pending, None), _response_parser(), _EventSplitter(api)
                 if leftover:
@@ -245,9 +244,11 @@ class WirePair:
 
 
 def join(rows: list[dict], reading: WireReading, to_wall) -> tuple[list[WirePair], list[str]]:
-    """The replay's ok rows joined to the wire by request id (the last exchange of an id: a
-    request re-sent on another connection is timed from its last send); the ids not found whole."""
-    on_wire = {exchange.request_id: exchange for exchange in reading.exchanges if exchange.request_id is not None}
+    """The replay's ok rows joined to the wire by request id (of an id's exchanges, the last one
+    answered: a request re-sent past a stale connection is timed from its last send); the ids not
+    found whole."""
+    answered_last = sorted(reading.exchanges, key=lambda e: (e.t_end_ns is not None, e.t_request_first_ns))
+    on_wire = {exchange.request_id: exchange for exchange in answered_last if exchange.request_id is not None}
     pairs, missing = [], []
     for row in rows:
         if row["status"] != "ok":
