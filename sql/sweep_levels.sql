@@ -5,8 +5,13 @@
 -- level): nothing mixes two levels. A level meets the SLA when its SLA attainment reaches
 -- $min_attainment and its error rate stays within $max_error_rate; it clearly misses it when
 -- the attainment's interval lies wholly below the target or the error rate's wholly above it.
--- views: level_throughput, level_latency, level_cost (each with load_level, load_level_label,
--- production)
+-- The SLO tier per user (sla.per_user; sql/per_user_tier.sql): the level's users — its
+-- concurrency in a closed loop ($closed_loop), else its mean streams in flight (Little's law) —
+-- the share of its streams meeting the tier with its Wilson interval, whether the level meets the
+-- tier (that share reaches $per_user_min_share; NULL without a tier) and its cost per user-hour
+-- (the window's cost per hour / users).
+-- views: level_throughput, level_latency, level_cost, level_per_user (each with load_level,
+-- load_level_label, production)
 WITH latency AS (
     SELECT
         candidate,
@@ -63,15 +68,29 @@ joined AS (
         c.cost_per_decision_usd,
         c.cost_per_decision_usd_ci_low,
         c.cost_per_decision_usd_ci_high,
-        c.cost_per_million_output_tokens_usd
+        c.cost_per_million_output_tokens_usd,
+        u.streams_meeting_tier,
+        u.per_user_attainment,
+        u.per_user_attainment_ci_low,
+        u.per_user_attainment_ci_high,
+        u.stream_output_tokens_per_s_p50,
+        u.mean_in_flight,
+        CASE WHEN $closed_loop THEN t.load_level ELSE u.mean_in_flight END AS users,
+        c.cost_usd / nullif(c.window_hours, 0)
+        / nullif(CASE WHEN $closed_loop THEN t.load_level ELSE u.mean_in_flight END, 0) AS cost_per_user_hour_usd
     FROM level_throughput AS t
     LEFT JOIN latency USING (candidate, load_level)
     LEFT JOIN level_cost AS c USING (candidate, load_level)
+    LEFT JOIN level_per_user AS u USING (candidate, load_level)
 )
 SELECT
     *,
     coalesce(sla_attainment >= $min_attainment AND error_rate <= $max_error_rate, FALSE) AS meets_sla,
     coalesce(sla_attainment_ci_high < $min_attainment, FALSE)
-        OR coalesce(error_rate_ci_low > $max_error_rate, FALSE) AS clearly_misses_sla
+        OR coalesce(error_rate_ci_low > $max_error_rate, FALSE) AS clearly_misses_sla,
+    CASE
+        WHEN CAST($per_user_min_share AS DOUBLE) IS NOT NULL
+            THEN coalesce(per_user_attainment >= CAST($per_user_min_share AS DOUBLE), FALSE)
+    END AS meets_per_user_tier
 FROM joined
 ORDER BY candidate, load_level

@@ -16,7 +16,9 @@ request at a time that still misses says by how much).
 
 Each row also sizes the deployment (pipeline/analysis/replicas.py): the fraction of the production
 load carried at the SLA, the replicas for that load and its peak (the prompt profile's
-peak-to-mean ratio), and the cost per useful decision at that replica count.
+peak-to-mean ratio), and the cost per useful decision at that replica count; and, with an SLO
+tier per user (`sla.per_user`), the users at it and the cost per user-hour
+(pipeline/analysis/users_at_tier.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.analysis.replicas import HOURLY, SIZING_COLUMNS, TOKENS, sizing
+from pipeline.analysis.users_at_tier import TIER_COLUMNS, tier_columns
 from pipeline.contracts import PROMPT_PROFILE, SWEEP_REPLAY, SWEEP_SUMMARY
 from pipeline.replay.capacity_search import SearchBounds, is_closed
 from pipeline.replay.sweep import KNOB_SETTING
@@ -51,6 +54,7 @@ CAPACITY_COLUMNS = (
     "n",
     "levels_run",
     *SIZING_COLUMNS,
+    *TIER_COLUMNS,
 )
 
 
@@ -145,6 +149,7 @@ def capacity_rows(
                 "n": row.get("requests_in_window_at_max_sla_load"),
                 "levels_run": row["load_levels"],
                 **sizing(row, pricing(spec, row["candidate"]), peak_to_mean),
+                **tier_columns(spec, row, precision(spec)),
             }
         )
     return rows

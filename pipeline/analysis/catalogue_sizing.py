@@ -1,6 +1,8 @@
 """The catalogue's sizing entries (`pipeline/analysis/catalogue.py` includes them): what the
 capacity at the SLA means for a deployment, made by `pipeline/analysis/replicas.py` as columns of
-the capacity rows and read at the capacity at the SLA, as every capacity figure is."""
+the capacity rows and read at the capacity at the SLA, as every capacity figure is; and the users
+at an SLO tier per user with their cost per user-hour (pipeline/analysis/users_at_tier.py), read
+from the same rows at the tier's own knee."""
 
 from __future__ import annotations
 
@@ -59,5 +61,27 @@ SIZING = (
         "replicas share the production load); per-token price: the cost per useful decision at the capacity (it "
         "does not scale with replicas)",
         USEFUL_SHARE + ", at the replica count",
+    ),
+    # the SLO tier per user (sla.per_user): pipeline/analysis/users_at_tier.py
+    _sizing(
+        "users_at_slo_tier",
+        "users",
+        True,
+        "Users at an SLO tier",
+        "the most concurrent streams that each keep an output speed of at least the tier's floor (tokens/s per "
+        "stream) with TTFT under its ceiling, on the buyer's mix: the users of the highest load level at which "
+        "sla.per_user.min_share of the streams meet both (closed loop: its concurrency; open loop: mean streams in "
+        "flight, Little's law)",
+        "the tier's bracket: from the users at the level met to those at the first level missed (open where none "
+        "missed)",
+    ),
+    _sizing(
+        "cost_per_user_hour_usd",
+        "USD",
+        False,
+        "Cost per user-hour at the SLO tier",
+        "the cost per hour of the level with the users at an SLO tier, over those users: a per-hour price × "
+        "replicas ÷ users; a per-token price: the tokens one user draws in an hour × the prices",
+        "the tier's bracket carried through: the same cost at the first level missed is the other end",
     ),
 )

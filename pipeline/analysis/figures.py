@@ -35,6 +35,7 @@ from pipeline.analysis.stats import (
     one_sided_confidence,
     verdict,
 )
+from pipeline.analysis.users_at_tier import TIER_FIGURES, tier_note
 from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_CONDITIONS_ARM  # the arm: the vendor's own benchmark
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
@@ -325,6 +326,10 @@ def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
             source = entry.sources[CAPACITY_AT_SLA]
             measured, low, high, n, _ = read(source, row)
             item = figure(spec, row["candidate"], entry.name, measured, low, high, n, source.sql, CAPACITY_AT_SLA)
+            if entry.name in TIER_FIGURES:  # at the SLO tier's own knee, not the SLA's
+                if row.get("per_user_output_tokens_per_s_min") is not None or entry.name in spec.claim.figures:
+                    out.append(item | {"n": row.get("streams_at_tier") or 0} | tier_note(row, entry.name))
+                continue
             if row.get("max_sla_level") is not None:
                 item["load_level"] = row["max_sla_level"]
                 item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"

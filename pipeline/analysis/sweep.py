@@ -18,13 +18,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis import users_at_tier
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.session import QuerySession
 from pipeline.replay import capacity_search
 from pipeline.replay.sweep import LoadLevel, level_for_value, production_level
 from pipeline.spec import Spec
 
-SWEEP_QUERIES = ("sweep_levels", "sweep_summary")
+SWEEP_QUERIES = ("per_user_tier", "sweep_levels", "sweep_summary")
 
 
 def sweep_ran(spec: Spec) -> bool:
@@ -87,11 +88,19 @@ def level_tables(
         "level_throughput": _tagged(tables["throughput"], level),
         "level_latency": _tagged(tables["latency_percentiles"], level),
         "level_cost": _tagged(tables["cost_per_decision"], level),
+        # the SLO tier per user (sla.per_user) and the level's users: pipeline/analysis/users_at_tier.py
+        "level_per_user": _tagged(
+            users_at_tier.per_user_table(source, level_spec(spec, level), queries=queries), level
+        ),
     }
 
 
 def _params(spec: Spec) -> dict:
-    return {"min_attainment": spec.sla.min_attainment, "max_error_rate": spec.sla.max_error_rate}
+    return {
+        "min_attainment": spec.sla.min_attainment,
+        "max_error_rate": spec.sla.max_error_rate,
+        **users_at_tier.tier_params(spec),
+    }
 
 
 def sweep_levels_from(

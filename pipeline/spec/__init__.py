@@ -22,6 +22,25 @@ class SpecError(ValueError):
     """A spec that cannot be used; the message names the file, the line and the field."""
 
 
+class PerUserTier(Strict):
+    """An SLO tier per user (Artificial Analysis' AA-AgentPerf reports capacity so): a stream
+    meets it when it succeeded, its TTFT is at most `ttft_ms_max` and its output speed — output
+    tokens / (E2E − TTFT) — is at least `output_tokens_per_s_min`; a load level meets the tier when
+    at least `min_share` of its steady-window streams do. Users at the tier: the most concurrent
+    streams of the capacity search that still meet it (pipeline/analysis/users_at_tier.py)."""
+
+    output_tokens_per_s_min: float = Field(
+        gt=0, description="the output-speed floor of one stream, tokens/s after its first token (e.g. 30, 100, 300)"
+    )
+    ttft_ms_max: float = Field(gt=0, description="the TTFT ceiling of one stream, ms (e.g. 15000)")
+    min_share: float = Field(
+        default=0.95,
+        gt=0,
+        le=1,
+        description="share of a level's steady-window streams that must meet the tier for the level to meet it",
+    )
+
+
 class Sla(Strict):
     """Per-request bounds; a request meets the SLA when it succeeded and is within every bound."""
 
@@ -35,6 +54,9 @@ class Sla(Strict):
         description="share of requests that must meet every bound for a run (or load level) to meet the SLA",
     )
     max_error_rate: float = Field(default=0.05, ge=0, le=1, description="error budget of the replay")
+    per_user: PerUserTier | None = Field(
+        default=None, description="an SLO tier per stream: the capacity search then reports the users at it"
+    )
 
 
 class Analysis(Strict):
@@ -133,6 +155,12 @@ def load_spec(path: str | Path) -> LoadedSpec:
         raise SpecError(_describe_errors(path, root, exc)) from None
     for note in spec.claim.notes:  # a result file and hand-written values: which won
         logging.getLogger(__name__).warning("%s: claim: %s", path, note)
+    if spec.sla.per_user is not None and spec.workload.replay.sweep is None:
+        logging.getLogger(__name__).warning(
+            "%s: sla.per_user: no load sweep runs, so no users at the tier are reported (they are read from the "
+            "sweep's levels): add workload.replay.sweep (e.g. `sweep: {search: {}}`) or remove sla.per_user",
+            path,
+        )
     if spec.claim.unmapped:
         logging.getLogger(__name__).info("%s: claim.from: fields not read: %s", path, ", ".join(spec.claim.unmapped))
     return LoadedSpec(spec=spec, path=path.resolve(), sha256=hashlib.sha256(raw).hexdigest())

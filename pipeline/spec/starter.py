@@ -278,6 +278,10 @@ sla:
   # tpot_ms: 50\t# time per output token, if production bounds it
   min_attainment: {{ sla_defaults.min_attainment | num }}
   max_error_rate: {{ sla_defaults.max_error_rate | num }}
+  # per_user:\t# users at an SLO tier (needs workload.replay.sweep: the capacity search's levels)
+  #   output_tokens_per_s_min: 30\t# each stream's output speed after its first token (30 / 100 / 300)
+  #   ttft_ms_max: 15000\t# and its TTFT ceiling
+  #   min_share: 0.95\t# share of a level's streams that must meet both
 
 # accuracy:\t# a labelled slice of your own task, scored: examples/demo.yaml shows one
 

@@ -31,6 +31,8 @@ def spec() -> Spec:
     data = demo_spec_dict()
     data["workload"]["replay"].update(warmup_s=0, cooldown_s=0, sweep={"time_scales": [0.5, 0.25]})
     data["sla"] = {"ttft_ms": 100, "min_attainment": 0.8, "max_error_rate": 0.2}
+    # the SLO tier per user: met at 1× and 2× (TTFT 20, 30 ms), missed at 4× (900 ms)
+    data["sla"]["per_user"] = {"output_tokens_per_s_min": 10, "ttft_ms_max": 100, "min_share": 0.8}
     # priced by the token: the bill check's cost ratio has a value (by the hour the bill counts no tokens)
     price = {"usd_per_million_input_tokens": 0.2, "usd_per_million_output_tokens": 0.6}
     data["candidates"] = [dict(data["candidates"][0], name="c", price=price)]

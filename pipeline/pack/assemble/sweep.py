@@ -26,6 +26,7 @@ def sweep_steps() -> tuple[str, ...]:
         *THROUGHPUT_STEPS,
         "throughput",
         "cost_per_decision",
+        "per_user_tier",
         "sweep_levels",
         "sweep_summary",
     )
@@ -61,6 +62,7 @@ def sweep_section(
             "e2e_ms": spec.sla.e2e_ms,
             "min_attainment": spec.sla.min_attainment,
             "max_error_rate": spec.sla.max_error_rate,
+            "per_user": None if spec.sla.per_user is None else spec.sla.per_user.model_dump(),
         },
         "levels": [{k: v for k, v in row.items() if k not in drop} for row in level_rows],
         "summary": [{k: v for k, v in row.items() if k not in drop} for row in summary_rows],

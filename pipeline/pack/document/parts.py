@@ -334,6 +334,7 @@ class SweepSla(Part):
     e2e_ms: Number | None
     min_attainment: Number
     max_error_rate: Number
+    per_user: dict[str, Number] | None | MISSING = MISSING  # the SLO tier per user (sla.per_user)
 
 
 class SweepLevelRow(TableRow):

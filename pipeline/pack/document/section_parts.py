@@ -91,6 +91,24 @@ class CapacityRow(Part):
     cost_per_decision_at_sla_replicas_usd: Number | None | MISSING = MISSING
     cost_per_decision_at_sla_replicas_usd_ci_low: Number | None | MISSING = MISSING
     cost_per_decision_at_sla_replicas_usd_ci_high: Number | None | MISSING = MISSING
+    # users at an SLO tier per user (sla.per_user; pipeline/analysis/users_at_tier.py); absent in packs before it
+    users_basis: str | MISSING = MISSING  # concurrency (closed loop) or mean streams in flight (Little's law)
+    per_user_output_tokens_per_s_min: Number | None | MISSING = MISSING  # None: no tier in the spec
+    per_user_ttft_ms_max: Number | None | MISSING = MISSING
+    per_user_min_share: Number | None | MISSING = MISSING
+    tier_level: Number | None | MISSING = MISSING  # the highest level meeting the tier (every lighter one too)
+    tier_level_label: str | None | MISSING = MISSING
+    tier_first_missed_level: Number | None | MISSING = MISSING  # None: no level missed (a lower bound)
+    tier_first_missed_level_label: str | None | MISSING = MISSING
+    tier_bracket_closed: bool | None | MISSING = MISSING
+    per_user_attainment_at_tier: Number | None | MISSING = MISSING
+    streams_at_tier: Count | None | MISSING = MISSING
+    users_at_slo_tier: Number | None | MISSING = MISSING
+    users_at_slo_tier_ci_low: Number | None | MISSING = MISSING
+    users_at_slo_tier_ci_high: Number | None | MISSING = MISSING
+    cost_per_user_hour_usd: Number | None | MISSING = MISSING
+    cost_per_user_hour_usd_ci_low: Number | None | MISSING = MISSING
+    cost_per_user_hour_usd_ci_high: Number | None | MISSING = MISSING
     lineage: FigureLineage | None | MISSING = MISSING
 
 
