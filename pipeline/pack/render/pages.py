@@ -124,6 +124,15 @@ def tolerance_label(item) -> str:
     return tolerance_percent(item) + (f" ({setting})" if setting else "")
 
 
+def resolve_short(item) -> str:
+    """What would resolve an inconclusive figure, short (the HTML verdict cell; the whole words are
+    its title and the list below the table): `+12,400 requests · 41 min`, or `not by length`."""
+    if item.get("requests_to_resolve") is None:
+        return "not by length"
+    words = f"+{num(item['requests_to_resolve'])} requests"
+    return words + (f" · {num(item['minutes_to_resolve'])} min" if item.get("minutes_to_resolve") is not None else "")
+
+
 def tolerances(items) -> list[dict]:
     """Each tolerance the verdicts used, once: `{label, source}`, in first-seen order."""
     seen: dict[str, dict] = {}
@@ -166,6 +175,7 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["tolerance"] = tolerance_label
     env.filters["tolerance_percent"] = tolerance_percent
     env.filters["tolerances"] = tolerances
+    env.filters["resolve_short"] = resolve_short
     env.filters["ui_links"] = ui_links
     return env
 
