@@ -36,6 +36,7 @@ from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_CONDITIONS_ARM
 
 AT_BOUND = 1e-12  # a distance this small relative to the bound is none
 CANNOT_BY_LENGTH = "cannot be resolved by length alone"
+UNTIL_RESOLVED = "until resolved"  # a figure of `workload.replay.until` names it in its interval_method
 OPEN_THOUGH_LONG = (
     "its interval is open on the side facing the claim although the run has the samples to bound it "
     "(e.g. too few requests in a send-time batch): no rate of narrowing to scale from"
@@ -135,6 +136,8 @@ def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
     if found.factor is None:
         return {"to_resolve": f"{CANNOT_BY_LENGTH}: {found.why}"}
     per_run: float = (load or {}).get("requests") or n_per_run
+    if UNTIL_RESOLVED in (item.get("interval_method") or ""):
+        return _more_runs(item, found, runs, per_run, load)
     requests = more_samples(round(per_run), found.factor) * runs
     minutes = None
     if load and load.get("window_s"):
@@ -145,6 +148,21 @@ def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
         "requests_to_resolve": requests,
         "minutes_to_resolve": minutes,
         "to_resolve": _words(item, bound, found, requests, minutes, runs, design),
+    }
+
+
+def _more_runs(item: dict, found: Growth, runs: int, per_run: float, load: dict | None) -> dict:
+    """A replay repeated until resolved that stopped undecided: its interval across runs narrows as
+    1/√runs, so `runs`·factor runs in all (the t-quantile's fall with more runs only helps)."""
+    more = more_samples(runs, found.factor)
+    requests = round(more * per_run)
+    minutes = more * load["window_s"] / 60.0 if load and load.get("window_s") else None
+    minutes_words = "" if minutes is None else f", ≈ {_minutes(minutes)} min of this load"
+    return {
+        "requests_to_resolve": requests,
+        "minutes_to_resolve": minutes,
+        "to_resolve": f"≈ {more} more runs ({_number(requests)} requests{minutes_words}) would resolve it: "
+        f"its interval across the {runs} runs narrows as 1/√runs (raise workload.replay.until.max_runs)",
     }
 
 

@@ -158,3 +158,11 @@ def test_an_open_side_the_run_is_already_long_enough_to_close_gives_no_estimate(
     # a median, so length is not what it lacks
     found = growth(11.7, None, None, 13.2, n=14, percentile=0.5)
     assert found.factor is None and "no rate of narrowing" in found.why
+
+
+def test_a_replay_repeated_until_resolved_that_stopped_undecided_asks_for_more_runs():
+    runs = [{"repeat": k, "design_effect": 1.0} for k in range(4)]
+    item = {**FIGURE, "n": 800, "repeats": {"runs": runs}, "interval_method": "until resolved: the t-interval …"}
+    out = to_resolve(item, 0.95, {"requests": 240, "window_s": 120.0})
+    assert out["to_resolve"].startswith("≈ 13 more runs (3,120 requests, ≈ 26 min of this load)")
+    assert out["requests_to_resolve"] == 13 * 240 and out["minutes_to_resolve"] == pytest.approx(26.0)
