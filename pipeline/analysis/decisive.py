@@ -154,7 +154,7 @@ def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
 def _more_runs(item: dict, found: Growth, runs: int, per_run: float, load: dict | None) -> dict:
     """A replay repeated until resolved that stopped undecided: its interval across runs narrows as
     1/√runs, so `runs`·factor runs in all (the t-quantile's fall with more runs only helps)."""
-    more = more_samples(runs, found.factor)
+    more = more_samples(runs, found.factor or 1.0)  # a factor: `to_resolve` returned before without one
     requests = round(more * per_run)
     minutes = more * load["window_s"] / 60.0 if load and load.get("window_s") else None
     minutes_words = "" if minutes is None else f", ≈ {_minutes(minutes)} min of this load"
