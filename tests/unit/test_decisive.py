@@ -3,12 +3,15 @@ against intervals that really narrow as 1/√n, the open-side and at-the-bound c
 
 from __future__ import annotations
 
+import json
 import math
 
+import jsonschema
 import numpy as np
 import pytest
 from scipy.stats import binom
 
+from pipeline import REPO_ROOT
 from pipeline.analysis.decisive import (
     CANNOT_BY_LENGTH,
     claim_bound,
@@ -19,6 +22,8 @@ from pipeline.analysis.decisive import (
     with_resolution,
 )
 from pipeline.analysis.stats import INCONCLUSIVE, Z_95, order_statistic_ranks, verdict
+from pipeline.pack.render.pages import render_html, render_markdown
+from tests.unit.test_tolerances import document, figure_row
 
 
 def test_claim_bound_moves_the_claim_by_its_tolerance_towards_the_bad_side():
@@ -166,3 +171,19 @@ def test_a_replay_repeated_until_resolved_that_stopped_undecided_asks_for_more_r
     out = to_resolve(item, 0.95, {"requests": 240, "window_s": 120.0})
     assert out["to_resolve"].startswith("≈ 13 more runs (3,120 requests, ≈ 26 min of this load)")
     assert out["requests_to_resolve"] == 13 * 240 and out["minutes_to_resolve"] == pytest.approx(26.0)
+
+
+def test_the_pages_state_what_would_resolve_it_beside_the_verdict():
+    open_ = figure_row(verdict=INCONCLUSIVE, measured=260.0, ci_low=240.0, ci_high=290.0)
+    open_ |= to_resolve(open_, 0.95, {"requests": 400, "window_s": 50.0})
+    at_claim = figure_row(candidate="d", verdict=INCONCLUSIVE, measured=275.0, ci_low=250.0, ci_high=300.0)
+    at_claim |= to_resolve(at_claim, 0.95, {"requests": 400, "window_s": 50.0})
+    # bound 250·1.1 = 275, 15 above the measured 260; the upper side 30 wide: four times as long
+    assert open_["requests_to_resolve"] == more_samples(400, 4.0) == 1201
+    pack = document([open_, at_claim])
+    markdown = render_markdown(pack, confidence=0.95)
+    assert f"- c `ttft_ms_p95` (production load): {open_['to_resolve']}." in markdown
+    assert f"- d `ttft_ms_p95` (production load): {CANNOT_BY_LENGTH}: the measured value sits at" in markdown
+    html = render_html(pack, {}, confidence=0.95)
+    assert f">needs +{open_['requests_to_resolve']:,} req · " in html and ">not by length<" in html
+    jsonschema.validate(pack, json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text()))
