@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--trials", type=int, default=2000, help="--until: trials drawn from the pool")
     parser.add_argument("--max-runs", type=int, default=10, help="--until: the most runs a trial may use")
-    parser.add_argument("--spending", default="obrien_fleming", choices=["obrien_fleming", "pocock"])
+    parser.add_argument("--spending", default="obrien_fleming", choices=["obrien_fleming", "pocock", "both"])
     args = parser.parse_args(argv)
     runs = min(args.runs, 40) if args.quick else args.runs
     truth_factor = 20 if args.quick else 100
@@ -150,17 +150,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def until(args, loads: list[float], capacity: float, pool: int, truth_factor: int, started: float) -> int:
     """The until-resolved mode (bench/until_coverage.py): per load, with the default tolerances and none."""
-    print(f"until resolved: pool {pool} runs, {args.trials} trials of at most {args.max_runs} runs, {args.spending}")
+    print(f"until resolved: pool {pool} runs, {args.trials} trials of at most {args.max_runs} runs")
     for load in loads:
-        truth, values = until_coverage.pool_values(
+        truth, values, own = until_coverage.pool_values(
             load, capacity, pool, args.seed, truth_factor, args.batches, args.intervals, args.arrivals
         )
-        cases, used = {}, {}
-        for case, tolerant in (("default tolerances", True), ("no tolerance", False)):
-            cases[case], used[case] = until_coverage.trials(
-                truth, values, args.trials, args.max_runs, args.spending, tolerant, args.seed
-            )
-        print("\n".join(until_coverage.report(load, truth, cases, used)))
+        for spending in ("obrien_fleming", "pocock") if args.spending == "both" else (args.spending,):
+            cases, used = {}, {}
+            for case, tolerant in (("default tolerances", True), ("no tolerance", False)):
+                cases[case], used[case] = until_coverage.trials(
+                    truth, values, own, args.trials, args.max_runs, spending, tolerant, args.seed
+                )
+            print(spending)
+            print("\n".join(until_coverage.report(load, truth, cases, used)))
     print(f"({time.perf_counter() - started:.0f} s; goal: coverage >= 0.93 for every kind, wrong verdicts <= 0.05)")
     return 0
 

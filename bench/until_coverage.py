@@ -20,6 +20,7 @@ import numpy as np
 
 from bench import coverage_sim as sim
 from pipeline.analysis import metrics
+from pipeline.analysis.stats import wilson_interval
 from pipeline.analysis.until_resolved import INCONCLUSIVE, look_alphas, settle
 
 NOT_REPRODUCED = "not reproduced"
@@ -52,18 +53,21 @@ def pool_values(load: float, capacity: float, pool: int, seed: int, truth_factor
     truth.update(sim.sla_truths(long_run, sla_ttft_ms))
     run_spec = sim.spec(sla_ttft_ms, batches, intervals)
     values: dict[str, list[float]] = {kind: [] for kind in METRIC}
+    own: dict[str, list[tuple]] = {kind: [] for kind in METRIC}  # each run's own interval: for runs all equal
     for run in range(pool):
         table = sim.raw_timings(profile, sim.arrivals(rate, sim.REPLAY_S, seed * 1_000 + run, process))
         for kind, estimate in sim.estimates(table, run_spec).items():
             values[kind].append(estimate.value)
+            own[kind].append((estimate.ci_low, estimate.ci_high))
     oracle, items, truth["accuracy"] = sim.accuracy_oracle()
     for run in range(pool):
         correct, n = sim.accuracy_run(items, oracle, seed=seed * 1_000 + run + int(load * 1e6))
         values["accuracy"].append(correct / n)
-    return truth, values
+        own["accuracy"].append(wilson_interval(correct, n))
+    return truth, values, own
 
 
-def trials(truth, values, n_trials: int, max_runs: int, spending: str, tolerant: bool, seed: int):
+def trials(truth, values, own, n_trials: int, max_runs: int, spending: str, tolerant: bool, seed: int):
     """Per kind: coverage, wrong verdicts, resolutions; and the runs each trial used."""
     alphas = look_alphas(max_runs, 0.05, spending)
     claims = {}
@@ -77,13 +81,16 @@ def trials(truth, values, n_trials: int, max_runs: int, spending: str, tolerant:
     used = []
     for _ in range(n_trials):
         order = rng.permutation(pool)[:max_runs]
-        settled = settle({kind: [values[kind][i] for i in order] for kind in METRIC}, claims, alphas)
+        chosen = {kind: [values[kind][i] for i in order] for kind in METRIC}
+        settled = settle(chosen, claims, alphas, {kind: [own[kind][i] for i in order] for kind in METRIC})
         stop = max(item.runs for item in settled.values())
         used.append(stop if all(item.verdict != INCONCLUSIVE for item in settled.values()) else max_runs)
         for kind, item in settled.items():
             tally = tallies[kind]
             tally.trials += 1
-            tally.covered += item.ci_low <= truth[kind] <= item.ci_high
+            low = -np.inf if item.ci_low is None else item.ci_low
+            high = np.inf if item.ci_high is None else item.ci_high
+            tally.covered += low <= truth[kind] <= high
             tally.wrong += item.verdict == NOT_REPRODUCED
             if item.verdict != INCONCLUSIVE:
                 tally.resolved += 1

@@ -17,8 +17,9 @@ def sequential(combined: dict, runs: list[dict], spec: Spec) -> dict:
     until = spec.workload.replay.until
     assert until is not None
     values = [run["measured"] for run in runs]
-    if len(runs) < 2 or any(value is None for value in values) or len(set(values)) == 1:
-        return combined  # no spread to estimate (every run the same, e.g. no error in any): the runs' union
+    if len(runs) < 2 or any(value is None for value in values):
+        return combined
+    own = [(run.get("ci_low"), run.get("ci_high")) for run in runs]  # for runs all equal: their hull
     unit, larger_is_better = metrics.describe(combined["metric"])
     fraction = unit == "fraction"
     alpha = 1.0 - spec.analysis.confidence
@@ -27,12 +28,16 @@ def sequential(combined: dict, runs: list[dict], spec: Spec) -> dict:
     if judged:
         alphas = look_alphas(until.max_runs, alpha, until.spending)
         claim = (combined["claimed"], larger_is_better, combined.get("tolerance") or 0.0, fraction)
-        settled = settle({"figure": values}, {"figure": claim}, alphas)["figure"]
+        settled = settle({"figure": values}, {"figure": claim}, alphas, {"figure": own})["figure"]
         measured, low, high, verdict = settled.measured, settled.ci_low, settled.ci_high, settled.verdict
-        method = (
-            f"until resolved: the t-interval over the first {settled.runs} of {len(runs)} runs at the α its look "
-            f"spent ({settled.alpha:.3g}; {spending} over {until.max_runs} looks)"
+        how = (
+            f"the hull of the first {settled.runs} runs' own intervals (all the same value: no spread to estimate)"
+            if len(set(values[: settled.runs])) == 1
+            else f"the t-interval over the first {settled.runs} of {len(runs)} runs at the α its look spent"
         )
+        method = f"until resolved: {how} ({settled.alpha:.3g}; {spending} over {until.max_runs} looks)"
+    elif len(set(values)) == 1:
+        return combined  # no spread to estimate: the runs' union, as a fixed number of repeats
     else:
         measured, low, high = across_runs(values, alpha, fraction)
         verdict = combined.get("verdict")
@@ -41,5 +46,5 @@ def sequential(combined: dict, runs: list[dict], spec: Spec) -> dict:
     out["interval_method"] = method
     out["repeats"] = {**combined["repeats"], "interval_method": method}
     if "early_stopping" in out:
-        out["early_stopping"] = {**out["early_stopping"], "long_enough": True}  # closed: the t-interval always is
+        out["early_stopping"] = {**out["early_stopping"], "long_enough": low is not None and high is not None}
     return out

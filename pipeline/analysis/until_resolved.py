@@ -76,6 +76,9 @@ def across_runs(values: list[float], alpha: float, fraction: bool = False) -> tu
     return mean, low, min(high, 1.0) if fraction else high
 
 
+Interval = tuple[float | None, float | None]
+
+
 @dataclass(frozen=True)
 class Look:
     """One claimed figure at the look it was settled at (or the last look): runs, value, interval,
@@ -83,8 +86,8 @@ class Look:
 
     runs: int
     measured: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
     alpha: float
     verdict: str | None
 
@@ -100,25 +103,39 @@ def look(
     larger_is_better: bool,
     tolerance: float = 0.0,
     fraction: bool = False,
+    own: list[Interval] | None = None,
 ) -> Look:
-    """A figure judged over the runs so far at a look's α (`stats.verdict`, with its tolerance)."""
-    mean, low, high = across_runs(values, alpha, fraction)
-    return Look(len(values), mean, low, high, alpha, verdict(claimed, low, high, larger_is_better, tolerance))
+    """A figure judged over the runs so far at a look's α (`stats.verdict`, with its tolerance).
+    Runs all equal (a figure with few possible values: an ITL median on a few step durations, an
+    accuracy of k/200) have no spread to estimate: the interval is then the hull of the runs' own
+    intervals (`own`), as a fixed number of repeats has it, and with none given the look judges nothing."""
+    if len(set(values)) == 1:
+        mean = values[0]
+        if not own:
+            return Look(len(values), mean, None, None, alpha, INCONCLUSIVE)
+        low = None if any(end[0] is None for end in own) else min(end[0] for end in own)  # type: ignore[type-var]
+        high = None if any(end[1] is None for end in own) else max(end[1] for end in own)  # type: ignore[type-var]
+        return Look(len(values), mean, low, high, alpha, verdict(claimed, low, high, larger_is_better, tolerance))
+    mean, low_, high_ = across_runs(values, alpha, fraction)
+    return Look(len(values), mean, low_, high_, alpha, verdict(claimed, low_, high_, larger_is_better, tolerance))
 
 
 def settle(
     run_values: dict[str, list[float]],
     claims: dict[str, tuple[float, bool, float, bool]],
     alphas: dict[int, float],
+    own: dict[str, list[Interval]] | None = None,
 ) -> dict[str, Look]:
     """Each claimed figure over the runs present (`run_values`: name → each run's value in order;
-    `claims`: name → (claimed, larger_is_better, tolerance, fraction)), judged at every look in turn
-    and kept at its first decisive look, else at the last look: what the stopping rule reports."""
+    `claims`: name → (claimed, larger_is_better, tolerance, fraction); `own`: each run's own
+    interval, for runs all equal), judged at every look in turn and kept at its first decisive
+    look, else at the last look: what the stopping rule reports."""
     settled: dict[str, Look] = {}
     for name, (claimed, larger_is_better, tolerance, fraction) in claims.items():
-        values = run_values[name]
+        values, intervals = run_values[name], (own or {}).get(name)
         for k in range(FIRST_LOOK, len(values) + 1):
-            settled[name] = look(values[:k], alphas[k], claimed, larger_is_better, tolerance, fraction)
+            runs_own = intervals[:k] if intervals else None
+            settled[name] = look(values[:k], alphas[k], claimed, larger_is_better, tolerance, fraction, runs_own)
             if settled[name].resolved:
                 break
     return settled

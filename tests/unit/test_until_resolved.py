@@ -112,3 +112,16 @@ def test_the_spec_reads_the_word_and_the_bounds():
     with pytest.raises(ValidationError, match="until and repeats"):
         Replay.model_validate({"until": "resolved", "repeats": 3})
     assert Replay.model_validate({"until": "resolved"}).until == Until()
+
+
+def test_runs_all_equal_judge_on_the_hull_of_their_own_intervals_never_a_zero_width_interval():
+    # accuracy 160/200 in both runs: a t-interval of zero width would call a claim of 0.81 not reproduced
+    alphas = look_alphas(5, 0.05)
+    claims = {"accuracy": (0.81, True, 0.0, True)}
+    bare = settle({"accuracy": [0.8, 0.8]}, claims, alphas)["accuracy"]
+    assert bare.verdict == "inconclusive" and bare.ci_low is None
+    own = {"accuracy": [(0.74, 0.85), (0.73, 0.86)]}
+    hull = settle({"accuracy": [0.8, 0.8]}, claims, alphas, own)["accuracy"]
+    assert (hull.ci_low, hull.ci_high, hull.verdict) == (0.73, 0.86, "inconclusive")
+    wide_claim = settle({"accuracy": [0.8, 0.8]}, {"accuracy": (0.95, True, 0.0, True)}, alphas, own)["accuracy"]
+    assert wide_claim.verdict == "not reproduced"  # the runs' own intervals decide, as fixed repeats would
