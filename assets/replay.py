@@ -241,8 +241,7 @@ def replay_shard(
     run = PartitionReplay(context, spec, storage, endpoint, progress=shard.count == 1)
     # shard 0: the prefix-cache warm-up, then the server's own view
     with run.beside_production_replay(shard.index, context.log.warning):
-        loaded = spec.load().spec
-        judge = (lambda timings: unresolved(loaded, timings)) if run.replay.until is not None else None
+        judge = (lambda timings: unresolved(run.spec, timings)) if run.replay.until is not None else None
         return replay_runs(run.plan, run.runs, shard, run.replay, log=context.log.info, unresolved=judge)
 
 
