@@ -44,6 +44,7 @@ from assets.support.privacy import (
 from assets.support.replays import PartitionReplay
 from assets.workload import production_sample
 from pipeline.analysis import tables
+from pipeline.analysis.repeated_figures import unresolved
 from pipeline.analysis.repeats import run_timings
 from pipeline.contracts import (
     CLIENT_CALIBRATION,
@@ -240,7 +241,8 @@ def replay_shard(
     run = PartitionReplay(context, spec, storage, endpoint, progress=shard.count == 1)
     # shard 0: the prefix-cache warm-up, then the server's own view
     with run.beside_production_replay(shard.index, context.log.warning):
-        return replay_runs(run.plan, run.runs, shard, run.replay, log=context.log.info)
+        judge = (lambda timings: unresolved(run.spec, timings)) if run.replay.until is not None else None
+        return replay_runs(run.plan, run.runs, shard, run.replay, log=context.log.info, unresolved=judge)
 
 
 @op(out=Out(Nothing), description="Merge the shards' journals into one raw_timings table and the replay summary.")
@@ -295,8 +297,15 @@ def _planned_requests_and_candidate(context, spec, layout) -> dict:
     return {
         "planned": plan.column("request_id").to_pylist(),
         "candidates": [partition_candidate(context, spec).name],
-        "repeats": spec.workload.replay.repeats,
+        "repeats": replayed_runs(spec, layout),
     }
+
+
+def replayed_runs(spec, layout) -> int:
+    """The runs replayed: `workload.replay.repeats`, or as many as `until: resolved` took (the summary's)."""
+    if spec.workload.replay.until is None:
+        return spec.workload.replay.repeats
+    return json.loads(layout.path(REPLAY_SUMMARY).read_text()).get("repeats", 1)
 
 
 raw_timings_one_row_per_planned_request = table_check(

@@ -15,6 +15,7 @@ often both ends were bounded.
 
     .venv/bin/python bench/ci_coverage.py --runs 200 --seed 1          # full (~N min on 2 cores)
     .venv/bin/python bench/ci_coverage.py --quick                      # 40 runs, shorter truth
+    .venv/bin/python bench/ci_coverage.py --until --loads 0.85 --runs 120 --trials 2000  # until resolved
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import coverage_sim as sim  # noqa: E402
+from bench import until_coverage  # noqa: E402
 from pipeline.analysis.stats import wilson_interval  # noqa: E402
 
 GOAL = (0.93, 0.985)
@@ -108,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         "--arrivals", default="poisson", choices=sorted(sim.BURST_FACTORS), help="arrival process (default: poisson)"
     )
     parser.add_argument("--loads", default="0.3,0.85", help="shares of the endpoint's capacity (default 0.3,0.85)")
+    parser.add_argument(
+        "--until", action="store_true", help="until resolved: --runs is the pool, each trial up to --max-runs of it"
+    )
+    parser.add_argument("--trials", type=int, default=2000, help="--until: trials drawn from the pool")
+    parser.add_argument("--max-runs", type=int, default=10, help="--until: the most runs a trial may use")
+    parser.add_argument("--spending", default="obrien_fleming", choices=["obrien_fleming", "pocock", "both"])
     args = parser.parse_args(argv)
     runs = min(args.runs, 40) if args.quick else args.runs
     truth_factor = 20 if args.quick else 100
@@ -119,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         f"seed {args.seed}; {args.arrivals} arrivals; intervals {args.intervals}, "
         f"batches {args.batches or 'from the spec'}"
     )
+    if args.until:
+        return until(args, loads, capacity, runs, truth_factor, started)
     results = [
         measure_load(load, capacity, runs, args.seed, truth_factor, args.batches, args.intervals, args.arrivals)
         for load in loads
@@ -135,6 +145,25 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print(f"({time.perf_counter() - started:.0f} s; goal {GOAL[0]}–{GOAL[1]} for every kind at every load)")
     print(f"coverage_min={min(shares):.3f} coverage_max={max(shares):.3f}")
+    return 0
+
+
+def until(args, loads: list[float], capacity: float, pool: int, truth_factor: int, started: float) -> int:
+    """The until-resolved mode (bench/until_coverage.py): per load, with the default tolerances and none."""
+    print(f"until resolved: pool {pool} runs, {args.trials} trials of at most {args.max_runs} runs")
+    for load in loads:
+        truth, values, own = until_coverage.pool_values(
+            load, capacity, pool, args.seed, truth_factor, args.batches, args.intervals, args.arrivals
+        )
+        for spending in ("obrien_fleming", "pocock") if args.spending == "both" else (args.spending,):
+            cases, used = {}, {}
+            for case, tolerant in (("default tolerances", True), ("no tolerance", False)):
+                cases[case], used[case] = until_coverage.trials(
+                    truth, values, own, args.trials, args.max_runs, spending, tolerant, args.seed
+                )
+            print(spending)
+            print("\n".join(until_coverage.report(load, truth, cases, used)))
+    print(f"({time.perf_counter() - started:.0f} s; goal: coverage >= 0.93 for every kind, wrong verdicts <= 0.05)")
     return 0
 
 

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from pipeline.analysis import figures as made
 from pipeline.analysis.catalogue import PRODUCTION_LOAD
+from pipeline.analysis.decisive import with_resolution
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.analysis.unjudged_claims import unjudged_claims
 from pipeline.contracts import (
@@ -57,6 +58,9 @@ VALUE_COLUMNS = (
     "tolerance_source",
     "interval_method",
     "design_effect",
+    "requests_to_resolve",
+    "minutes_to_resolve",
+    "to_resolve",
 )
 ROW_KEY = ("candidate", "metric", "basis", "repeat")
 # keys a figure has only when they say something (pack/document/parts.py Figure: absent, not null)
@@ -72,6 +76,9 @@ _ONLY_WHEN_SET = (
     "tolerance",
     "tolerance_source",
     "setting_to_judge",
+    "requests_to_resolve",
+    "minutes_to_resolve",
+    "to_resolve",
 )
 # the files each query's figures are read from, for their lineage
 TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
@@ -107,7 +114,9 @@ def partition_figures(
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
     vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
     figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
-    return figures + unjudged_claims(spec, figures)  # every claim accounted for
+    figures += unjudged_claims(spec, figures)  # every claim accounted for
+    # each inconclusive claimed figure with what would resolve it
+    return with_resolution(figures, spec.analysis.confidence, tables.get("throughput") or [], arm_rows)
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:
@@ -239,13 +248,15 @@ def table_differences(written: pa.Table, fresh: pa.Table) -> list[str]:
         for k in written_rows
         if k not in fresh_rows
     ]
+    # a table written before a column was added is compared on the columns it has
+    columns = [name for name in VALUE_COLUMNS if name in written.schema.names]
     for key, row in written_rows.items():
         again = fresh_rows.get(key)
         if again is None:
             continue
         problems += [
             f"{where}{describe_row(row)}: {name} in the file {row.get(name)!r}, re-computed {again.get(name)!r}"
-            for name in VALUE_COLUMNS
+            for name in columns
             if not same_value(row.get(name), again.get(name))
         ]
     return problems

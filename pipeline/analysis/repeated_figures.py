@@ -34,8 +34,9 @@ import pyarrow as pa
 from pipeline.analysis import dependence, metrics
 from pipeline.analysis.figures import effective_samples, figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
-from pipeline.analysis.stats import verdict
+from pipeline.analysis.stats import INCONCLUSIVE, verdict
 from pipeline.analysis.tables import analyse_all
+from pipeline.analysis.until_figures import sequential
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.spec import Spec
 
@@ -61,11 +62,37 @@ def with_repeats(
         for item in run_figures(spec, run_timings(raw_timings, repeat), accuracy_summary, queries):
             per_run.setdefault(figure_key(item), []).append({"repeat": repeat, **item})
     return [
-        combined(figure, per_run[key], spec.analysis.confidence)
+        over_runs(figure, per_run[key], spec)
         if (key := figure_key(figure)) in per_run and len(per_run[key]) == len(repeats)
         else figure
         for figure in figures
     ]
+
+
+def over_runs(figure: dict, runs: list[dict], spec: Spec) -> dict:
+    """The figure over its runs: `combined`, and with `workload.replay.until` the sequential rule's
+    interval and verdict (`until_figures.sequential`)."""
+    out = combined(figure, runs, spec.analysis.confidence)
+    return sequential(out, runs, spec) if spec.workload.replay.until is not None else out
+
+
+def unresolved(spec: Spec, raw_timings: pa.Table, queries: QueryCatalog = REPO_QUERIES) -> list[str]:
+    """The claimed figures repeated over the runs so far (`raw_timings`, each row with its `repeat`)
+    that are still inconclusive: `workload.replay.until: resolved` replays another run while any is."""
+    repeats = run_numbers(raw_timings)
+    per_run: dict[tuple[str, str, str], list[dict]] = {}
+    for repeat in repeats:
+        for item in run_figures(spec, run_timings(raw_timings, repeat), None, queries):
+            per_run.setdefault(figure_key(item), []).append({"repeat": repeat, **item})
+    open_ = []
+    for key, runs in per_run.items():
+        first = runs[0]
+        if first.get("claimed") is None or first.get("not_judged"):
+            continue
+        item = over_runs(first, runs, spec) if len(runs) > 1 else first
+        if item.get("verdict") == INCONCLUSIVE:
+            open_.append("/".join(key))
+    return open_
 
 
 def run_figures(spec: Spec, timings: pa.Table, accuracy_summary: pa.Table | None, queries: QueryCatalog) -> list[dict]:

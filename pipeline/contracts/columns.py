@@ -124,6 +124,10 @@ _FIGURES: Mapping[str, str] = {
     "tolerance": "the fraction of the claim the verdict allowed (claim.tolerance); NULL without a verdict",
     "tolerance_source": "the tolerance's setting and why it is its value (set in the spec, or the default's source)",
     "setting_to_judge": "for a claim no run of the spec judged: the setting that would judge it",
+    "requests_to_resolve": "for an inconclusive claimed figure: the more requests that would resolve it at its "
+    "measured design effect and distance to the claim (pipeline/analysis/decisive.py)",
+    "minutes_to_resolve": "those requests in minutes at the load that measured the figure (none without a rate)",
+    "to_resolve": "for an inconclusive claimed figure: what would resolve it in words, or why length alone cannot",
     "early_stopping": "MLPerf LoadGen's rule: confidence, the samples needed to hold, whether the run was long enough",
     "delta": "accuracy: measured − claimed",
     "not_judged": "why a claimed figure has no verdict",

@@ -272,6 +272,10 @@ FIGURES_SCHEMA = pa.schema(
         ("not_judged", pa.string()),
         ("reason", pa.string()),
         ("setting_to_judge", pa.string()),  # a claim no run judges: the spec setting that would
+        # an inconclusive claimed figure: what would resolve it (pipeline/analysis/decisive.py)
+        ("requests_to_resolve", pa.int64()),  # more requests at its design effect and distance to the claim
+        ("minutes_to_resolve", pa.float64()),  # those requests at the load that measured it
+        ("to_resolve", pa.string()),  # the two in words, or why length alone cannot resolve it
         ("timed_from", pa.string()),
         ("sampled", pa.string()),
         ("between_run_sd", pa.float64()),

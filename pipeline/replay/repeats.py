@@ -11,6 +11,7 @@ had, so a spec without `repeats` writes exactly what it wrote before.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -48,15 +49,24 @@ def replay_runs(
     replay,
     *,
     log: Callable[[str], None],
+    unresolved: Callable[[pa.Table], list[str]] | None = None,
 ) -> list[dict]:
     """Replay the shard's part of the plan (`shard_plan`, at `shard_settings`) `replay.repeats`
     times, one run after the other (never two at once), each a run of `runs` journalled as
-    `shard_run_name`; one report per run (`merge_repeats`), each with its `repeat`."""
+    `shard_run_name`; one report per run (`merge_repeats`), each with its `repeat`. With
+    `replay.until` (one shard), up to `until.max_runs` runs: after each from the second, the runs so
+    far go to `unresolved` (the claimed figures still inconclusive: `analysis.repeated_figures`), and
+    the replay stops when none is, or when `until.max_minutes` have passed since the first run."""
     mine, settings, candidate = shard_plan(plan, shard), shard_settings(runs.settings, shard), runs.target.candidate
-    reports = []
-    for repeat in range(replay.repeats):
+    until = getattr(replay, "until", None)
+    planned = until.max_runs if until is not None else replay.repeats
+    started = time.perf_counter()
+    reports: list[dict] = []
+    for repeat in range(planned):
+        if until is not None and reports and _stop(reports, replay, until, started, unresolved, log):
+            break
         barrier = StartBarrier(repeat_shard(shard, repeat), replay.shard_ready_timeout_s) if shard.count > 1 else None
-        run = f", run {repeat + 1} of {replay.repeats}" if replay.repeats > 1 else ""
+        run = f", run {repeat + 1} of {'at most ' if until else ''}{planned}" if planned > 1 else ""
         log(
             f"replaying {len(mine)} requests against {candidate} (mode {replay.mode}, {shard.label} of "
             f"{shard.count}{run}, pid {os.getpid()})"
@@ -79,6 +89,20 @@ def replay_runs(
             }
         )
     return reports
+
+
+def _stop(reports: list[dict], replay, until, started: float, unresolved, log: Callable[[str], None]) -> bool:
+    """Whether `until: resolved` stops before another run: the minutes are spent, or (from two runs)
+    no claimed figure is still inconclusive."""
+    minutes = (time.perf_counter() - started) / 60.0
+    if minutes >= until.max_minutes:
+        log(f"until resolved: {minutes:.1f} min ≥ max_minutes {until.max_minutes:g} after {len(reports)} run(s)")
+        return True
+    if len(reports) < 2 or unresolved is None:
+        return False
+    still = unresolved(merge_repeats(reports, replay)[0])
+    log(f"until resolved: after {len(reports)} runs, inconclusive: {', '.join(still) or 'none'}")
+    return not still
 
 
 def with_repeat_column(table: pa.Table, repeat: int) -> pa.Table:

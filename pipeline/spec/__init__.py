@@ -118,6 +118,10 @@ class Spec(Strict):
             raise ValueError(
                 "workload.replay.repeats > 1 needs accuracy.mode separate (mixed items would be scored N times)"
             )
+        if self.workload.replay.until is not None and self.accuracy is not None and self.accuracy.mode == "mixed":
+            raise ValueError(
+                "workload.replay.until needs accuracy.mode separate (mixed items would be scored once per run)"
+            )
         return self
 
 

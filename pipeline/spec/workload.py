@@ -11,6 +11,7 @@ from pipeline.contracts.request_fields import LOGGED_CAPS, REQUEST_FIELDS
 from pipeline.spec.arms import Arms
 from pipeline.spec.base import Strict
 from pipeline.spec.sweep import Sweep, check_sweep_mode
+from pipeline.spec.until import Until
 
 LogFormatName = Literal[
     "openai_jsonl",
@@ -295,6 +296,11 @@ class Replay(Strict):
         description="the production replay done N times in a row per candidate (each a full replay of the same "
         "plan): each run's figures are shown and the verdict's interval takes in the run-to-run spread",
     )
+    until: Until | None = Field(
+        default=None,
+        description="resolved: repeat the replay until every claimed figure is decisive, within max_runs and "
+        "max_minutes (pipeline/spec/until.py); instead of repeats",
+    )
 
     @field_validator("request")
     @classmethod
@@ -321,6 +327,16 @@ class Replay(Strict):
             raise ValueError("mode concurrency needs concurrency")
         if self.mode == "rate" and self.rate_per_s is None:
             raise ValueError("mode rate needs rate_per_s")
+        if self.until is not None and self.repeats > 1:
+            raise ValueError(
+                f"workload.replay: until and repeats ({self.repeats}) both set: `until: resolved` decides the number "
+                "of runs (its max_runs bounds it); drop repeats"
+            )
+        if self.until is not None and self.shards > 1:
+            raise ValueError(
+                f"workload.replay: until needs shards: 1 (got {self.shards}): the decision after each run reads every "
+                "request of it"
+            )
         return self
 
 

@@ -70,3 +70,38 @@ def test_a_repeated_replay_sends_every_request_n_times_and_packs_each_runs_figur
 
     verified = CliRunner().invoke(app, ["verify", str(out)])
     assert verified.exit_code == 0, verified.output
+
+
+def test_until_resolved_stops_once_the_claims_are_decisive_and_verify_recomputes_it(
+    zero_server, write_spec, tmp_path, monkeypatch
+):
+    """`workload.replay.until: resolved` through the whole graph: claims the zero-delay endpoint meets
+    by far are decisive at the first look, so two runs of at most four; the figures name the
+    sequential interval and `loadproof verify` re-computes them."""
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "sk-loadproof-test-until")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]
+    data["candidates"][0]["base_url"] = zero_server.base_url
+    data.pop("accuracy")
+    data["claim"]["figures"] = {"ttft_ms_p95": 60_000, "e2e_ms_p99": 60_000}
+    data["workload"]["sample"].update(window_s=8)
+    data["workload"]["replay"].update(warmup_s=1, cooldown_s=1, max_duration_s=60, until={"max_runs": 4})
+    data["workload"]["replay"].pop("sweep")
+    out = tmp_path / "pack"
+    result = CliRunner().invoke(app, ["run", str(write_spec(data)), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+
+    summary = json.loads((out / "data" / "replay_summary.json").read_text())
+    assert summary["repeats"] == 2
+    pack = json.loads((out / "evidence_pack.json").read_text())
+    judged = [f for f in pack["figures"] if f.get("claimed") is not None and f.get("verdict")]
+    claimed = {f["metric"]: f for f in judged if f["basis"] == "production_load"}
+    assert set(claimed) == {"ttft_ms_p95", "e2e_ms_p99"}
+    # the vendor's conditions (one arm, not repeated) stay as measured, with what would resolve them
+    assert all("to_resolve" in f for f in judged if f["verdict"] == "inconclusive")
+    for figure in claimed.values():
+        assert figure["verdict"] == "holds" and "to_resolve" not in figure, figure["metric"]
+        assert figure["interval_method"].startswith("until resolved: the t-interval over the first 2 of 2 runs")
+    verified = CliRunner().invoke(app, ["verify", str(out)])
+    assert verified.exit_code == 0, verified.output

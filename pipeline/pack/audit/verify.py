@@ -70,6 +70,7 @@ from pipeline.spec import load_spec
 # the verdict too: the top pack's document is the tree's root, hashed by nothing above it, so a
 # verdict edited there is caught only by re-deriving it (or by a signature)
 COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict", "tolerance", "tolerance_source")
+RESOLUTION = ("requests_to_resolve", "minutes_to_resolve", "to_resolve")  # what would settle an inconclusive one
 ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
 
 
@@ -220,6 +221,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
         result.problems += table_differences(pq.read_table(data.path(FIGURES)), figures_table(recomputed))
     result.problems += recheck_bill_section(pack, rows["throughput"], recomputed)
     fresh = {figure_key(f): f for f in recomputed}
+    resolution = any("to_resolve" in figure for figure in pack["figures"])  # absent in packs written before it
     for figure in pack["figures"]:
         key = figure_key(figure)
         again = fresh.get(key)
@@ -227,7 +229,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
             result.problems.append(f"{key[0]}/{key[1]} ({key[2]}): not re-computable from the raw timings")
             continue
         result.figures_recomputed += 1
-        for name in COMPARED:
+        for name in COMPARED + (RESOLUTION if resolution else ()):
             if not same_value(figure.get(name), again.get(name)):
                 result.problems.append(
                     f"{key[0]}/{key[1]}: {name} in the pack {figure.get(name)!r}, re-computed {again.get(name)!r}"

@@ -148,6 +148,11 @@ class Figure(MeasuredBesideClaim):
     not_judged: str | MISSING = MISSING  # why a claimed figure gets no verdict here (served demand)
     reason: str | MISSING = MISSING  # why a claimed figure has no value
     setting_to_judge: str | MISSING = MISSING  # a claim no run judges: the spec setting that would
+    # an inconclusive claimed figure: the more requests and minutes of its load that would resolve it,
+    # and the words (or why length alone cannot): pipeline/analysis/decisive.py
+    requests_to_resolve: Count | MISSING = MISSING
+    minutes_to_resolve: Number | MISSING = MISSING
+    to_resolve: str | MISSING = MISSING
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 

@@ -1,0 +1,235 @@
+"""What would settle an inconclusive figure (pipeline/analysis/decisive.py): the n-needed rule checked
+against intervals that really narrow as 1/√n, the open-side and at-the-bound cases, and the words."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import jsonschema
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from pipeline import REPO_ROOT
+from pipeline.analysis.decisive import (
+    CANNOT_BY_LENGTH,
+    claim_bound,
+    growth,
+    more_samples,
+    samples_to_close,
+    to_resolve,
+    with_resolution,
+)
+from pipeline.analysis.stats import INCONCLUSIVE, Z_95, order_statistic_ranks, verdict
+from pipeline.pack.render.pages import render_html, render_markdown
+
+
+def test_claim_bound_moves_the_claim_by_its_tolerance_towards_the_bad_side():
+    assert claim_bound(100.0, larger_is_better=True, tolerance=0.1) == pytest.approx(90.0)
+    assert claim_bound(100.0, larger_is_better=False, tolerance=0.1) == pytest.approx(110.0)
+    assert claim_bound(100.0, larger_is_better=False) == 100.0
+
+
+def test_the_factor_is_the_squared_ratio_of_the_facing_half_width_to_the_distance():
+    # measured 95 below a bound of 100:
+    # the upper side (facing 100) is 10 wide, the distance 5: four times as long
+    assert growth(95.0, 80.0, 105.0, 100.0, n=200).factor == pytest.approx(4.0)
+    # measured above the bound: the lower side faces it
+    assert growth(120.0, 90.0, 200.0, 100.0, n=200).factor == pytest.approx((30 / 20) ** 2)
+
+
+def test_a_mean_interval_grown_by_the_factor_resolves_the_verdict_and_one_sample_fewer_does_not():
+    # a normal-mean interval, half-width z·σ/√n: at the predicted n it clears the bound, just below it does not
+    sigma, n, measured, claimed = 20.0, 50, 103.0, 100.0  # larger is better: would hold
+    half = Z_95 * sigma / math.sqrt(n)
+    assert verdict(claimed, measured - half, measured + half, True) == INCONCLUSIVE
+    found = growth(measured, measured - half, measured + half, claimed, n)
+    total = n + more_samples(n, found.factor)
+    wide = Z_95 * sigma / math.sqrt(total)
+    narrower_by_one = Z_95 * sigma / math.sqrt(total - 1)
+    assert verdict(claimed, measured - wide, measured + wide, True) == "holds"
+    assert measured - narrower_by_one <= claimed + 1e-9  # one fewer would not (rounding up is the least)
+
+
+def test_the_measured_design_effect_is_in_the_interval_so_the_factor_carries_it():
+    # batch means: the same σ with design effect 4 gives a half-width twice as wide, so four times the samples
+    independent = growth(103.0, 103.0 - 2.0, 105.0, 100.0, n=100).factor
+    dependent = growth(103.0, 103.0 - 4.0, 107.0, 100.0, n=100, design_effect=4.0).factor
+    assert dependent == pytest.approx(4 * independent)
+
+
+def test_no_length_resolves_a_value_at_the_bound():
+    found = growth(100.0, 90.0, 110.0, 100.0, n=500)
+    assert found.factor is None and "at the claim's bound" in found.why
+
+
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.95, 0.99])
+def test_samples_to_close_is_the_first_n_whose_order_statistics_bound_the_side(q):
+    for upper in (True, False):
+        n = samples_to_close(q, upper, 0.95)
+        ranks, before = order_statistic_ranks(n, q), order_statistic_ranks(max(n - 1, 1), q)
+        side, side_before = (ranks.high, before.high) if upper else (ranks.low, before.low)
+        assert side is not None
+        assert n == 1 or side_before is None
+
+
+def test_an_open_side_is_a_lower_bound_from_the_samples_it_needs_to_close():
+    # p99, 183 requests, design effect 1.07, upper end open, measured below a claim of 2,000 ms
+    found = growth(1668.0, 1498.0, None, 2000.0, n=183, design_effect=1.07, percentile=0.99)
+    closing = samples_to_close(0.99, True, 0.95) * 1.07 / 183
+    assert found.at_least and found.factor == pytest.approx(max(closing, (170 / 332) ** 2))
+    assert binom.cdf(samples_to_close(0.99, True, 0.95) - 1, samples_to_close(0.99, True, 0.95), 0.99) >= 0.975
+
+
+def test_more_samples_is_none_when_the_run_is_already_long_enough():
+    assert more_samples(100, 0.5) == 0 and more_samples(100, 1.0) == 0
+    assert more_samples(100, 2.0) == 101
+
+
+FIGURE = {
+    "candidate": "c",
+    "metric": "ttft_ms_p95",
+    "basis": "production_load",
+    "claimed": 100.0,
+    "measured": 95.0,
+    "ci_low": 80.0,
+    "ci_high": 105.0,
+    "n": 200,
+    "verdict": INCONCLUSIVE,
+    "tolerance": 0.0,
+    "design_effect": 1.5,
+}
+
+
+def test_minutes_are_the_steady_window_grown_by_the_factor():
+    out = to_resolve(FIGURE, 0.95, {"requests": 240, "window_s": 120.0})
+    assert out["requests_to_resolve"] == more_samples(240, 4.0) == 721
+    assert out["minutes_to_resolve"] == pytest.approx(3 * 120.0 / 60)
+    assert out["to_resolve"].startswith("≈ 721 more requests (≈ 6 min of this load)")
+    assert "design effect 1.5" in out["to_resolve"]
+
+
+def test_the_vendor_conditions_rate_gives_the_minutes_and_accuracy_has_none():
+    vendor = to_resolve({**FIGURE, "basis": "vendor_conditions"}, 0.95, {"requests_per_s": 2.0})
+    assert vendor["minutes_to_resolve"] == pytest.approx(vendor["requests_to_resolve"] / 2.0 / 60)
+    accuracy = {**FIGURE, "metric": "accuracy", "claimed": 0.9, "measured": 0.92, "ci_low": 0.87, "ci_high": 0.95}
+    out = to_resolve(accuracy, 0.95, None)
+    assert out["minutes_to_resolve"] is None and "more labelled items" in out["to_resolve"]
+
+
+def test_only_inconclusive_claimed_figures_get_it_and_a_value_at_the_claim_says_length_cannot():
+    holds = {**FIGURE, "verdict": "holds"}
+    at_claim = {**FIGURE, "measured": 100.0}
+    throughput = [{"candidate": "c", "requests_in_window": 240, "window_s": 120.0}]
+    out = with_resolution([holds, at_claim, FIGURE], 0.95, throughput)
+    assert "to_resolve" not in out[0]
+    assert out[1]["to_resolve"].startswith(CANNOT_BY_LENGTH) and "requests_to_resolve" not in out[1]
+    assert out[2]["requests_to_resolve"] == 721
+
+
+def test_a_repeated_figure_grows_every_run():
+    runs = [{"repeat": k, "design_effect": d} for k, d in enumerate([1.0, 2.0, 1.2])]
+    repeated = {**FIGURE, "n": 600, "repeats": {"runs": runs}}
+    out = to_resolve(repeated, 0.95, {"requests": 240, "window_s": 120.0})
+    assert out["requests_to_resolve"] == 3 * 721 and "over its 3 runs" in out["to_resolve"]
+    assert out["minutes_to_resolve"] == pytest.approx(3 * 6.0)
+
+
+def test_the_rule_on_a_simulated_percentile_interval():
+    # a real p95 order-statistic interval from exponential samples narrows as predicted: at the
+    # predicted length the interval clears the bound in most seeds (the value itself moves too)
+    rng = np.random.default_rng(7)
+    truth = -math.log(0.05)  # the exponential's p95
+    claimed = truth * 1.15  # smaller is better: a claim 15 % above the truth would hold
+    first = np.sort(rng.exponential(size=100))
+    ranks = order_statistic_ranks(100, 0.95)
+    assert ranks.high is not None
+    low, high, point = first[ranks.low - 1], first[ranks.high - 1], first[ranks.point - 1]
+    assert verdict(claimed, low, high, False) == INCONCLUSIVE
+    found = growth(point, low, high, claimed, 100, percentile=0.95)
+    total = 100 + more_samples(100, found.factor)
+    held = 0
+    for _ in range(40):
+        sample = np.sort(rng.exponential(size=total))
+        r = order_statistic_ranks(total, 0.95)
+        held += verdict(claimed, sample[r.low - 1], sample[r.high - 1], False) == "holds"
+    assert held >= 16  # about half at the least: the truth is the measured value's neighbour, not it
+
+
+def test_an_open_side_the_run_is_already_long_enough_to_close_gives_no_estimate():
+    # a median of 14 requests whose batch-means interval is open on both sides: 6 samples would bound
+    # a median, so length is not what it lacks
+    found = growth(11.7, None, None, 13.2, n=14, percentile=0.5)
+    assert found.factor is None and "no rate of narrowing" in found.why
+
+
+def test_a_replay_repeated_until_resolved_that_stopped_undecided_asks_for_more_runs():
+    runs = [{"repeat": k, "design_effect": 1.0} for k in range(4)]
+    item = {**FIGURE, "n": 800, "repeats": {"runs": runs}, "interval_method": "until resolved: the t-interval …"}
+    out = to_resolve(item, 0.95, {"requests": 240, "window_s": 120.0})
+    assert out["to_resolve"].startswith("≈ 13 more runs (3,120 requests, ≈ 26 min of this load)")
+    assert out["requests_to_resolve"] == 13 * 240 and out["minutes_to_resolve"] == pytest.approx(26.0)
+
+
+def figure_row(**extra) -> dict:
+    return {
+        "candidate": "c",
+        "metric": "ttft_ms_p95",
+        "unit": "ms",
+        "basis": "production_load",
+        "claimed": 250.0,
+        "measured": 260.0,
+        "ci_low": 255.0,
+        "ci_high": 270.0,
+        "n": 400,
+        "verdict": "holds within tolerance",
+        "tolerance": 0.1,
+        "tolerance_source": "claim.tolerance.latency, default: Little's law",
+        "lineage": {
+            "sql": "sql/latency_percentiles.sql",
+            "sql_sha256": "0" * 64,
+            "staged_sql": [],
+            "inputs": [{"path": "data/raw.parquet", "sha256": "0" * 64, "rows": 400}],
+        },
+        **extra,
+    }
+
+
+def document(figures: list[dict]) -> dict:
+    """The smallest pack document the pages render (the keys every template reads)."""
+    return {
+        "run_id": "run-1",
+        "spec_sha256": "0" * 64,
+        "spec_name": "tolerances",
+        "generated_at": "2026-12-02T00:00:00+00:00",
+        "claim": {"source": "datasheet", "figures": {"ttft_ms_p95": 250.0, "output_tokens_per_s": 4200.0}},
+        "figures": figures,
+        "conditions": [],
+        "profile": {"requests": 10},
+        "replay": {"mode": "trace", "planned": 1, "sent": 1, "errors": 0, "unsent": 0, "wall_s": 1.0},
+        "client_validity": {"schedule_lag_ms_p99": 0.5, "client_limited": False, "threshold_ms": 10.0},
+        "proxy_verdict": {"verdict": "must be re-measured", "reasons": []},
+        "claim_divergence": [],
+        "data_quality": [],
+        "inputs": [],
+        "versions": {"loadproof": "0.1.0"},
+        "lineage": {"run_id": "run-1", "asset_keys": [], "code_version": "abc"},
+        "manifest": [],
+    }
+
+
+def test_the_pages_state_what_would_resolve_it_beside_the_verdict():
+    open_ = figure_row(verdict=INCONCLUSIVE, measured=260.0, ci_low=240.0, ci_high=290.0)
+    open_ |= to_resolve(open_, 0.95, {"requests": 400, "window_s": 50.0})
+    at_claim = figure_row(candidate="d", verdict=INCONCLUSIVE, measured=275.0, ci_low=250.0, ci_high=300.0)
+    at_claim |= to_resolve(at_claim, 0.95, {"requests": 400, "window_s": 50.0})
+    # bound 250·1.1 = 275, 15 above the measured 260; the upper side 30 wide: four times as long
+    assert open_["requests_to_resolve"] == more_samples(400, 4.0) == 1201
+    pack = document([open_, at_claim])
+    markdown = render_markdown(pack, confidence=0.95)
+    assert f"- c `ttft_ms_p95` (production load): {open_['to_resolve']}." in markdown
+    assert f"- d `ttft_ms_p95` (production load): {CANNOT_BY_LENGTH}: the measured value sits at" in markdown
+    html = render_html(pack, {}, confidence=0.95)
+    assert f">needs +{open_['requests_to_resolve']:,} req · " in html and ">not by length<" in html
+    jsonschema.validate(pack, json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text()))
