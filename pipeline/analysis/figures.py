@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from pipeline.analysis import metrics
+from pipeline.analysis import metrics, steady_state
 from pipeline.analysis.catalogue import (
     BY_NAME,
     CAPACITY_AT_SLA,
@@ -33,6 +33,7 @@ from pipeline.analysis.stats import (
     NOT_REPRODUCED,
     early_stopping_min_queries,
     one_sided_confidence,
+    steady_verdict,
     verdict,
 )
 from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_CONDITIONS_ARM  # the arm: the vendor's own benchmark
@@ -88,21 +89,36 @@ def figure(
     return item
 
 
-def judged(spec: Spec, metric: str, ci_low, ci_high) -> dict:
+def judged(spec: Spec, metric: str, ci_low, ci_high, no_steady_window: str | None = None) -> dict:
     """The verdict on the claim on `metric` from an interval, and the tolerance it was judged with
     and its source (`claim.tolerance`, the catalogue's default by the figure's kind): the one place
     a verdict is made (`stats.verdict` holds the rule). No claim: no verdict, no tolerance; a spec
-    with `claim.tolerance: null` (a pack written before tolerances) judges without one."""
+    with `claim.tolerance: null` (a pack written before tolerances) judges without one. Over a window
+    the steady-state tests rejected (`no_steady_window`: why) no verdict is decisive."""
     claimed = spec.claim.figures.get(metric)
     _, larger_is_better = metrics.describe(metric)
-    if claimed is None or spec.claim.tolerance is None:
-        return {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
-    tolerance, source = spec.claim.tolerance.of(metric)
-    return {
-        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better, tolerance),
-        "tolerance": tolerance,
-        "tolerance_source": source,
-    }
+    out: dict = {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
+    if claimed is not None and spec.claim.tolerance is not None:
+        tolerance, source = spec.claim.tolerance.of(metric)
+        word = verdict(claimed, ci_low, ci_high, larger_is_better, tolerance)
+        out = {"verdict": word, "tolerance": tolerance, "tolerance_source": source}
+    if no_steady_window is not None:
+        out |= {"verdict": steady_verdict(out["verdict"], no_steady_window), "no_steady_window": no_steady_window}
+    return out
+
+
+WINDOW_TABLES = frozenset({"latency_percentiles", "throughput", "cost_per_decision"})  # accuracy: not in the window
+
+
+def with_steady_windows(spec: Spec, items: list[dict], unsteady: dict[str, str]) -> list[dict]:
+    """Each production-load figure of a candidate with no steady window, re-judged as such (`judged`)."""
+    for item in items:
+        reason, entry = unsteady.get(item["candidate"]), BY_NAME.get(item["metric"])
+        if reason is not None and entry is not None and entry.source.table in WINDOW_TABLES:
+            judge = item.get("not_judged") is None
+            item |= judged(spec, item["metric"], item["ci_low"], item["ci_high"], reason) if judge else {}
+            item["no_steady_window"] = reason
+    return items
 
 
 def figure_key(item: dict) -> tuple[str, str, str]:
@@ -374,9 +390,11 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict]) -> list[dict]:
 def headline_figures(spec: Spec, tables: dict[str, list[dict]], served_demand: bool = True) -> list[dict]:
     """The production-load figures of one run from its analysis tables (accuracy when scored)."""
     throughput = tables["throughput"]
-    return (
+    window_figures = (
         latency_figures(spec, tables["latency_percentiles"], schedule_lags(throughput))
         + throughput_figures(spec, throughput, served_demand)
         + cost_figures(spec, tables["cost_per_decision"])
-        + accuracy_figures(spec, tables.get("accuracy_summary") or [])
+    )
+    return with_steady_windows(spec, window_figures, steady_state.unsteady_windows(throughput)) + accuracy_figures(
+        spec, tables.get("accuracy_summary") or []
     )

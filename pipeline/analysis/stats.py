@@ -144,6 +144,11 @@ def verdict(
     return INCONCLUSIVE
 
 
+def steady_verdict(word: str | None, no_steady_window: str | None) -> str | None:
+    """A verdict over a window with no steady state is inconclusive, whatever the interval says."""
+    return INCONCLUSIVE if word is not None and no_steady_window is not None else word
+
+
 def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:
     """The most requests in flight at any instant: at each send, sends so far minus ends so far
     (an end at the very instant of a send is counted first: the two never overlapped). Exact,
