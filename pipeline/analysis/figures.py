@@ -31,8 +31,7 @@ from pipeline.analysis.replicas import cost_method
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
-    early_stopping_min_queries,
-    one_sided_confidence,
+    early_stopping_note,
     steady_verdict,
     verdict,
 )
@@ -63,6 +62,7 @@ def figure(
     n: int,
     query: str,
     basis: str = PRODUCTION_LOAD,
+    no_steady_window: str | None = None,
 ) -> dict:
     """One figure at its `basis` (what it is measured against), judged against the claim where
     the claim is about that basis (a capacity claim never at the production load)."""
@@ -78,7 +78,7 @@ def figure(
         "ci_low": ci_low,
         "ci_high": ci_high,
         "n": n,
-        **judged(spec, metric, ci_low, ci_high),
+        **judged(spec, metric, ci_low, ci_high, no_steady_window),
         "query": query,
     }
     if basis == PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
@@ -223,32 +223,6 @@ def schedule_lags(throughput_rows: list[dict]) -> dict[str, float | None]:
     return {row["candidate"]: row.get("schedule_lag_ms_p99") for row in throughput_rows}
 
 
-def effective_samples(n: int, design_effect: float | None) -> float:
-    """n over the design effect (the batch-means variance over the independent one, where the
-    run's values move together): the independent samples the run is worth. A design effect below
-    1 never counts for more than n, as the interval never narrows below the exact one."""
-    return n / max(design_effect or 1.0, 1.0)
-
-
-def early_stopping_note(
-    q: float, n: int, confidence: float, design_effect: float | None = None, closed: bool = True
-) -> dict:
-    """How many samples a claim on this percentile needs to hold, even with none over it, and
-    whether this run is long enough: its effective sample size (n over the design effect the
-    interval used) reaches that, and its interval is closed. Stopping and the interval then agree:
-    requests that move together count as fewer, and a run whose interval is still open on a side
-    was too short to bound it, whatever its count."""
-    one_sided = one_sided_confidence(confidence)
-    needed = early_stopping_min_queries(q, 0, one_sided)
-    effective = effective_samples(n, design_effect)
-    return {
-        "confidence": one_sided,
-        "min_samples_to_hold": needed,
-        "effective_samples": effective,
-        "long_enough": closed and effective >= needed,
-    }
-
-
 def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True) -> list[dict]:
     """Throughput, SLA attainment and error rate at the production load. Throughput there is served
     demand, never judged against a capacity claim; `served_demand=False` re-computes a pack written
@@ -380,6 +354,7 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict]) -> list[dict]:
                 row["n"],
                 ARM_QUERY,
                 basis=VENDOR_CONDITIONS,
+                no_steady_window=row.get("no_steady_window"),
             ),
             row.get("interval_method"),
         )

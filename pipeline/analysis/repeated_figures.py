@@ -32,9 +32,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import dependence, metrics
-from pipeline.analysis.figures import effective_samples, figure_key, figure_rows, headline_figures
+from pipeline.analysis.figures import figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
-from pipeline.analysis.stats import steady_verdict, verdict
+from pipeline.analysis.stats import effective_samples, steady_verdict, verdict
 from pipeline.analysis.tables import analyse_all
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.spec import Spec
