@@ -14,6 +14,7 @@ from pipeline.analysis.figures import figure_rows, headline_figures
 from pipeline.analysis.steady_state import FAILS, LEVEL_SHIFT, PASSES, TREND, judge_window, mann_kendall, pettitt
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
+from pipeline.pack.render import charts
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
@@ -143,3 +144,15 @@ def test_a_drifting_run_has_no_steady_window_and_no_verdict_holds(tmp_path: Path
     # steady state was measured
     assert figure["ci_low"] > 0.5
     assert figure["verdict"] == "inconclusive" and figure["no_steady_window"] == row["steady_reason"]
+
+
+def test_the_throughput_timeline_shades_each_window_labelled_with_its_tests(tmp_path: Path):
+    analysed = tables.analyse_all(raw(tmp_path, lambda i: 5.0), spec())
+    rows = analysed["throughput"].to_pylist()
+    spans = charts.steady_spans(rows)
+    ((label, (start, end, solid)),) = spans.items()
+    assert label.startswith("c steady window (trend TPOT p = ") and "level shift TTFT" in label
+    assert (start, end, solid) == (rows[0]["steady_window_start_s"], rows[0]["steady_window_end_s"], True)
+    buckets = analysed["throughput_buckets"].to_pylist()
+    shaded = charts.throughput_charts(buckets, rows)["throughput_timeline"]
+    assert shaded is not None and shaded != charts.throughput_charts(buckets)["throughput_timeline"]
