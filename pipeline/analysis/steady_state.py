@@ -205,7 +205,12 @@ def judge_window(bins: list[dict]) -> dict:
                 row["trimmed_bins"] = trim
                 row["window_start_ns"] = bins[trim]["bin_start_ns"]
                 series = trimmed
-                if still:
+                if min((len(v) for v in trimmed.values()), default=0) < MIN_BINS:
+                    reason = (
+                        f"no steady window: {_failures(failed)}, and fewer than {MIN_BINS} spans with a reply "
+                        f"after the first {trim}"
+                    )
+                elif still:
                     reason = "no steady window: " + _failures(still) + f" after dropping the first {trim} spans"
     row["window_s"] = (row["window_end_ns"] - row["window_start_ns"]) / 1e9 if end_ns > start_ns else 0.0
     row |= _minimum_length(series, row, len(bins))
