@@ -151,7 +151,7 @@ def test_the_throughput_timeline_shades_each_window_labelled_with_its_tests(tmp_
     rows = analysed["throughput"].to_pylist()
     spans = charts.steady_spans(rows)
     ((label, (start, end, solid)),) = spans.items()
-    assert label.startswith("c steady window (trend TPOT p = ") and "level shift TTFT" in label
+    assert label.startswith("c steady window\ntrend p ") and "level shift p " in label and "(TPOT / TTFT)" in label
     assert (start, end, solid) == (rows[0]["steady_window_start_s"], rows[0]["steady_window_end_s"], True)
     buckets = analysed["throughput_buckets"].to_pylist()
     shaded = charts.throughput_charts(buckets, rows)["throughput_timeline"]

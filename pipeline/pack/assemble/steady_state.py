@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+SERIES = ("tpot_ms_p50", "ttft_ms_p50")  # the order the legend names them in
+
 
 def steady_state_section(throughput_rows: list[dict]) -> list[dict]:
     """One row per candidate whose window was tested; [] for tables written before the tests."""
@@ -29,11 +31,29 @@ def steady_state_section(throughput_rows: list[dict]) -> list[dict]:
 
 
 def tests_in_words(row: dict) -> str:
-    """The tests of the window the figures read, in one line: 'trend TPOT p 0.48 ✓, …'."""
+    """The tests of the window the figures read, short enough for a plot's legend:
+    'trend p 0.86 / 0.38, level shift p 0.97 / 0.46 (TPOT / TTFT)'; a failing p-value is starred."""
     last = max((t["pass_number"] for t in row["tests"]), default=1)
-    return "; ".join(
-        f"{'trend' if t['test'].startswith('trend') else 'level shift'} "
-        f"{t['series'].split('_')[0].upper()} p = {t['p_value']:.2g} {t['decision']}"
-        for t in row["tests"]
-        if t["pass_number"] == last
-    )
+    tests = [t for t in row["tests"] if t["pass_number"] == last]
+    if not tests:
+        return "not tested"
+    words = []
+    for name in ("trend", "level shift"):
+        ps = [
+            f"{t['p_value']:.2g}{'*' if t['decision'] == 'fails' else ''}"
+            for series in SERIES
+            for t in tests
+            if t["test"].startswith(name) and t["series"] == series
+        ]
+        words.append(f"{name} p {' / '.join(ps)}")
+    return ", ".join(words) + " (TPOT / TTFT" + ("; after trimming" if last > 1 else "") + ")"
+
+
+def why_not_steady(reason: str | None) -> str:
+    """The reason in a few words: too short, too few replies, or a test failed."""
+    reason = reason or ""
+    if "shorter than its minimum length" in reason:
+        return "shorter than its minimum length"
+    if "fewer than" in reason:
+        return "too few spans with a reply"
+    return "a test fails (*)"

@@ -12,7 +12,7 @@ from pipeline.analysis.server_view import ServerView, read_server_view
 from pipeline.analysis.tables import steady_requests
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT, THROUGHPUT_BUCKETS
 from pipeline.files.layout import PackLayout
-from pipeline.pack.assemble.steady_state import steady_state_section, tests_in_words
+from pipeline.pack.assemble.steady_state import steady_state_section, tests_in_words, why_not_steady
 from pipeline.pack.render import svg
 from pipeline.spec import Spec
 
@@ -65,7 +65,9 @@ def steady_spans(throughput_rows: list[dict]) -> dict[str, tuple[float, float, b
         if row["window_start_s"] is None or row["window_end_s"] is None:
             continue
         head = f"{row['candidate']} steady window" if row["steady_window"] else f"{row['candidate']}: no steady window"
-        spans[f"{head} ({tests_in_words(row)})"] = (row["window_start_s"], row["window_end_s"], row["steady_window"])
+        if not row["steady_window"]:
+            head += f" ({why_not_steady(row['reason'])})"
+        spans[f"{head}\n{tests_in_words(row)}"] = (row["window_start_s"], row["window_end_s"], row["steady_window"])
     return spans
 
 

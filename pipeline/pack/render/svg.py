@@ -91,6 +91,12 @@ def timeline(
         axes.plot(xs, ys, linewidth=1.2, label=name)
     for index, (label, (start, end, solid)) in enumerate((spans or {}).items()):
         axes.axvspan(start, end, alpha=0.12, color=f"C{index}", hatch=None if solid else "//", label=label)
+    if spans:  # the windows' labels are long: the legend goes below the axes
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.set_ylim(bottom=0)
+        axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+        return _svg(figure)
     for label, y in (level or {}).items():
         axes.axhline(y, linestyle="--", linewidth=1, color="grey")
         axes.annotate(label, (0, y), fontsize=7, color="dimgrey", va="bottom")
