@@ -8,12 +8,13 @@ span's TTFT and TPOT medians (the steadiness signals: queueing shows in TTFT, de
 TPOT; E2E is left out, as it follows the output-length mix). Inside the window, for each series:
 
 - a **trend test**: Mann–Kendall (Kendall's tau of the span medians against their order,
-  `scipy.stats.kendalltau`), failing when significant at `ALPHA` *and* the Theil–Sen drift over the
+  `scipy.stats.kendalltau`), failing when significant at `ALPHA` (Bonferroni over the window's
+  four tests, so a steady run fails one by chance at most 5 % of the time) *and* the Theil–Sen drift over the
   window is at least `MIN_RELATIVE_CHANGE` of the median (the design's effect-size floor: with
   enough spans a negligible drift is significant);
 - a **level-shift test**: Pettitt's rank change-point test (the CUSUM of rank sums; the design's
-  level-shift detector; its p-value by a seeded permutation test), failing when significant at
-  `ALPHA` and the medians before and after the change differ by at least `MIN_RELATIVE_CHANGE`.
+  level-shift detector; its p-value by a seeded permutation test), failing when significant (as
+  above) and the medians before and after the change differ by at least `MIN_RELATIVE_CHANGE`.
 
 A window that fails either is trimmed once, when the change lies in its first half (a leading
 ramp: the spans up to the change are dropped) and the spans left are at least `MIN_BINS`, and then
@@ -41,9 +42,10 @@ from scipy.stats import kendalltau, rankdata, theilslopes
 
 from pipeline.duck.session import QuerySession
 
-STEADY_BINS = 10  # equal spans of send time the configured window is cut into
+STEADY_BINS = 20  # equal spans of send time the configured window is cut into
 MIN_BINS = 5  # the fewest spans a test (and a trimmed window) may rest on
-ALPHA = 0.05  # each test's significance level
+ALPHA = 0.05  # the significance level of the four tests together (Bonferroni: each at ALPHA / 4)
+TESTS_PER_WINDOW = 4  # trend and level shift, on TPOT and on TTFT
 MIN_RELATIVE_CHANGE = 0.05  # a drift or shift smaller than 5 % of the level is noise (the design's floor)
 PERMUTATIONS, PERMUTATION_SEED = 1999, 0  # the level-shift test's p-value: seeded, so a pack re-computes
 PRECISION = 0.05  # ε: the level's relative half-width the precision bound asks for
@@ -137,12 +139,12 @@ def _tests(series: dict[str, list[float]], pass_number: int) -> list[TestResult]
         if len(values) < MIN_BINS:
             continue
         tau, p, drift = mann_kendall(values)
-        fails = p < ALPHA and abs(drift) >= MIN_RELATIVE_CHANGE
+        fails = p < ALPHA / TESTS_PER_WINDOW and abs(drift) >= MIN_RELATIVE_CHANGE
         results.append(
             TestResult(TREND, name, pass_number, len(values), tau, p, drift, None, FAILS if fails else PASSES)
         )
         k, p, at, shift = pettitt(values)
-        fails = p < ALPHA and abs(shift) >= MIN_RELATIVE_CHANGE
+        fails = p < ALPHA / TESTS_PER_WINDOW and abs(shift) >= MIN_RELATIVE_CHANGE
         results.append(
             TestResult(LEVEL_SHIFT, name, pass_number, len(values), k, p, shift, at, FAILS if fails else PASSES)
         )

@@ -176,7 +176,7 @@ _THROUGHPUT: Mapping[str, str] = {
     "mean_concurrency": "mean requests in flight",
     "steady_window": "the steady-state tests kept a window (false: no steady window, figures over the configured one)",
     "steady_reason": "why there is no steady window, or the leading ramp trimmed",
-    "steady_trimmed_bins": "leading send-time spans (of 10) dropped as a ramp",
+    "steady_trimmed_bins": "leading send-time spans (of 20) dropped as a ramp",
     "steady_min_length_s": "the window's minimum length: max(5 × E2E p90, the precision bound), s",
     "steady_min_length_term": "which bound set the minimum length",
     "steady_tests": "every trend and level-shift test (JSON): statistic, p-value, relative change, decision",

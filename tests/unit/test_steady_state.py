@@ -71,9 +71,9 @@ def test_a_ramp_fails_the_trend_test():
 
 
 def test_a_step_fails_the_level_shift_test():
-    step = np.concatenate([noisy(10, seed=3, n=6), noisy(14, seed=4, n=4)])
+    step = np.concatenate([noisy(10, seed=3, n=BINS - 7), noisy(14, seed=4, n=7)])  # a step up in the second half
     k, p, at, shift = pettitt(step)
-    assert at == 6 and p < 0.05 and shift == pytest.approx(0.4, abs=0.05)
+    assert at == BINS - 7 and p < 0.001 and shift == pytest.approx(0.4, abs=0.05)
     row = judge_window(spans(step))
     assert decisions(row)[LEVEL_SHIFT] == FAILS
     assert not row["steady_window"] and "second half" in row["reason"]
@@ -82,11 +82,11 @@ def test_a_step_fails_the_level_shift_test():
 
 
 def test_a_leading_ramp_is_trimmed_and_the_rest_tested_again():
-    ramp = np.concatenate([[20.0, 18.0, 16.0, 14.0], noisy(10, seed=5, n=BINS - 4)])
+    ramp = np.concatenate([np.linspace(20, 12, 7), noisy(10, seed=5, n=BINS - 7)])  # seven spans of ramp
     row = judge_window(spans(ramp))
-    assert row["trimmed_bins"] == 4 and row["steady_window"]
+    assert row["trimmed_bins"] == 7 and row["steady_window"]
     assert decisions(row, pass_number=2) == {TREND: PASSES, LEVEL_SHIFT: PASSES}
-    assert row["window_start_ns"] == 4 * 10 * 10**9 and "leading ramp" in row["reason"]
+    assert row["window_start_ns"] == 7 * 100 * 10**9 // BINS and "leading ramp" in row["reason"]
 
 
 def test_a_window_shorter_than_five_e2e_p90s_has_no_steady_window():
