@@ -22,7 +22,8 @@ from pipeline.contracts import (
 )
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 
-STEADY_REQUESTS = "steady_requests"  # the steady-state window every analysis table is read over
+# the steady-state window every analysis table is read over: its spans and tests, then the marked requests
+STEADY_REQUESTS = ("steady_bins", "steady_requests")
 
 # what each table of `analysis_tables` is read from: only the cost needs the accuracy (a useful
 # decision is correct where scored), so only it depends on accuracy_summary in the graph
@@ -36,11 +37,11 @@ TABLE_INPUTS = {
 # the queries each table's own query reads first (the chain a figure's lineage names in the pack:
 # pipeline/pack/assemble/lineage_steps.py)
 STAGED_QUERIES = {
-    LATENCY_PERCENTILES: (STEADY_REQUESTS, *LATENCY_STEPS),
-    THROUGHPUT: (STEADY_REQUESTS, *THROUGHPUT_STEPS),
-    THROUGHPUT_BUCKETS: (STEADY_REQUESTS,),
-    ERROR_BREAKDOWN: (STEADY_REQUESTS,),
-    COST_PER_DECISION: (STEADY_REQUESTS,),
+    LATENCY_PERCENTILES: (*STEADY_REQUESTS, *LATENCY_STEPS),
+    THROUGHPUT: (*STEADY_REQUESTS, *THROUGHPUT_STEPS),
+    THROUGHPUT_BUCKETS: STEADY_REQUESTS,
+    ERROR_BREAKDOWN: STEADY_REQUESTS,
+    COST_PER_DECISION: STEADY_REQUESTS,
 }
 CAPACITY_INPUTS = (SWEEP_SUMMARY, SWEEP_REPLAY)  # the summary's rows and how the search ended
 # the tables the figures are read from, then the files their lineage names (each figure's own

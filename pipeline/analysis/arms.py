@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.analysis import metrics
+from pipeline.analysis import metrics, steady_state
 from pipeline.analysis.catalogue import VENDOR_CONDITIONS
 from pipeline.analysis.figures import figure_rows, values_at
 from pipeline.analysis.tables import analyse_all
@@ -48,6 +48,7 @@ ARM_FIGURES_SCHEMA = pa.schema(
         ("ci_high", pa.float64()),
         ("n", pa.int64()),
         ("interval_method", pa.string()),
+        ("no_steady_window", pa.string()),  # the steady-state tests rejected the arm's window: why
     ]
 )
 ALWAYS = ("output_tokens_per_s", "requests_per_s")
@@ -87,6 +88,7 @@ def one_arm_figures(
     window = arm_window(timings, concurrency, not open_loop, queries)
     analysed = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else {}
     tables = figure_rows(analysed)
+    unsteady = steady_state.unsteady_windows(tables.get("throughput") or []).get(candidate)
     axis, label = LADDER.get(arm, (arm, arm))
     rows = []
     for metric in arm_metrics(spec):
@@ -107,6 +109,7 @@ def one_arm_figures(
                 "ci_high": high,
                 "n": n,
                 "interval_method": method,
+                "no_steady_window": unsteady,
             }
         )
     return rows

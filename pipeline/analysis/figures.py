@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from pipeline.analysis import metrics
+from pipeline.analysis import metrics, steady_state
 from pipeline.analysis.catalogue import (
     BY_NAME,
     CAPACITY_AT_SLA,
@@ -31,8 +31,8 @@ from pipeline.analysis.replicas import cost_method
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
-    early_stopping_min_queries,
-    one_sided_confidence,
+    early_stopping_note,
+    steady_verdict,
     verdict,
 )
 from pipeline.analysis.users_at_tier import TIER_FIGURES, tier_note
@@ -63,6 +63,7 @@ def figure(
     n: int,
     query: str,
     basis: str = PRODUCTION_LOAD,
+    no_steady_window: str | None = None,
 ) -> dict:
     """One figure at its `basis` (what it is measured against), judged against the claim where
     the claim is about that basis (a capacity claim never at the production load)."""
@@ -78,7 +79,7 @@ def figure(
         "ci_low": ci_low,
         "ci_high": ci_high,
         "n": n,
-        **judged(spec, metric, ci_low, ci_high),
+        **judged(spec, metric, ci_low, ci_high, no_steady_window),
         "query": query,
     }
     if basis == PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
@@ -89,21 +90,36 @@ def figure(
     return item
 
 
-def judged(spec: Spec, metric: str, ci_low, ci_high) -> dict:
+def judged(spec: Spec, metric: str, ci_low, ci_high, no_steady_window: str | None = None) -> dict:
     """The verdict on the claim on `metric` from an interval, and the tolerance it was judged with
     and its source (`claim.tolerance`, the catalogue's default by the figure's kind): the one place
     a verdict is made (`stats.verdict` holds the rule). No claim: no verdict, no tolerance; a spec
-    with `claim.tolerance: null` (a pack written before tolerances) judges without one."""
+    with `claim.tolerance: null` (a pack written before tolerances) judges without one. Over a window
+    the steady-state tests rejected (`no_steady_window`: why) no verdict is decisive."""
     claimed = spec.claim.figures.get(metric)
     _, larger_is_better = metrics.describe(metric)
-    if claimed is None or spec.claim.tolerance is None:
-        return {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
-    tolerance, source = spec.claim.tolerance.of(metric)
-    return {
-        "verdict": verdict(claimed, ci_low, ci_high, larger_is_better, tolerance),
-        "tolerance": tolerance,
-        "tolerance_source": source,
-    }
+    out: dict = {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
+    if claimed is not None and spec.claim.tolerance is not None:
+        tolerance, source = spec.claim.tolerance.of(metric)
+        word = verdict(claimed, ci_low, ci_high, larger_is_better, tolerance)
+        out = {"verdict": word, "tolerance": tolerance, "tolerance_source": source}
+    if no_steady_window is not None:
+        out |= {"verdict": steady_verdict(out["verdict"], no_steady_window), "no_steady_window": no_steady_window}
+    return out
+
+
+WINDOW_TABLES = frozenset({"latency_percentiles", "throughput", "cost_per_decision"})  # accuracy: not in the window
+
+
+def with_steady_windows(spec: Spec, items: list[dict], unsteady: dict[str, str]) -> list[dict]:
+    """Each production-load figure of a candidate with no steady window, re-judged as such (`judged`)."""
+    for item in items:
+        reason, entry = unsteady.get(item["candidate"]), BY_NAME.get(item["metric"])
+        if reason is not None and entry is not None and entry.source.table in WINDOW_TABLES:
+            judge = item.get("not_judged") is None
+            item |= judged(spec, item["metric"], item["ci_low"], item["ci_high"], reason) if judge else {}
+            item["no_steady_window"] = reason
+    return items
 
 
 def figure_key(item: dict) -> tuple[str, str, str]:
@@ -206,32 +222,6 @@ def schedule_lags(throughput_rows: list[dict]) -> dict[str, float | None]:
     """Each candidate's replay schedule lag p99: above the threshold, its latency verdicts are
     read from the planned send time (`latency_figures`)."""
     return {row["candidate"]: row.get("schedule_lag_ms_p99") for row in throughput_rows}
-
-
-def effective_samples(n: int, design_effect: float | None) -> float:
-    """n over the design effect (the batch-means variance over the independent one, where the
-    run's values move together): the independent samples the run is worth. A design effect below
-    1 never counts for more than n, as the interval never narrows below the exact one."""
-    return n / max(design_effect or 1.0, 1.0)
-
-
-def early_stopping_note(
-    q: float, n: int, confidence: float, design_effect: float | None = None, closed: bool = True
-) -> dict:
-    """How many samples a claim on this percentile needs to hold, even with none over it, and
-    whether this run is long enough: its effective sample size (n over the design effect the
-    interval used) reaches that, and its interval is closed. Stopping and the interval then agree:
-    requests that move together count as fewer, and a run whose interval is still open on a side
-    was too short to bound it, whatever its count."""
-    one_sided = one_sided_confidence(confidence)
-    needed = early_stopping_min_queries(q, 0, one_sided)
-    effective = effective_samples(n, design_effect)
-    return {
-        "confidence": one_sided,
-        "min_samples_to_hold": needed,
-        "effective_samples": effective,
-        "long_enough": closed and effective >= needed,
-    }
 
 
 def throughput_figures(spec: Spec, rows: list[dict], served_demand: bool = True) -> list[dict]:
@@ -369,6 +359,7 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict]) -> list[dict]:
                 row["n"],
                 ARM_QUERY,
                 basis=VENDOR_CONDITIONS,
+                no_steady_window=row.get("no_steady_window"),
             ),
             row.get("interval_method"),
         )
@@ -379,9 +370,11 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict]) -> list[dict]:
 def headline_figures(spec: Spec, tables: dict[str, list[dict]], served_demand: bool = True) -> list[dict]:
     """The production-load figures of one run from its analysis tables (accuracy when scored)."""
     throughput = tables["throughput"]
-    return (
+    window_figures = (
         latency_figures(spec, tables["latency_percentiles"], schedule_lags(throughput))
         + throughput_figures(spec, throughput, served_demand)
         + cost_figures(spec, tables["cost_per_decision"])
-        + accuracy_figures(spec, tables.get("accuracy_summary") or [])
+    )
+    return with_steady_windows(spec, window_figures, steady_state.unsteady_windows(throughput)) + accuracy_figures(
+        spec, tables.get("accuracy_summary") or []
     )

@@ -70,6 +70,7 @@ _ONLY_WHEN_SET = (
     "load_level",
     "load_level_label",
     "not_judged",
+    "no_steady_window",
     "reason",
     "timed_from",
     "sampled",

@@ -32,9 +32,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.analysis import dependence, metrics
-from pipeline.analysis.figures import effective_samples, figure_key, figure_rows, headline_figures
+from pipeline.analysis.figures import figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
-from pipeline.analysis.stats import INCONCLUSIVE, verdict
+from pipeline.analysis.stats import INCONCLUSIVE, effective_samples, steady_verdict, verdict
 from pipeline.analysis.tables import analyse_all
 from pipeline.analysis.until_figures import sequential
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
@@ -120,6 +120,8 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
             low = None if low is None else min(low, max(t_low, 0.0))
             high = None if high is None else max(high, min(t_high, 1.0) if fraction else t_high)
     _, larger_is_better = metrics.describe(figure["metric"])
+    # a run without a steady window leaves the combined figure without one
+    unsteady = next((run["no_steady_window"] for run in runs if run.get("no_steady_window")), None)
     rule = _method(len(runs), use_t)
     own = list(dict.fromkeys(run["interval_method"] for run in runs if run.get("interval_method")))
     out = {
@@ -131,9 +133,12 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
         # judged as the figure was, with its tolerance (pipeline/analysis/figures.py `judged`)
         "verdict": None
         if figure.get("not_judged")
-        else verdict(figure["claimed"], low, high, larger_is_better, figure.get("tolerance") or 0.0),
+        else steady_verdict(
+            verdict(figure["claimed"], low, high, larger_is_better, figure.get("tolerance") or 0.0), unsteady
+        ),
         "interval_method": f"over {len(runs)} runs: {rule.split(';')[0]}"
         + (f"; each run's own: {' / '.join(own)}" if own else ""),
+        **({"no_steady_window": unsteady} if unsteady else {}),
         "repeats": {
             "runs": [{key: run[key] for key in RUN_KEYS if key in run} for run in runs],
             "between_run_sd": sd,

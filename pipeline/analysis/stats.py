@@ -144,6 +144,11 @@ def verdict(
     return INCONCLUSIVE
 
 
+def steady_verdict(word: str | None, no_steady_window: str | None) -> str | None:
+    """A verdict over a window with no steady state is inconclusive, whatever the interval says."""
+    return INCONCLUSIVE if word is not None and no_steady_window is not None else word
+
+
 def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:
     """The most requests in flight at any instant: at each send, sends so far minus ends so far
     (an end at the very instant of a send is counted first: the two never overlapped). Exact,
@@ -157,3 +162,29 @@ def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:
     started = np.arange(1, len(sends) + 1)  # sends up to each send in sorted order
     ended = np.searchsorted(ends, sends, side="right")  # ends at or before each send
     return int((started - ended).max())
+
+
+def effective_samples(n: int, design_effect: float | None) -> float:
+    """n over the design effect (the batch-means variance over the independent one, where the
+    run's values move together): the independent samples the run is worth. A design effect below
+    1 never counts for more than n, as the interval never narrows below the exact one."""
+    return n / max(design_effect or 1.0, 1.0)
+
+
+def early_stopping_note(
+    q: float, n: int, confidence: float, design_effect: float | None = None, closed: bool = True
+) -> dict:
+    """How many samples a claim on this percentile needs to hold, even with none over it, and
+    whether this run is long enough: its effective sample size (n over the design effect the
+    interval used) reaches that, and its interval is closed. Stopping and the interval then agree:
+    requests that move together count as fewer, and a run whose interval is still open on a side
+    was too short to bound it, whatever its count."""
+    one_sided = one_sided_confidence(confidence)
+    needed = early_stopping_min_queries(q, 0, one_sided)
+    effective = effective_samples(n, design_effect)
+    return {
+        "confidence": one_sided,
+        "min_samples_to_hold": needed,
+        "effective_samples": effective,
+        "long_enough": closed and effective >= needed,
+    }

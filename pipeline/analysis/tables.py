@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from scipy.stats import norm
 
-from pipeline.analysis import bill_check, dependence
+from pipeline.analysis import bill_check, dependence, steady_state
 from pipeline.analysis.intervals import (
     POINTS_SCHEMA,
     RANK_SPAN_MARGIN,
@@ -60,6 +60,7 @@ def analysis_params(spec: Spec) -> dict:
         "bucket_edges": list(spec.analysis.prompt_token_buckets),
         "z": z_value(spec.analysis.confidence),
         "interval_batches": spec.analysis.interval_batches,
+        "steady_bins": steady_state.STEADY_BINS,
         "dependence_aware": spec.analysis.intervals == "dependence_aware",
         # Student's t for the batch-means intervals (batches − 1 degrees of freedom)
         "t_batches": dependence.t_quantile(spec.analysis.interval_batches, spec.analysis.confidence),
@@ -67,8 +68,10 @@ def analysis_params(spec: Spec) -> dict:
 
 
 def steady_session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> QuerySession:
-    """A session over the raw timings with the spec's analysis parameters and `steady_requests` staged."""
+    """A session over the raw timings with the spec's analysis parameters and `steady_requests` staged
+    over the window the steady-state tests kept (`pipeline.analysis.steady_state`)."""
     session = QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries)
+    steady_state.bind_detected(session)
     session.stage("steady_requests")
     return bill_check.bind_bill_basis(session, spec)  # the bill check's counter and prices
 
@@ -76,10 +79,10 @@ def steady_session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatal
 # --- latency ---------------------------------------------------------------------------------
 
 
-# how the steady-state window counts a request: by its send time (sql/steady_requests.sql). A
-# histogram built when a request had to *end* inside the window too records no such key, so it
-# is rebuilt rather than read with the old membership.
-STEADY_WINDOW_MEMBERSHIP = "sent_inside"
+# how the steady-state window counts a request: by its send time, in the window the steady-state tests
+# kept. A histogram built with another membership (ending inside too; the window assumed) records
+# another value or none, so it is rebuilt rather than read with the old window.
+STEADY_WINDOW_MEMBERSHIP = "sent_inside_detected"
 
 
 def itl_histogram_params(spec: Spec) -> dict:
@@ -210,7 +213,8 @@ def _throughput(session: QuerySession) -> pa.Table:
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     table = with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
     table = with_wilson(table, "requests_failed", "requests_planned", "error_rate", session.params["z"])
-    return with_interval_methods(bill_check.with_bill_check(session, _with_reply_mix(session, table)), session.params)
+    table = bill_check.with_bill_check(session, _with_reply_mix(session, table))
+    return steady_state.with_steady_state(session, with_interval_methods(table, session.params))
 
 
 def _with_reply_mix(session: QuerySession, table: pa.Table) -> pa.Table:
@@ -274,27 +278,23 @@ def error_breakdown(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
 # --- cost ------------------------------------------------------------------------------------
 
 
+PRICES_SCHEMA = pa.schema(
+    [("candidate", pa.string()), ("usd_per_hour", pa.float64()), ("replicas", pa.int64())]
+    + [(f"usd_per_million_{kind}_tokens", pa.float64()) for kind in ("input", "output")]
+)
+
+
 def prices_table(spec: Spec) -> pa.Table:
     return pa.Table.from_pylist(
         [
-            {
-                "candidate": c.name,
-                "usd_per_hour": c.price.usd_per_hour,
-                "replicas": c.price.replicas,
-                "usd_per_million_input_tokens": c.price.usd_per_million_input_tokens,
-                "usd_per_million_output_tokens": c.price.usd_per_million_output_tokens,
+            {"candidate": c.name, **c.price.model_dump(include={"usd_per_hour", "replicas"})}
+            | {
+                f"usd_per_million_{k}_tokens": getattr(c.price, f"usd_per_million_{k}_tokens")
+                for k in ("input", "output")
             }
             for c in spec.candidates
         ],
-        schema=pa.schema(
-            [
-                ("candidate", pa.string()),
-                ("usd_per_hour", pa.float64()),
-                ("replicas", pa.int64()),
-                ("usd_per_million_input_tokens", pa.float64()),
-                ("usd_per_million_output_tokens", pa.float64()),
-            ]
-        ),
+        schema=PRICES_SCHEMA,
     )
 
 

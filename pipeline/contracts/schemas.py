@@ -270,6 +270,7 @@ FIGURES_SCHEMA = pa.schema(
         ),
         ("delta", pa.float64()),
         ("not_judged", pa.string()),
+        ("no_steady_window", pa.string()),  # read over a window the steady-state tests rejected: why
         ("reason", pa.string()),
         ("setting_to_judge", pa.string()),  # a claim no run judges: the spec setting that would
         # an inconclusive claimed figure: what would resolve it (pipeline/analysis/decisive.py)

@@ -368,3 +368,32 @@ def test_the_endpoints_own_view_is_made_by_analysis_and_verify_names_an_edit(pac
     result = CliRunner().invoke(app, ["verify", str(copy)])
     assert result.exit_code == 1
     assert f"token_agreement {document['token_agreement'][0]['candidate']}: requests_compared" in result.output
+
+
+def test_the_steady_window_is_detected_and_shown_with_its_tests(pack, pack_dir):
+    """Issue 31 item 2: each candidate's window by send time with its trend and level-shift tests
+    (statistic, p-value, decision) in JSON, Markdown and HTML and shaded in the throughput
+    timeline; a candidate with no steady window has no decisive verdict at the production load.
+    verify re-computes the figures, verdicts included (test_verify_rehashes…)."""
+    rows = {row["candidate"]: row for row in pack["steady_state"]}
+    assert set(rows) == set(CANDIDATES)
+    for row in rows.values():
+        first = [t for t in row["tests"] if t["pass_number"] == 1]
+        assert {(t["test"], t["series"]) for t in first} == {
+            (test, series)
+            for test in ("trend (Mann-Kendall)", "level shift (Pettitt)")
+            for series in ("ttft_ms_p50", "tpot_ms_p50")
+        }
+        assert all(0 <= t["p_value"] <= 1 and t["decision"] in ("passes", "fails") for t in row["tests"])
+        assert row["configured_window_start_s"] <= row["window_start_s"] < row["window_end_s"]
+        assert row["window_end_s"] == row["configured_window_end_s"] and row["min_length_s"] > 0
+        figures = [f for f in pack["figures"] if f["candidate"] == row["candidate"] and f["basis"] == "production_load"]
+        unsteady = [f for f in figures if f.get("no_steady_window")]
+        if row["steady_window"]:
+            assert not unsteady
+        else:
+            assert unsteady and all(f["verdict"] in (None, "inconclusive") for f in unsteady)
+            assert all(f["no_steady_window"] == row["reason"] for f in unsteady)
+    html = (pack_dir / "evidence_pack.html").read_text()
+    assert 'id="steady-state-table"' in html
+    assert "**Steady window**" in (pack_dir / "evidence_pack.md").read_text()

@@ -99,7 +99,9 @@ def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
         "e2e_ms_p99": "inconclusive",
     }
     throughput = next(row for row in rows if row.metric == "output_tokens_per_s")
-    assert throughput.verdict == "holds" and throughput.n == ARM_REQUESTS - 2  # the first wave of 2 left out
+    # the first wave of 2 left out; the steady-state tests may then trim a leading ramp, never more
+    # than half the window (pipeline/analysis/steady_state.py), as loopback timings happen to drift
+    assert throughput.verdict == "holds" and (ARM_REQUESTS - 2) // 2 <= throughput.n <= ARM_REQUESTS - 2
     assert "accuracy" not in {row.metric for row in rows}
 
 

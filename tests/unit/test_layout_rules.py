@@ -39,6 +39,7 @@ SAME_FEATURE_IN_EACH_STAGE = {
     "privacy": {".", "spec"},  # privacy.text: declared (spec), applied by the leaf pipeline/privacy.py
     "capacity": {"analysis", "pack/assemble"},  # the capacity at the SLA: its rows re-derived, then packed
     "bill_check": {"analysis", "pack/assemble"},  # billed vs counted tokens: computed, then packed
+    "steady_state": {"analysis", "pack/assemble"},  # the detected steady window: tested, then packed
 }
 
 

@@ -47,6 +47,7 @@ def arm_steps() -> tuple[str, ...]:
     """Every query an arm's figure read: the arm's window, then the headline's own chain."""
     return (
         *ARM_QUERIES,
+        "steady_bins",
         "steady_requests",
         *LATENCY_STEPS,
         "latency_percentiles",

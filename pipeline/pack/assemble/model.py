@@ -20,6 +20,7 @@ from pipeline.pack.assemble.bill_check import bill_check_section
 from pipeline.pack.assemble.capacity import capacity_section
 from pipeline.pack.assemble.inputs import PackInputs
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
+from pipeline.pack.assemble.steady_state import steady_state_section
 from pipeline.pack.document import (
     EvidencePackDraft,
     GlossaryEntry,
@@ -185,6 +186,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
             )
             for row in inputs.throughput_rows
         ],
+        steady_state=_parts(section_parts.SteadyStateRow, steady_state_section(inputs.throughput_rows)),
         sweep=_part(
             parts.SweepSection,
             pack_sweep.sweep_section(
@@ -218,16 +220,20 @@ def _figures(inputs: PackInputs) -> tuple[list[dict], list[dict], dict | None, l
     the queries it read first and the input files, each with its sha256."""
     layout, spec = inputs.layout, inputs.loaded.spec
     raw_ref = file_ref(layout.path(RAW_TIMINGS), layout.root, inputs.raw_timings_rows)
-    staged, latency_sql, throughput_sql, cost_sql = (
+    bins, staged, latency_sql, throughput_sql, cost_sql = (
         file_ref(path, layout.root)
-        for path in layout.copy_sql(["steady_requests", "latency_percentiles", "throughput", "cost_per_decision"])
+        for path in layout.copy_sql(
+            ["steady_bins", "steady_requests", "latency_percentiles", "throughput", "cost_per_decision"]
+        )
     )
     latency_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(LATENCY_STEPS))]
     throughput_steps = [file_ref(path, layout.root) for path in layout.copy_sql(list(THROUGHPUT_STEPS))]
     lineages = {
-        "latency_percentiles": lineage([staged, *latency_steps, latency_sql], [raw_ref] + _itl_histogram_ref(inputs)),
-        "throughput": lineage([staged, *throughput_steps, throughput_sql], [raw_ref]),
-        "cost_per_decision": lineage([staged, cost_sql], [raw_ref]),
+        "latency_percentiles": lineage(
+            [bins, staged, *latency_steps, latency_sql], [raw_ref] + _itl_histogram_ref(inputs)
+        ),
+        "throughput": lineage([bins, staged, *throughput_steps, throughput_sql], [raw_ref]),
+        "cost_per_decision": lineage([bins, staged, cost_sql], [raw_ref]),
     }
     input_refs = [raw_ref]
     if inputs.accuracy_rows:

@@ -20,6 +20,7 @@ from pipeline.spec import Spec
 def sweep_steps() -> tuple[str, ...]:
     """Every query a sweep figure read: the headline queries per level, then the sweep's two."""
     return (
+        "steady_bins",
         "steady_requests",
         *LATENCY_STEPS,
         "latency_percentiles",

@@ -50,7 +50,13 @@ from pipeline.pack.document.parts import (
     SideBySide,
     SweepSection,
 )
-from pipeline.pack.document.section_parts import BillCheckRow, CapacityRow, VendorConditionsRow, WaterfallRow
+from pipeline.pack.document.section_parts import (
+    BillCheckRow,
+    CapacityRow,
+    SteadyStateRow,
+    VendorConditionsRow,
+    WaterfallRow,
+)
 
 
 class Partition(Part):
@@ -173,6 +179,7 @@ class EvidencePackDraft(Part):
     bill_check: list[BillCheckRow] | MISSING = MISSING  # billed vs counted tokens; [] without usage reported
     errors_by_type: list[ErrorRow] | MISSING = MISSING
     concurrency: list[ConcurrencyRow] | MISSING = MISSING
+    steady_state: list[SteadyStateRow] | MISSING = MISSING  # each candidate's window and its tests
     sweep: SweepSection | None | MISSING = MISSING  # None: no load sweep ran
     capacity: list[CapacityRow] | None | MISSING = MISSING  # the capacity at the SLA; None: no sweep
     versions: dict[str, str | None] | MISSING = MISSING

@@ -130,3 +130,33 @@ class BillCheckRow(Part):
     cost_billed_usd: Number | None  # at the token prices; None when priced by the hour
     cost_counted_usd: Number | None
     figures: dict[str, MixFigure]  # billed_to_counted_* and cost_per_decision_usd
+
+
+class SteadyStateTest(Part):
+    """One steady-state test on one series of send-time span medians (pipeline/analysis/steady_state.py)."""
+
+    test: Literal["trend (Mann-Kendall)", "level shift (Pettitt)"]
+    series: str  # ttft_ms_p50 or tpot_ms_p50: the span medians tested
+    pass_number: Count  # 1: the configured window; 2: after a leading ramp was trimmed
+    bins: Count
+    statistic: Number | None  # Kendall's tau; Pettitt's K
+    p_value: Number | None
+    relative_change: Number | None  # the Theil–Sen drift or the shift of the medians, over the level
+    at_bin: Count | None  # a level shift's first span after the change
+    decision: Literal["passes", "fails"]
+
+
+class SteadyStateRow(Part):
+    """One candidate's production-load window: detected, not assumed. Seconds from its first send."""
+
+    candidate: str
+    steady_window: bool  # false: no steady window; its figures carry `no_steady_window` and no decisive verdict
+    reason: str | None  # why there is none, or what was trimmed
+    window_start_s: Number | None  # the window the figures are read over
+    window_end_s: Number | None
+    configured_window_start_s: Number | None  # first send + warmup_s … last end − cooldown_s
+    configured_window_end_s: Number | None
+    trimmed_bins: Count | None
+    min_length_s: Number | None
+    min_length_term: str | None  # the bound that set it: 5 × E2E p90, or the precision bound
+    tests: list[SteadyStateTest]

@@ -10,8 +10,9 @@ import pyarrow.parquet as pq
 from pipeline.analysis.repeats import first_run
 from pipeline.analysis.server_view import ServerView, read_server_view
 from pipeline.analysis.tables import steady_requests
-from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT_BUCKETS
+from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT, THROUGHPUT_BUCKETS
 from pipeline.files.layout import PackLayout
+from pipeline.pack.assemble.steady_state import steady_state_section, tests_in_words, why_not_steady
 from pipeline.pack.render import svg
 from pipeline.spec import Spec
 
@@ -56,9 +57,25 @@ def latency_charts(marked: list[dict], spec: Spec) -> dict[str, str | None]:
     }
 
 
-def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
+def steady_spans(throughput_rows: list[dict]) -> dict[str, tuple[float, float, bool]]:
+    """Each candidate's window as the steady-state tests found it, labelled with their p-values and
+    decisions (hatched, over the configured window, where there is no steady window)."""
+    spans = {}
+    for row in steady_state_section(throughput_rows):
+        if row["window_start_s"] is None or row["window_end_s"] is None:
+            continue
+        head = f"{row['candidate']} steady window" if row["steady_window"] else f"{row['candidate']}: no steady window"
+        if not row["steady_window"]:
+            head += f" ({why_not_steady(row['reason'])})"
+        spans[f"{head}\n{tests_in_words(row)}"] = (row["window_start_s"], row["window_end_s"], row["steady_window"])
+    return spans
+
+
+def throughput_charts(buckets: list[dict], throughput_rows: list[dict] | None = None) -> dict[str, str | None]:
     """Output tokens/s and goodput per 1-second bucket, per candidate, read from the
-    throughput_buckets table (seconds since the candidate's first send; requests by send time)."""
+    throughput_buckets table (seconds since the candidate's first send; requests by send time), with
+    each candidate's steady window and its tests shaded (the throughput table's `steady_*` columns)."""
+    spans = steady_spans(throughput_rows or [])
     tokens: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
     done: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
     good: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
@@ -69,7 +86,7 @@ def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
             ys.append(value)
     return {
         "throughput_timeline": svg.timeline(
-            dict(tokens), "seconds since the replay's first send", "output tokens per second"
+            dict(tokens), "seconds since the replay's first send", "output tokens per second", spans=spans
         ),
         "goodput_timeline": svg.timeline(
             {
@@ -78,6 +95,7 @@ def throughput_charts(buckets: list[dict]) -> dict[str, str | None]:
             },
             "seconds since the replay's first send",
             "requests per second",
+            spans=spans,
         ),
     }
 
@@ -131,6 +149,7 @@ def pack_charts(layout: PackLayout, spec: Spec) -> dict[str, str | None]:
     marked = steady_requests(first_run(layout.path(RAW_TIMINGS)), spec).to_pylist()
     charts = workload_charts(pq.read_table(layout.path(PRODUCTION_SAMPLE)))
     charts.update(latency_charts(marked, spec))
-    charts.update(throughput_charts(pq.read_table(layout.path(THROUGHPUT_BUCKETS)).to_pylist()))
+    throughput = pq.read_table(layout.path(THROUGHPUT)).to_pylist()
+    charts.update(throughput_charts(pq.read_table(layout.path(THROUGHPUT_BUCKETS)).to_pylist(), throughput))
     charts.update(server_view_charts(read_server_view(layout)))
     return charts

@@ -79,14 +79,24 @@ def timeline(
     xlabel: str,
     ylabel: str,
     level: dict[str, float] | None = None,
+    spans: dict[str, tuple[float, float, bool]] | None = None,
 ) -> str | None:
-    """Lines over time: {name: (x seconds, y)}; `level` draws labelled horizontal references."""
+    """Lines over time: {name: (x seconds, y)}; `level` draws labelled horizontal references, `spans`
+    labelled shaded spans of x {label: (start, end, solid)} (a steady window; hatched when not solid)."""
     series = {name: xy for name, xy in series.items() if xy[0]}
     if not series:
         return None
     figure, axes = plt.subplots()
     for name, (xs, ys) in series.items():
         axes.plot(xs, ys, linewidth=1.2, label=name)
+    for index, (label, (start, end, solid)) in enumerate((spans or {}).items()):
+        axes.axvspan(start, end, alpha=0.12, color=f"C{index}", hatch=None if solid else "//", label=label)
+    if spans:  # the windows' labels are long: the legend goes below the axes
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.set_ylim(bottom=0)
+        axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+        return _svg(figure)
     for label, y in (level or {}).items():
         axes.axhline(y, linestyle="--", linewidth=1, color="grey")
         axes.annotate(label, (0, y), fontsize=7, color="dimgrey", va="bottom")
