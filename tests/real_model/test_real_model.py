@@ -64,10 +64,11 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     data = demo_spec_dict(DEMO_REAL_SPEC)
     data["candidates"][0]["base_url"] = llama.base_url
     data["workload"]["sample"]["max_requests"] = 16
-    # the knee at fixed levels (the demo searches for it; a search's levels depend on the machine)
-    data["workload"]["replay"]["concurrency"] = 4
+    # the knee at fixed levels (the demo searches for it; a search's levels depend on the machine);
+    # the production load, 8 in flight, is past the four slots: it misses the SLA, as demo-real's does
+    data["workload"]["replay"]["concurrency"] = 8
     data["workload"]["replay"]["sweep"] = {
-        "concurrencies": [1, 2, 8],
+        "concurrencies": [1, 2, 4],
         "requests_per_level": 12,
         "stop_after_miss": False,
         "warmup_s": 0,
@@ -92,7 +93,7 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     (hits,) = _partition_table(out, "prefix_cache_hits")
     assert hits["requests_reporting"] == 16 and 0 < hits["hit_rate"] < 1
     levels = {row["load_level"]: row for row in _partition_table(out, "sweep_levels")}
-    assert set(levels) == {1.0, 2.0, 4.0, 8.0} and levels[4.0]["production"]
+    assert set(levels) == {1.0, 2.0, 4.0, 8.0} and levels[8.0]["production"]
     print("\nlevel  tokens/s  TTFT p50 ms")
     for level, row in sorted(levels.items()):
         print(f"{level:5.0f}  {row['output_tokens_per_s']:8.1f}  {row['ttft_ms_p50']:8.1f}")
@@ -100,6 +101,12 @@ def test_demo_real_flow_shows_a_real_engines_load_behaviour(
     # slots the extra requests wait for a slot, so the median TTFT grows
     assert levels[4.0]["output_tokens_per_s"] > levels[1.0]["output_tokens_per_s"]
     assert levels[8.0]["ttft_ms_p50"] > levels[4.0]["ttft_ms_p50"]
+    # the capacity below 1×: the production load (8 in flight) misses the SLA, a level within the
+    # slots meets it, so one deployment carries a fraction of the load and the pack sizes the rest
+    (capacity,) = pack_capacity = json.loads((out / "evidence_pack.json").read_text())["capacity"]
+    assert capacity["production_level"] == 8.0 and capacity["first_missed_level"] is not None, pack_capacity
+    assert 0 < capacity["capacity_fraction"] < 1 and capacity["replicas_at_sla"] >= 2, capacity
+    assert capacity["pricing"] == "hourly" and capacity["cost_per_decision_at_sla_replicas_usd_ci_low"] > 0
     server = {row["load_level"]: row for row in _partition_table(out, "server_levels")}
     # llama.cpp's live /metrics: requests_processing as running, requests_deferred as waiting
     assert all(row["scrapes"] > 0 and row["running_max"] <= 4 for row in server.values())
