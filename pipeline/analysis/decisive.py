@@ -134,7 +134,7 @@ def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
         confidence,
     )
     if found.factor is None:
-        return {"to_resolve": f"{CANNOT_BY_LENGTH}: {found.why}"}
+        return _unsteady(item, {"to_resolve": f"{CANNOT_BY_LENGTH}: {found.why}"})
     per_run: float = (load or {}).get("requests") or n_per_run
     if UNTIL_RESOLVED in (item.get("interval_method") or ""):
         return _more_runs(item, found, runs, per_run, load)
@@ -144,11 +144,20 @@ def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
         minutes = (found.factor - 1.0) * load["window_s"] * runs / 60.0 if requests else 0.0
     elif load and load.get("requests_per_s"):
         minutes = requests / load["requests_per_s"] / 60.0
-    return {
-        "requests_to_resolve": requests,
-        "minutes_to_resolve": minutes,
-        "to_resolve": _words(item, bound, found, requests, minutes, runs, design),
-    }
+    words = _words(item, bound, found, requests, minutes, runs, design)
+    return _unsteady(item, {"requests_to_resolve": requests, "minutes_to_resolve": minutes, "to_resolve": words})
+
+
+def _unsteady(item: dict, found: dict) -> dict:
+    """A figure read over a window the steady-state tests rejected needs a steady window first:
+    a replay long enough to hold one; then what its interval needs, if anything."""
+    steady = item.get("no_steady_window")
+    if steady is None:
+        return found
+    first = f"{steady}: a replay long enough to hold a steady window (workload.sample.window_s)"
+    if found.get("requests_to_resolve") == 0:
+        return {**found, "to_resolve": f"{first} would resolve it (its interval already clears the claim)"}
+    return {**found, "to_resolve": f"{first}, then {found['to_resolve']}"}
 
 
 def _more_runs(item: dict, found: Growth, runs: int, per_run: float, load: dict | None) -> dict:
@@ -157,7 +166,7 @@ def _more_runs(item: dict, found: Growth, runs: int, per_run: float, load: dict 
     more = more_samples(runs, found.factor or 1.0)  # a factor: `to_resolve` returned before without one
     requests = round(more * per_run)
     minutes = more * load["window_s"] / 60.0 if load and load.get("window_s") else None
-    minutes_words = "" if minutes is None else f", ≈ {_minutes(minutes)} min of this load"
+    minutes_words = "" if minutes is None else f", ≈ {_duration(minutes)} of this load"
     return {
         "requests_to_resolve": requests,
         "minutes_to_resolve": minutes,
@@ -170,28 +179,40 @@ def _words(
     item: dict, bound: float, found: Growth, requests: int, minutes: float | None, runs: int, design: float | None
 ) -> str:
     unit = "labelled items" if item["metric"] == "accuracy" else "requests"
-    minutes_words = "" if minutes is None else f" (≈ {_minutes(minutes)} min of this load)"
+    minutes_words = "" if minutes is None else f" (≈ {_duration(minutes)} of this load)"
     at_least = "at least " if found.at_least else "≈ "
     each = f" over its {runs} runs" if runs > 1 else ""
     return (
         f"{at_least}{_number(requests)} more {unit}{minutes_words}{each} would resolve it: the interval must clear "
         f"{_number(bound)} (the claim with its tolerance), {_number(abs(item['measured'] - bound))} from the "
-        f"measured value; the run {found.factor:.3g} × as long"
-        + (f" at the measured design effect {design:.3g}" if design is not None else "")
+        f"measured value; the run {_number(found.factor or 1.0)} × as long"
+        + (f" at the measured design effect {_number(design)}" if design is not None else "")
         + (" (its interval is still open on the side facing the claim)" if found.at_least else "")
     )
 
 
 def _number(value: float) -> str:
-    """Whole numbers with separators, four significant digits below 1,000 (no exponent)."""
+    """Whole numbers with separators from 1,000 up, four significant digits below, never an
+    exponent (0.00001234, not 1.234e-05)."""
     if abs(value) >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.4g}" if abs(value) >= 1e-4 else f"{value:.6f}".rstrip("0").rstrip(".")
+    if value == 0:
+        return "0"
+    decimals = max(0, 3 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{value:.0f}"
 
 
-def _minutes(value: float) -> str:
-    """Minutes to two significant digits (whole from 10 on): an estimate, not a measurement."""
-    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+def _duration(minutes: float) -> str:
+    """An estimate of time to two significant digits, never an exponent: minutes from 0.1 min on
+    (whole from 10), seconds below (whole from 10 s); under 0.1 s says so."""
+    if minutes >= 10:
+        return f"{minutes:,.0f} min"
+    if minutes >= 0.1:
+        return f"{minutes:.2g} min"
+    seconds = minutes * 60
+    if seconds >= 10:
+        return f"{seconds:.0f} s"
+    return f"{seconds:.2g} s" if seconds >= 0.1 else "under 0.1 s"
 
 
 def with_resolution(

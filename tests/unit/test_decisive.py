@@ -226,10 +226,34 @@ def test_the_pages_state_what_would_resolve_it_beside_the_verdict():
     at_claim |= to_resolve(at_claim, 0.95, {"requests": 400, "window_s": 50.0})
     # bound 250·1.1 = 275, 15 above the measured 260; the upper side 30 wide: four times as long
     assert open_["requests_to_resolve"] == more_samples(400, 4.0) == 1201
-    pack = document([open_, at_claim])
+    unsteady = figure_row(candidate="e", verdict=INCONCLUSIVE, measured=200.0, ci_low=190.0, ci_high=210.0)
+    unsteady |= {"no_steady_window": "no steady window: a TTFT trend"}
+    unsteady |= to_resolve(unsteady, 0.95, {"requests": 400, "window_s": 50.0})
+    pack = document([open_, at_claim, unsteady])
     markdown = render_markdown(pack, confidence=0.95)
     assert f"- c `ttft_ms_p95` (production load): {open_['to_resolve']}." in markdown
     assert f"- d `ttft_ms_p95` (production load): {CANNOT_BY_LENGTH}: the measured value sits at" in markdown
     html = render_html(pack, {}, confidence=0.95)
     assert f">needs +{open_['requests_to_resolve']:,} req · " in html and ">not by length<" in html
+    assert ">needs a steady window<" in html and "no steady window: a TTFT trend: a replay long enough" in markdown
     jsonschema.validate(pack, json.loads((REPO_ROOT / "schemas" / "evidence_pack.schema.json").read_text()))
+
+
+def test_a_figure_without_a_steady_window_needs_one_first_and_no_number_has_an_exponent():
+    # the demo's shape: an interval that already clears the bound, read over a rejected window
+    unsteady = "no steady window: the window is 5.9 s, shorter than its minimum length 332 s"
+    cleared = {"metric": "tpot_ms_p50", "claimed": 12.0, "tolerance": 0.1, "measured": 0.02, "ci_low": 0.019}
+    cleared |= {"ci_high": 0.021, "n": 200, "design_effect": 1.0, "no_steady_window": unsteady}
+    words = to_resolve(cleared, 0.95, {"requests": 200, "window_s": 6.0})
+    assert words["requests_to_resolve"] == 0
+    assert words["to_resolve"] == (
+        f"{unsteady}: a replay long enough to hold a steady window (workload.sample.window_s) would resolve it "
+        "(its interval already clears the claim)"
+    )
+    # an interval that also falls short: the steady window first, then the length; a tiny duration in seconds
+    short = cleared | {"measured": 13.0, "ci_low": 12.0, "ci_high": 14.0, "n": 40}
+    words = to_resolve(short, 0.95, {"requests_per_s": 1.0e6})
+    assert words["requests_to_resolve"] > 0
+    assert words["to_resolve"].startswith(f"{unsteady}: a replay long enough to hold a steady window")
+    assert ", then ≈ " in words["to_resolve"] and "e-0" not in words["to_resolve"] and "e+0" not in words["to_resolve"]
+    assert "(≈ under 0.1 s of this load)" in words["to_resolve"]

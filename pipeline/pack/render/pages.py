@@ -126,8 +126,11 @@ def tolerance_label(item) -> str:
 
 def resolve_short(item) -> str:
     """What would resolve an inconclusive figure, short (the HTML verdict cell; the whole words are
-    its title and the list below the table): `needs +12,400 req · 41 min`, or `not by length`: kept
+    its title and the list below the table): `needs +12,400 req · 41 min`, `needs a steady window` or
+    `not by length`: kept
     about as wide as "holds within tolerance", so the summary table does not widen."""
+    if item.get("no_steady_window"):
+        return "needs a steady window"
     if item.get("requests_to_resolve") is None:
         return "not by length"
     words = f"needs +{num(item['requests_to_resolve'])} req"
