@@ -24,6 +24,7 @@ from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.pack.render.pages import render_html, render_markdown, tolerance_label
 from pipeline.quality.expectations import pack as claims_expectations
 from pipeline.spec import Spec
+from tests.support.pack_documents import document, figure_row
 from tests.support.specs import demo_spec_dict
 
 LINEAGE = {"sql": "sql/arm_window.sql", "inputs": [{"path": "data/arm_timings.parquet", "sha256": "0" * 64}]}
@@ -144,58 +145,11 @@ def test_the_claims_check_passes_once_every_claim_is_accounted_for():
     assert list(frame["verdict"]) == [INCONCLUSIVE] and bool(frame["has_reason"].iloc[0])
 
 
-def figure_row(**extra) -> dict:
-    return {
-        "candidate": "c",
-        "metric": "ttft_ms_p95",
-        "unit": "ms",
-        "basis": "production_load",
-        "claimed": 250.0,
-        "measured": 260.0,
-        "ci_low": 255.0,
-        "ci_high": 270.0,
-        "n": 400,
-        "verdict": HOLDS_WITHIN_TOLERANCE,
-        "tolerance": 0.1,
-        "tolerance_source": "claim.tolerance.latency, default: Little's law",
-        "lineage": {
-            "sql": "sql/latency_percentiles.sql",
-            "sql_sha256": "0" * 64,
-            "staged_sql": [],
-            "inputs": [{"path": "data/raw.parquet", "sha256": "0" * 64, "rows": 400}],
-        },
-        **extra,
-    }
-
-
 def test_the_side_by_side_cell_keeps_the_tolerance_beside_its_verdict():
     (row,) = side_by_side([figure_row()])["rows"]
     assert row["cells"][0]["verdict"] == HOLDS_WITHIN_TOLERANCE and row["cells"][0]["tolerance"] == 0.1
     assert tolerance_label(figure_row()) == "10 % (claim.tolerance.latency, default)"
     assert tolerance_label(figure_row(tolerance=None)) == "—"
-
-
-def document(figures: list[dict]) -> dict:
-    """The smallest pack document the pages render (the keys every template reads)."""
-    return {
-        "run_id": "run-1",
-        "spec_sha256": "0" * 64,
-        "spec_name": "tolerances",
-        "generated_at": "2026-12-02T00:00:00+00:00",
-        "claim": {"source": "datasheet", "figures": {"ttft_ms_p95": 250.0, "output_tokens_per_s": 4200.0}},
-        "figures": figures,
-        "conditions": [],
-        "profile": {"requests": 10},
-        "replay": {"mode": "trace", "planned": 1, "sent": 1, "errors": 0, "unsent": 0, "wall_s": 1.0},
-        "client_validity": {"schedule_lag_ms_p99": 0.5, "client_limited": False, "threshold_ms": 10.0},
-        "proxy_verdict": {"verdict": "must be re-measured", "reasons": []},
-        "claim_divergence": [],
-        "data_quality": [],
-        "inputs": [],
-        "versions": {"loadproof": "0.1.0"},
-        "lineage": {"run_id": "run-1", "asset_keys": [], "code_version": "abc"},
-        "manifest": [],
-    }
 
 
 def test_the_pages_state_the_tolerance_and_its_source_beside_each_verdict():
