@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
-import yaml
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.capacity import capacity_rows
@@ -19,6 +18,7 @@ from pipeline.replay.runs import RunBuilder, execute
 from pipeline.replay.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
 from pipeline.spec.workload import Replay
+from tests.support.profiles import one_at_a_time_profile
 from tests.support.specs import demo_spec_dict
 
 # --- the spec ---------------------------------------------------------------------------------
@@ -174,21 +174,9 @@ def test_a_trace_sweep_labels_every_row_with_its_level(tmp_path: Path, zero_serv
     assert [e["status"] for e in summary["candidates"]["ref"]] == ["reused", "replayed", "replayed", "replayed"]
 
 
-ONE_AT_A_TIME = {  # serves one sequence at a time, 10 ms per token: 10 tokens = 100 ms a request
-    "name": "one-at-a-time",
-    "prefill_ms_per_token": 0.0,
-    "decode_ms_per_token": 10.0,
-    "decode_slowdown_per_seq": 0.0,
-    "max_running_seqs": 1,
-    "seed": 0,
-}
-
-
 @pytest.fixture(scope="module")
 def serial_server(tmp_path_factory):
-    profile = tmp_path_factory.mktemp("profile") / "one-at-a-time.yaml"
-    profile.write_text(yaml.safe_dump(ONE_AT_A_TIME))
-    with ReferenceServer(str(profile)) as server:
+    with ReferenceServer(str(one_at_a_time_profile(tmp_path_factory.mktemp("profile")))) as server:
         yield server
 
 

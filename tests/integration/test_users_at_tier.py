@@ -5,7 +5,6 @@ at the tier read from them, with the bracket and the cost per user-hour (real HT
 from pathlib import Path
 
 import pytest
-import yaml
 
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.capacity import capacity_rows
@@ -17,28 +16,16 @@ from pipeline.replay.records import PlannedRequest
 from pipeline.replay.runs import RunBuilder, execute
 from pipeline.replay.sweep import production_level, run_sweep, with_load_level
 from pipeline.spec import Spec
+from tests.support.profiles import one_at_a_time_profile
 from tests.support.specs import demo_spec_dict
+
 
 # one sequence at a time, 10 ms per output token on the server's own clock: a 40-token reply holds
 # the server 400 ms and streams at ~100 tokens/s whatever the load; at k in flight a request waits
 # for the k − 1 others ahead of it, so its first token comes (k − 1) × 400 ms after its send
-ONE_AT_A_TIME = {
-    "name": "one-at-a-time",
-    "model": "reference-model",
-    "version": "2026-11-29",
-    "prefill_ms_per_token": 0.0,
-    "decode_ms_per_token": 10.0,
-    "decode_slowdown_per_seq": 0.0,
-    "max_running_seqs": 1,
-    "seed": 0,
-}
-
-
 @pytest.fixture(scope="module")
 def serial_server(tmp_path_factory):
-    profile = tmp_path_factory.mktemp("profile") / "one-at-a-time.yaml"
-    profile.write_text(yaml.safe_dump(ONE_AT_A_TIME))
-    with ReferenceServer(str(profile)) as server:
+    with ReferenceServer(str(one_at_a_time_profile(tmp_path_factory.mktemp("profile")))) as server:
         yield server
 
 
