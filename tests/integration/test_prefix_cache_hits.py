@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from pipeline.analysis.steady_state import MIN_BINS
 from pipeline.analysis.tables import prefix_cache_hits
 from pipeline.reference import ReferenceServer
 from pipeline.replay.engine import ReplaySettings, Target, run_replay
@@ -75,9 +76,11 @@ def test_cached_tokens_recorded_and_a_hit_rate_for_shared_prefixes(tmp_path: Pat
     assert all(r["cached_tokens"] is not None and r["cached_tokens"] <= r["prompt_tokens"] for r in rows)
     assert sum(r["cached_tokens"] > 0 for r in rows) == 11  # every request after the first hits
     (hits,) = prefix_cache_hits(table, _spec()).to_pylist()
-    assert hits["requests_reporting"] == hits["requests_ok"] == 12
-    assert hits["cached_tokens"] == sum(r["cached_tokens"] for r in rows)
-    assert hits["prompt_tokens"] == sum(r["prompt_tokens"] for r in rows)
+    # over the steady window: all 12 requests, or fewer where the tests trimmed a leading ramp
+    # (a loaded machine can make the first few slower: pipeline/analysis/steady_state.py)
+    assert MIN_BINS <= hits["requests_reporting"] == hits["requests_ok"] <= 12
+    assert 0 < hits["cached_tokens"] <= sum(r["cached_tokens"] for r in rows)
+    assert hits["cached_tokens"] < hits["prompt_tokens"] <= sum(r["prompt_tokens"] for r in rows)
     assert 0.5 < hits["hit_rate"] < 1  # the shared system prompt is most of every prompt
 
 
@@ -90,8 +93,11 @@ def test_no_hit_rate_where_the_server_reports_no_cached_tokens(tmp_path: Path) -
 
 def test_old_raw_timings_without_the_column_still_read(tmp_path: Path) -> None:
     """Raw timings written before `cached_tokens` existed: the view adds it as NULL."""
-    table = _replay(tmp_path, prefix_cache=True, transport="aiohttp").drop_columns(["cached_tokens"])
+    table = _replay(tmp_path, prefix_cache=True, transport="aiohttp")
     path = tmp_path / "old.parquet"
-    pq.write_table(table, path)
+    pq.write_table(table.drop_columns(["cached_tokens"]), path)
     (hits,) = prefix_cache_hits(path, _spec()).to_pylist()
-    assert hits["hit_rate"] is None and hits["requests_ok"] == 12
+    (with_column,) = prefix_cache_hits(table, _spec()).to_pylist()
+    assert with_column["requests_reporting"] > 0  # the same rows, their cached tokens dropped
+    assert (hits["requests_reporting"], hits["cached_tokens"], hits["hit_rate"]) == (0, 0, None)
+    assert hits["requests_ok"] == with_column["requests_ok"]  # the same steady window
