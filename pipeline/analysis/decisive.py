@@ -13,9 +13,12 @@ n·(h/d)² samples, n·((h/d)² − 1) more (rounded up, so that the half-width 
 That assumes the measured value stands: if the truth lies elsewhere the run settles sooner or later.
 
 * The side facing B open (a percentile whose run is too short to bound that side): the half-width
-  is unknown. The estimate is then the larger of the mirrored side's factor and the effective
-  samples that side first needs to exist at all (the q-quantile's upper end needs q^n ≤ α/2, its
-  lower (1 − q)^n ≤ α/2), times the design effect: a lower bound, said as "at least".
+  is unknown. The estimate is then the larger of the mirrored side's factor and the samples that
+  side first needs to exist at all: the exact interval's (the q-quantile's upper end needs
+  q^n ≤ α/2, its lower (1 − q)^n ≤ α/2) times the design effect, and, for a batch-means interval,
+  Woodruff's (`dependence.woodruff_ranks`: q + t·se < 1 for the upper end, q − t·se > 0 for the
+  lower, with se² = DE·q(1 − q)/n: n > t²·DE·q/(1 − q), resp. t²·DE·(1 − q)/q, t Student's on
+  the batches − 1 degrees of freedom). That is a lower bound, said as "at least".
 * The measured value at B (d = 0): no length resolves it; the pack says so.
 * Minutes: the more requests at the load that measured the figure. At the production load the
   steady window grows by the same factor (`window_s` of `throughput`: requests sent in the window /
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 
 from pipeline.analysis import metrics
 from pipeline.analysis.catalogue import CAPACITY_AT_SLA, PRODUCTION_LOAD, VENDOR_CONDITIONS
+from pipeline.analysis.dependence import BATCH_MEANS, t_quantile
 from pipeline.analysis.stats import INCONCLUSIVE, one_sided_confidence
 from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_CONDITIONS_ARM
 
@@ -41,6 +45,15 @@ OPEN_THOUGH_LONG = (
     "its interval is open on the side facing the claim although the run has the samples to bound it "
     "(e.g. too few requests in a send-time batch): no rate of narrowing to scale from"
 )
+
+
+# the setting that makes the replay behind a figure's basis longer (a window too short to be steady)
+LENGTH_SETTINGS = {
+    PRODUCTION_LOAD: "`workload.sample.window_s`",
+    VENDOR_CONDITIONS: "`workload.replay.arms.requests`: a closed loop's first wave is warm-up, so several "
+    "waves of the claim's concurrency beyond it",
+    CAPACITY_AT_SLA: "`workload.replay.sweep.duration_s_per_level` and `requests_per_level`",
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,12 @@ def samples_to_close(q: float, upper: bool, confidence: float) -> int:
     return max(1, math.ceil(math.log(tail) / math.log(base) - 1e-9))
 
 
+def woodruff_samples_to_close(q: float, upper: bool, design_effect: float, t: float) -> float:
+    """The samples beyond which a batch-means (Woodruff) interval of the q-quantile has that end:
+    q ± t·se inside (0, 1), se² = design_effect·q(1 − q)/n."""
+    return t * t * design_effect * (q / (1.0 - q) if upper else (1.0 - q) / q)
+
+
 def growth(
     measured: float | None,
     ci_low: float | None,
@@ -77,8 +96,10 @@ def growth(
     design_effect: float | None = None,
     percentile: float | None = None,
     confidence: float = 0.95,
+    batch_t: float | None = None,
 ) -> Growth:
-    """By what factor the run must grow for the interval to clear `bound` (the module's rule)."""
+    """By what factor the run must grow for the interval to clear `bound` (the module's rule);
+    `batch_t`: Student's t of the figure's batch-means interval (None: an independent one)."""
     if measured is None or n < 1:
         return Growth(None, why="no value was measured")
     distance = measured - bound
@@ -90,8 +111,12 @@ def growth(
     mirrored = (abs(mirror - measured) / abs(distance)) ** 2 if mirror is not None else None
     closing = None
     if percentile is not None:
-        needed = samples_to_close(percentile, upper=distance < 0, confidence=confidence)
-        closing = needed * max(design_effect or 1.0, 1.0) / n
+        needed = samples_to_close(percentile, upper=distance < 0, confidence=confidence) * max(
+            design_effect or 1.0, 1.0
+        )
+        if batch_t is not None:
+            needed = max(needed, woodruff_samples_to_close(percentile, distance < 0, design_effect or 1.0, batch_t))
+        closing = needed / n
     known = [factor for factor in (mirrored, closing) if factor is not None]
     if not known:
         return Growth(None, why="its interval is open on both sides: too few samples to scale from")
@@ -106,10 +131,11 @@ def more_samples(n: int, factor: float) -> int:
     return max(0, math.floor(n * factor + 1e-9) + 1 - n) if factor > 1.0 else 0
 
 
-def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
+def to_resolve(item: dict, confidence: float, load: dict | None, batches: int | None = None) -> dict:
     """`requests_to_resolve`, `minutes_to_resolve` and `to_resolve` (the words) of one inconclusive
     claimed figure; `load` is what the load that measured it ran at: `requests` and `window_s` of the
-    production load's steady window, or `requests_per_s` of the vendor's conditions (None: no rate)."""
+    production load's steady window, or `requests_per_s` of the vendor's conditions (None: no rate);
+    `batches`: analysis.interval_batches, for a batch-means interval's own closing point."""
     if item.get("setting_to_judge"):
         return {"to_resolve": f"not by length: no run judges it; set `{item['setting_to_judge']}`"}
     if item.get("measured") is None:
@@ -132,6 +158,7 @@ def to_resolve(item: dict, confidence: float, load: dict | None) -> dict:
         design,
         metrics.percentile_of(item["metric"]),
         confidence,
+        t_quantile(batches, confidence) if batches and BATCH_MEANS in (item.get("interval_method") or "") else None,
     )
     if found.factor is None:
         return _unsteady(item, {"to_resolve": f"{CANNOT_BY_LENGTH}: {found.why}"})
@@ -154,7 +181,8 @@ def _unsteady(item: dict, found: dict) -> dict:
     steady = item.get("no_steady_window")
     if steady is None:
         return found
-    first = f"{steady}: a replay long enough to hold a steady window (workload.sample.window_s)"
+    setting = LENGTH_SETTINGS.get(item.get("basis") or PRODUCTION_LOAD, LENGTH_SETTINGS[PRODUCTION_LOAD])
+    first = f"{steady}: a replay long enough to hold a steady window ({setting})"
     if found.get("requests_to_resolve") == 0:
         return {**found, "to_resolve": f"{first} would resolve it (its interval already clears the claim)"}
     return {**found, "to_resolve": f"{first}, then {found['to_resolve']}"}
@@ -216,7 +244,11 @@ def _duration(minutes: float) -> str:
 
 
 def with_resolution(
-    figures: list[dict], confidence: float, throughput: list[dict], arm_rows: list[dict] | None = None
+    figures: list[dict],
+    confidence: float,
+    throughput: list[dict],
+    arm_rows: list[dict] | None = None,
+    batches: int | None = None,
 ) -> list[dict]:
     """Every figure, each inconclusive claimed one with what would resolve it (`to_resolve`)."""
     loads: dict[tuple[str, str], dict] = {}
@@ -237,5 +269,5 @@ def with_resolution(
         load = (
             None if item["metric"] == "accuracy" or basis == CAPACITY_AT_SLA else loads.get((item["candidate"], basis))
         )
-        out.append({**item, **to_resolve(item, confidence, load)})
+        out.append({**item, **to_resolve(item, confidence, load, batches)})
     return out

@@ -117,7 +117,8 @@ def partition_figures(
     figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
     figures += unjudged_claims(spec, figures)  # every claim accounted for
     # each inconclusive claimed figure with what would resolve it
-    return with_resolution(figures, spec.analysis.confidence, tables.get("throughput") or [], arm_rows)
+    throughput = tables.get("throughput") or []
+    return with_resolution(figures, spec.analysis.confidence, throughput, arm_rows, spec.analysis.interval_batches)
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:

@@ -20,7 +20,9 @@ from pipeline.analysis.decisive import (
     samples_to_close,
     to_resolve,
     with_resolution,
+    woodruff_samples_to_close,
 )
+from pipeline.analysis.dependence import t_quantile, woodruff_ranks
 from pipeline.analysis.stats import INCONCLUSIVE, Z_95, order_statistic_ranks, verdict
 from pipeline.pack.render.pages import render_html, render_markdown
 from tests.support.pack_documents import document, figure_row
@@ -81,6 +83,33 @@ def test_an_open_side_is_a_lower_bound_from_the_samples_it_needs_to_close():
     closing = samples_to_close(0.99, True, 0.95) * 1.07 / 183
     assert found.at_least and found.factor == pytest.approx(max(closing, (170 / 332) ** 2))
     assert binom.cdf(samples_to_close(0.99, True, 0.95) - 1, samples_to_close(0.99, True, 0.95), 0.99) >= 0.975
+
+
+@pytest.mark.parametrize("q, upper", [(0.95, True), (0.99, True), (0.5, False), (0.05, False)])
+def test_a_batch_means_side_closes_where_woodruffs_interval_first_has_that_end(q, upper):
+    t, design = t_quantile(5, 0.95), 1.83
+    needed = woodruff_samples_to_close(q, upper, design, t)
+
+    def end(n: int) -> int | None:
+        low, high = woodruff_ranks(n, q, math.sqrt(design * q * (1 - q) / n), t)
+        return high if upper else low
+
+    assert end(math.floor(needed) - 1) is None and end(math.ceil(needed) + 1) is not None
+
+
+def test_the_demos_open_p95_is_at_least_woodruffs_closing_point_not_unresolvable():
+    # the demo (main 5bca43e): fastserve TTFT p95 45.6 ms (36.7 – open) against 250 ms + 10 %, 183
+    # requests, design effect 1.83, batch means over 5 batches: the exact ranks bound p95 from 72
+    # samples, but Woodruff's t·se needs ≈ 268: before, "cannot be resolved by length alone"
+    t = t_quantile(5, 0.95)
+    exact = growth(45.6, 36.7, None, 275.0, n=183, design_effect=1.83, percentile=0.95)
+    assert exact.factor is None and "open on the side facing the claim" in exact.why
+    found = growth(45.6, 36.7, None, 275.0, n=183, design_effect=1.83, percentile=0.95, batch_t=t)
+    assert found.at_least and found.factor == pytest.approx(woodruff_samples_to_close(0.95, True, 1.83, t) / 183)
+    item = {**FIGURE, "measured": 45.6, "ci_low": 36.7, "ci_high": None, "claimed": 250.0, "tolerance": 0.1}
+    item |= {"n": 183, "design_effect": 1.83, "interval_method": "batch means (5 send-time batches, t)"}
+    out = to_resolve(item, 0.95, {"requests": 183, "window_s": 50.0}, batches=5)
+    assert out["requests_to_resolve"] == more_samples(183, found.factor) and out["to_resolve"].startswith("at least")
 
 
 def test_more_samples_is_none_when_the_run_is_already_long_enough():
@@ -201,9 +230,14 @@ def test_a_figure_without_a_steady_window_needs_one_first_and_no_number_has_an_e
     words = to_resolve(cleared, 0.95, {"requests": 200, "window_s": 6.0})
     assert words["requests_to_resolve"] == 0
     assert words["to_resolve"] == (
-        f"{unsteady}: a replay long enough to hold a steady window (workload.sample.window_s) would resolve it "
+        f"{unsteady}: a replay long enough to hold a steady window (`workload.sample.window_s`) would resolve it "
         "(its interval already clears the claim)"
     )
+    # the setting that lengthens the replay behind the figure's basis: the vendor's arm, the sweep's levels
+    arm = to_resolve(cleared | {"basis": "vendor_conditions"}, 0.95, None)["to_resolve"]
+    assert "steady window (`workload.replay.arms.requests`: a closed loop's first wave is warm-up" in arm
+    level = to_resolve(cleared | {"basis": "capacity_at_sla"}, 0.95, None)["to_resolve"]
+    assert "steady window (`workload.replay.sweep.duration_s_per_level` and `requests_per_level`)" in level
     # an interval that also falls short: the steady window first, then the length; a tiny duration in seconds
     short = cleared | {"measured": 13.0, "ci_low": 12.0, "ci_high": 14.0, "n": 40}
     words = to_resolve(short, 0.95, {"requests_per_s": 1.0e6})
