@@ -210,6 +210,12 @@ def test_a_claim_no_run_measured_says_why_and_an_open_end_is_infinite():
     assert claim_words.claim_line([short], at=False) == (
         "TTFT p99: 250 ms claimed, 400 (380 – ∞) measured: inconclusive (tolerance 10 %)"
     )
+    # far above the claim, but read over a window the steady-state tests rejected: the words say why
+    unsteady = fig("a", "ttft_ms_p95", metrics.VENDOR_CONDITIONS, 6766, 250, "inconclusive", tolerance=0.1)
+    unsteady["no_steady_window"] = "no steady window: fewer than 5 of 20 spans of the window hold a successful request"
+    assert claim_words.claim_line([unsteady]).endswith(
+        "at the vendor's own conditions: inconclusive (no steady window) (tolerance 10 %)"
+    )
 
 
 def test_a_claim_within_its_tolerance_at_the_vendors_conditions_reproduces():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from pipeline.analysis import metrics
+from pipeline.analysis.stats import INCONCLUSIVE
 
 WHERE = {
     metrics.VENDOR_CONDITIONS: "at the vendor's own conditions",
@@ -77,7 +78,10 @@ def tolerance_words(figure: dict) -> str:
 
 
 def _verdict(figure: dict) -> str:
-    return figure.get("verdict") or ("not judged: served demand" if figure.get("not_judged") else "no verdict")
+    """The verdict word; an inconclusive one read over a window the steady-state tests rejected says
+    so (a far-off value would otherwise read as merely undecided)."""
+    word = figure.get("verdict") or ("not judged: served demand" if figure.get("not_judged") else "no verdict")
+    return f"{word} (no steady window)" if word == INCONCLUSIVE and figure.get("no_steady_window") else word
 
 
 def claim_line(figures: list[dict], at: bool = True) -> str:
