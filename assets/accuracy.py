@@ -126,13 +126,17 @@ accuracy_results_one_per_item = table_check(
 )
 
 
-accuracy_summary = derived_table_asset(
-    ACCURACY_SUMMARY,
-    tables.accuracy_summary,
-    ACCURACY_RESULTS,
-    group=GROUP,
-    deps=[accuracy_results],
-    description="Accuracy per candidate with a Wilson interval and the delta to the published accuracy.",
+# the two tables scored from the results, each one query over them
+accuracy_summary, accuracy_by_label = (
+    derived_table_asset(file, compute, ACCURACY_RESULTS, group=GROUP, deps=[accuracy_results], description=text)
+    for file, compute, text in (
+        (
+            ACCURACY_SUMMARY,
+            tables.accuracy_summary,
+            "Accuracy per candidate with a Wilson interval and the delta to the published accuracy.",
+        ),
+        (ACCURACY_BY_LABEL, tables.accuracy_by_label, "Per-label accuracy and the confusion matrix (long form)."),
+    )
 )
 
 
@@ -143,16 +147,6 @@ accuracy_summary_in_bounds = table_check(
     blocking=True,
     description="great-expectations: 0 ≤ Wilson low ≤ accuracy ≤ Wilson high ≤ 1.",
     params={"column": "accuracy", "n": "scored"},
-)
-
-
-accuracy_by_label = derived_table_asset(
-    ACCURACY_BY_LABEL,
-    tables.accuracy_by_label,
-    ACCURACY_RESULTS,
-    group=GROUP,
-    deps=[accuracy_results],
-    description="Per-label accuracy and the confusion matrix (long form).",
 )
 
 

@@ -9,6 +9,14 @@
 -- (bill_basis.counter_exact).
 -- staged: steady_requests
 -- view: bill_basis (candidate, counter, counter_exact, usd_per_million_input_tokens, usd_per_million_output_tokens)
+-- ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total): the ratio estimator's
+-- batch-means standard error, sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, an aggregate over the
+-- batches (a macro parameter replaces every identifier of its name in the body). noqa CP05: the
+-- linter parses a macro's untyped parameter names as data types.
+CREATE OR REPLACE TEMP MACRO ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total) AS  -- noqa: CP05
+sqrt(count(*) / nullif(count(*) - 1, 0) * sum((batch_value - ratio_estimate * batch_base) ^ 2))
+/ nullif(base_total, 0);
+
 WITH compared AS (
     SELECT
         steady_requests.candidate,
@@ -72,15 +80,15 @@ spread AS (
     -- sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, over the batches that hold a compared request
     SELECT
         batch_sums.candidate,
-        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
-            (batch_sums.prompt_billed - ratios.prompt_ratio * batch_sums.prompt_counted) ^ 2
-        )) / nullif(ratios.prompt_counted, 0) AS prompt_se,
-        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
-            (batch_sums.output_billed - ratios.output_ratio * batch_sums.output_counted) ^ 2
-        )) / nullif(ratios.output_counted, 0) AS output_se,
-        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
-            (batch_sums.cost_billed - ratios.cost_ratio * batch_sums.cost_counted) ^ 2
-        )) / nullif(ratios.cost_counted, 0) AS cost_se
+        ratio_standard_error(
+            batch_sums.prompt_billed, batch_sums.prompt_counted, ratios.prompt_ratio, ratios.prompt_counted
+        ) AS prompt_se,
+        ratio_standard_error(
+            batch_sums.output_billed, batch_sums.output_counted, ratios.output_ratio, ratios.output_counted
+        ) AS output_se,
+        ratio_standard_error(
+            batch_sums.cost_billed, batch_sums.cost_counted, ratios.cost_ratio, ratios.cost_counted
+        ) AS cost_se
     FROM batch_sums
     INNER JOIN ratios ON batch_sums.candidate = ratios.candidate
     GROUP BY batch_sums.candidate, ratios.prompt_counted, ratios.output_counted, ratios.cost_counted

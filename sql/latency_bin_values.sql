@@ -7,15 +7,13 @@
 -- own bin, instead of each reading every value again. ITL needs none: its bins are whole µs.
 -- Each metric is matched on its own column (binned as latency_samples bins it), not as unpivoted
 -- rows keyed by metric: a smaller join per metric.
+-- The values of one metric are gathered once, as the table macro bin_values_of(metric_name,
+-- metric_value) defined first in this file, each call joining only its metric's wanted bins (a
+-- macro parameter replaces every identifier of its name in the body; noqa CP05: sqlfluff parses a
+-- macro's untyped parameter names as data types).
 -- staged: steady_requests, latency_histogram; view: rank_spans
-WITH steady AS NOT MATERIALIZED (
-    SELECT
-        candidate, prompt_bucket_lower, batch,
-        ttft_ms, tpot_ms, e2e_ms, ttft_from_schedule_ms, e2e_from_schedule_ms, ttfo_ms
-    FROM steady_requests
-    WHERE in_steady_window AND status = 'ok'
-),
-wanted_bins AS (
+CREATE OR REPLACE TEMP MACRO bin_values_of(metric_name, metric_value) AS TABLE  -- noqa: CP05
+WITH wanted_bins AS (
     SELECT DISTINCT histogram.candidate, histogram.metric, histogram.scope, histogram.scope_order, histogram.bin
     FROM rank_spans AS spans
     JOIN latency_histogram AS histogram
@@ -24,70 +22,27 @@ wanted_bins AS (
        AND spans.scope = histogram.scope
        AND spans.first_rank <= histogram.before_bin + histogram.values_in_bin
        AND spans.last_rank > histogram.before_bin
-    WHERE spans.metric <> 'itl_ms'
+    WHERE spans.metric = metric_name
 )
 SELECT
     wanted_bins.candidate, wanted_bins.metric, wanted_bins.scope, wanted_bins.bin,
-    steady.batch, steady.ttft_ms AS value
-FROM steady
+    steady.batch, metric_value AS value
+FROM steady_requests AS steady
 JOIN wanted_bins
     ON steady.candidate = wanted_bins.candidate
-   AND wanted_bins.metric = 'ttft_ms'
-   AND CAST(floor(sqrt(greatest(steady.ttft_ms, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
-WHERE steady.ttft_ms IS NOT NULL
-  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower)
+   AND CAST(floor(sqrt(greatest(metric_value, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
+WHERE steady.in_steady_window AND steady.status = 'ok'
+  AND metric_value IS NOT NULL
+  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower);
+
+SELECT * FROM bin_values_of('ttft_ms', ttft_ms)
 UNION ALL
-SELECT
-    wanted_bins.candidate, wanted_bins.metric, wanted_bins.scope, wanted_bins.bin,
-    steady.batch, steady.tpot_ms AS value
-FROM steady
-JOIN wanted_bins
-    ON steady.candidate = wanted_bins.candidate
-   AND wanted_bins.metric = 'tpot_ms'
-   AND CAST(floor(sqrt(greatest(steady.tpot_ms, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
-WHERE steady.tpot_ms IS NOT NULL
-  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower)
+SELECT * FROM bin_values_of('tpot_ms', tpot_ms)
 UNION ALL
-SELECT
-    wanted_bins.candidate, wanted_bins.metric, wanted_bins.scope, wanted_bins.bin,
-    steady.batch, steady.e2e_ms AS value
-FROM steady
-JOIN wanted_bins
-    ON steady.candidate = wanted_bins.candidate
-   AND wanted_bins.metric = 'e2e_ms'
-   AND CAST(floor(sqrt(greatest(steady.e2e_ms, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
-WHERE steady.e2e_ms IS NOT NULL
-  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower)
+SELECT * FROM bin_values_of('e2e_ms', e2e_ms)
 UNION ALL
-SELECT
-    wanted_bins.candidate, wanted_bins.metric, wanted_bins.scope, wanted_bins.bin,
-    steady.batch, steady.ttft_from_schedule_ms AS value
-FROM steady
-JOIN wanted_bins
-    ON steady.candidate = wanted_bins.candidate
-   AND wanted_bins.metric = 'ttft_from_schedule_ms'
-   AND CAST(floor(sqrt(greatest(steady.ttft_from_schedule_ms, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
-WHERE steady.ttft_from_schedule_ms IS NOT NULL
-  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower)
+SELECT * FROM bin_values_of('ttft_from_schedule_ms', ttft_from_schedule_ms)
 UNION ALL
-SELECT
-    wanted_bins.candidate, wanted_bins.metric, wanted_bins.scope, wanted_bins.bin,
-    steady.batch, steady.e2e_from_schedule_ms AS value
-FROM steady
-JOIN wanted_bins
-    ON steady.candidate = wanted_bins.candidate
-   AND wanted_bins.metric = 'e2e_from_schedule_ms'
-   AND CAST(floor(sqrt(greatest(steady.e2e_from_schedule_ms, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
-WHERE steady.e2e_from_schedule_ms IS NOT NULL
-  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower)
+SELECT * FROM bin_values_of('e2e_from_schedule_ms', e2e_from_schedule_ms)
 UNION ALL
-SELECT
-    wanted_bins.candidate, wanted_bins.metric, wanted_bins.scope, wanted_bins.bin,
-    steady.batch, steady.ttfo_ms AS value
-FROM steady
-JOIN wanted_bins
-    ON steady.candidate = wanted_bins.candidate
-   AND wanted_bins.metric = 'ttfo_ms'
-   AND CAST(floor(sqrt(greatest(steady.ttfo_ms, 0)) * 512.0) AS BIGINT) = wanted_bins.bin
-WHERE steady.ttfo_ms IS NOT NULL
-  AND (wanted_bins.scope_order = -1 OR wanted_bins.scope_order = steady.prompt_bucket_lower)
+SELECT * FROM bin_values_of('ttfo_ms', ttfo_ms)

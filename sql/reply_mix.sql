@@ -5,6 +5,14 @@
 -- shares; Wilson intervals are added in pipeline/analysis/tables.py). A reply's reasoning
 -- tokens are NULL in packs written before they were recorded: counted as 0.
 -- staged: steady_requests
+-- ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total): the ratio estimator's
+-- batch-means standard error, sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, an aggregate over the
+-- batches (a macro parameter replaces every identifier of its name in the body). noqa CP05: the
+-- linter parses a macro's untyped parameter names as data types.
+CREATE OR REPLACE TEMP MACRO ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total) AS  -- noqa: CP05
+sqrt(count(*) / nullif(count(*) - 1, 0) * sum((batch_value - ratio_estimate * batch_base) ^ 2))
+/ nullif(base_total, 0);
+
 WITH ok AS (
     SELECT
         candidate,
@@ -39,13 +47,15 @@ spread AS (
     -- sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x_b, over the batches that hold a reply
     SELECT
         batch_sums.candidate,
-        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
-            (batch_sums.reasoning - totals.reasoning_tokens / totals.replies * batch_sums.replies) ^ 2
-        )) / totals.replies AS per_request_se,
-        sqrt(count(*) / nullif(count(*) - 1, 0) * sum(
-            (batch_sums.reasoning - totals.reasoning_tokens / nullif(totals.reply_output_tokens, 0) * batch_sums.output)
-            ^ 2
-        )) / nullif(totals.reply_output_tokens, 0) AS share_se
+        ratio_standard_error(
+            batch_sums.reasoning, batch_sums.replies, totals.reasoning_tokens / totals.replies, totals.replies
+        ) AS per_request_se,
+        ratio_standard_error(
+            batch_sums.reasoning,
+            batch_sums.output,
+            totals.reasoning_tokens / nullif(totals.reply_output_tokens, 0),
+            totals.reply_output_tokens
+        ) AS share_se
     FROM batch_sums
     INNER JOIN totals ON batch_sums.candidate = totals.candidate
     GROUP BY batch_sums.candidate, totals.replies, totals.reasoning_tokens, totals.reply_output_tokens

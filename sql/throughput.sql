@@ -11,6 +11,14 @@
 -- requests / window seconds: Little's law; peak_concurrency is appended from
 -- sql/concurrency_events.sql); error rate over every planned request.
 -- staged: steady_requests
+-- ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total): the ratio estimator's
+-- batch-means standard error, sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, an aggregate over the
+-- batches (a macro parameter replaces every identifier of its name in the body). noqa CP05: the
+-- linter parses a macro's untyped parameter names as data types.
+CREATE OR REPLACE TEMP MACRO ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total) AS  -- noqa: CP05
+sqrt(count(*) / nullif(count(*) - 1, 0) * sum((batch_value - ratio_estimate * batch_base) ^ 2))
+/ nullif(base_total, 0);
+
 WITH outcomes AS MATERIALIZED (
     -- the requests counted once per candidate, window, send-time batch and outcome (a few hundred
     -- rows): the windows, the totals and the batch totals read these instead of every request
@@ -130,9 +138,12 @@ attainment_spread AS (
     -- sqrt(B/(B − 1) · Σ (good_b − p · n_b)²) / Σ n_b
     SELECT
         batch_rates.candidate,
-        sqrt(count(*) / nullif(count(*) - 1, 0)
-            * sum((batch_rates.requests_good - spread.attainment * batch_rates.requests_in_window) ^ 2))
-        / nullif(sum(batch_rates.requests_in_window), 0) AS attainment_se
+        ratio_standard_error(
+            batch_rates.requests_good,
+            batch_rates.requests_in_window,
+            spread.attainment,
+            sum(batch_rates.requests_in_window)
+        ) AS attainment_se
     FROM batch_rates
     JOIN spread USING (candidate)
     GROUP BY batch_rates.candidate
