@@ -75,7 +75,7 @@ def measure_load(
 ) -> LoadResult:
     profile = sim.demo_profile()
     rate = load * capacity
-    long_offered = sim.arrivals(rate, sim.REPLAY_S * truth_factor, 10_000_019 + seed, process)
+    long_offered = sim.arrivals(rate, sim.RUN_S * truth_factor, 10_000_019 + seed, process)
     long_run = sim.truths(profile, long_offered, settle_s=sim.REPLAY_S)
     sla_ttft_ms = sorted(long_run["_ttft_values"])[int(0.9 * long_run["_requests"])]
     truth = {kind: long_run[kind] for kind in (*sim.LATENCY_KINDS, "output_tokens_per_s")}
@@ -83,7 +83,7 @@ def measure_load(
     run_spec = sim.spec(sla_ttft_ms, batches, intervals)
     tallies = {kind: Tally() for kind in KINDS}
     for run in range(runs):
-        table = sim.raw_timings(profile, sim.arrivals(rate, sim.REPLAY_S, seed * 1_000 + run, process))
+        table = sim.raw_timings(profile, sim.arrivals(rate, sim.RUN_S, seed * 1_000 + run, process))
         for kind, estimate in sim.estimates(table, run_spec).items():
             tallies[kind].add(estimate, truth[kind])
     oracle, items, accuracy_truth = sim.accuracy_oracle()
@@ -116,8 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=2000, help="--until: trials drawn from the pool")
     parser.add_argument("--max-runs", type=int, default=10, help="--until: the most runs a trial may use")
     parser.add_argument("--spending", default="obrien_fleming", choices=["obrien_fleming", "pocock", "both"])
+    parser.add_argument(
+        "--replay-s", type=float, default=sim.REPLAY_S, help="each run's length in s (default the demo's 60)"
+    )
     args = parser.parse_args(argv)
     runs = min(args.runs, 40) if args.quick else args.runs
+    sim.RUN_S = args.replay_s
     truth_factor = 20 if args.quick else 100
     loads = [float(x) for x in args.loads.split(",")]
     started = time.perf_counter()
@@ -125,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"capacity {capacity:.2f} requests/s (demo profile, this length mix); {runs} runs per load, "
         f"seed {args.seed}; {args.arrivals} arrivals; intervals {args.intervals}, "
-        f"batches {args.batches or 'from the spec'}"
+        f"batches {args.batches or 'from the spec'}; each run {sim.RUN_S:g} s"
     )
     if args.until:
         return until(args, loads, capacity, runs, truth_factor, started)

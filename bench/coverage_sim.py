@@ -36,6 +36,7 @@ DEMO_SPEC = ROOT / "examples" / "demo.yaml"
 ANSWER_KEY = ROOT / "examples" / "data" / "banking77_slice.csv"
 
 REPLAY_S, WARMUP_S, COOLDOWN_S = 60.0, 5.0, 5.0  # the demo's replay
+RUN_S = REPLAY_S  # each measured run's length (`--replay-s`); the truth run is a multiple of it
 # demo-like lengths: a chat bank's short prompts and replies
 LENGTHS = {"prompt_median": 160, "prompt_sigma": 0.8, "output_median": 64, "output_sigma": 0.6, "max_tokens": 1024}
 LATENCY_KINDS = {

@@ -46,7 +46,7 @@ def pool_values(load: float, capacity: float, pool: int, seed: int, truth_factor
     profile = sim.demo_profile()
     rate = load * capacity
     long_run = sim.truths(
-        profile, sim.arrivals(rate, sim.REPLAY_S * truth_factor, 10_000_019 + seed, process), sim.REPLAY_S
+        profile, sim.arrivals(rate, sim.RUN_S * truth_factor, 10_000_019 + seed, process), sim.REPLAY_S
     )
     sla_ttft_ms = sorted(long_run["_ttft_values"])[int(0.9 * long_run["_requests"])]
     truth = {kind: long_run[kind] for kind in (*sim.LATENCY_KINDS, "output_tokens_per_s")}
@@ -55,7 +55,7 @@ def pool_values(load: float, capacity: float, pool: int, seed: int, truth_factor
     values: dict[str, list[float]] = {kind: [] for kind in METRIC}
     own: dict[str, list[tuple]] = {kind: [] for kind in METRIC}  # each run's own interval: for runs all equal
     for run in range(pool):
-        table = sim.raw_timings(profile, sim.arrivals(rate, sim.REPLAY_S, seed * 1_000 + run, process))
+        table = sim.raw_timings(profile, sim.arrivals(rate, sim.RUN_S, seed * 1_000 + run, process))
         for kind, estimate in sim.estimates(table, run_spec).items():
             values[kind].append(estimate.value)
             own[kind].append((estimate.ci_low, estimate.ci_high))
