@@ -62,6 +62,9 @@ joined AS (
         t.error_rate_ci_high,
         t.peak_concurrency,
         t.schedule_lag_ms_p99,
+        -- why the level's own window is not steady (pipeline/analysis/steady_state.py; NULL: steady,
+        -- or not tested): a capacity read at this level carries it, and no verdict on it is decisive
+        CASE WHEN NOT t.steady_window THEN t.steady_reason END AS no_steady_window,
         latency.* EXCLUDE (candidate, load_level),
         c.cost_usd,
         c.useful_decisions,

@@ -3,7 +3,8 @@
 -- (every lower level met it too: a capacity is claimed only where all lighter loads hold), with
 -- its goodput and its cost per useful decision (cost_per_decision_at_max_sla_load_usd), and the
 -- headroom: that level over the production level (the spec's own load), and the capacity at the
--- SLA: that level's requests/s and output tokens/s with their intervals. Below the production
+-- SLA: that level's requests/s and output tokens/s with their intervals (and why that level's
+-- window is not steady, where it is not). Below the production
 -- load (a candidate that cannot carry it) the highest level met is a fraction of it. The lowest
 -- level run is there too, with what its requests met: where even it missed the SLA (a single
 -- request at a time breaks it), its figures say by how much.
@@ -71,6 +72,7 @@ SELECT
     highest.level.cost_per_decision_usd AS cost_per_decision_at_max_sla_load_usd,
     highest.level.cost_per_decision_usd_ci_low AS cost_per_decision_at_max_sla_load_usd_ci_low,
     highest.level.cost_per_decision_usd_ci_high AS cost_per_decision_at_max_sla_load_usd_ci_high,
+    highest.level.no_steady_window AS no_steady_window_at_max_sla_load,
     first_miss.first_missing_load_level,
     missing.load_level_label AS first_missing_load_level_label,
     lowest.level.load_level AS min_load_level,

@@ -53,6 +53,7 @@ CAPACITY_COLUMNS = (
     "ci_high",
     "n",
     "levels_run",
+    "no_steady_window",  # why the SLA level's window is not steady (its figures carry it); None: steady
     *SIZING_COLUMNS,
     *TIER_COLUMNS,
 )
@@ -148,6 +149,7 @@ def capacity_rows(
                 "ci_high": row.get("output_tokens_per_s_at_max_sla_load_ci_high"),
                 "n": row.get("requests_in_window_at_max_sla_load"),
                 "levels_run": row["load_levels"],
+                "no_steady_window": row.get("no_steady_window_at_max_sla_load"),
                 **sizing(row, pricing(spec, row["candidate"]), peak_to_mean),
                 **tier_columns(spec, row, precision(spec)),
             }

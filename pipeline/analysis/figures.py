@@ -321,6 +321,8 @@ def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
                     out.append(item | {"n": row.get("streams_at_tier") or 0} | tier_note(row, entry.name))
                 continue
             if row.get("max_sla_level") is not None:
+                if row.get("no_steady_window"):  # read over that level's rejected window: not decisive
+                    item |= judged(spec, entry.name, low, high, row["no_steady_window"])
                 item["load_level"] = row["max_sla_level"]
                 item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"
                 if measured is None:

@@ -5,6 +5,7 @@ show that a claim holds and never that it is not reproduced. Hand-built rows, no
 
 from pipeline.analysis import figures as claims
 from pipeline.analysis import metrics
+from pipeline.analysis.decisive import with_resolution
 from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
@@ -86,6 +87,22 @@ def test_an_open_bracket_is_a_lower_bound_that_never_refutes_a_claim():
     assert by_metric["output_tokens_per_s"]["verdict"] == "inconclusive"  # below the claim, but the knee lies above
     assert by_metric["requests_per_s"]["verdict"] == "holds"  # a lower bound above the claim still shows it holds
     assert "max_levels reached" in by_metric["output_tokens_per_s"]["reason"]
+
+
+def test_a_capacity_read_over_a_level_with_no_steady_window_is_not_decisive_and_says_how_to_get_one():
+    # the demo's fastserve at 8×: 200 requests in 10 s leave a 3.9-s window, under 5 × its E2E p90
+    unsteady = "no steady window: the window is 3.92 s, shorter than its minimum length 6.84 s (5 × E2E p90 1368 ms)"
+    out = claims.capacity_figures(spec(output_tokens_per_s=1000, requests_per_s=20), [capacity_row()])
+    assert {f["metric"]: f["verdict"] for f in out}["output_tokens_per_s"] == "holds"
+    out = claims.capacity_figures(
+        spec(output_tokens_per_s=1000, requests_per_s=20), [capacity_row(no_steady_window=unsteady)]
+    )
+    by_metric = {f["metric"]: f for f in out}
+    for name in ("output_tokens_per_s", "requests_per_s"):  # one holds, one falls short: neither decisive
+        assert by_metric[name]["verdict"] == "inconclusive" and by_metric[name]["no_steady_window"] == unsteady
+    (resolved,) = [f for f in with_resolution([by_metric["output_tokens_per_s"]], 0.95, []) if f["claimed"]]
+    assert resolved["to_resolve"].startswith(f"{unsteady}: a replay long enough to hold a steady window")
+    assert "`workload.replay.sweep.duration_s_per_level` and `requests_per_level`" in resolved["to_resolve"]
 
 
 def test_no_sla_meeting_level_says_why_it_has_no_value():

@@ -75,6 +75,9 @@ class CapacityRow(Part):
     ci_high: Number | None
     n: Count | None  # requests in the steady window at the highest SLA-meeting level
     levels_run: Count  # levels measured, the production level included
+    # why the highest SLA-meeting level's own window is not steady (its figures are then not decisive);
+    # None: steady; absent in packs before the levels were tested
+    no_steady_window: str | None | MISSING = MISSING
     # what the capacity means for a deployment (pipeline/analysis/replicas.py); absent in packs before it
     production_level: Number | None | MISSING = MISSING
     capacity_fraction: Number | None | MISSING = MISSING  # max_sla_level / production_level
