@@ -30,6 +30,8 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
+import orjson
+
 from pipeline.replay.records import SERVER_TIMING_FIELDS, RequestOutcome
 from pipeline.tokens import count_tokens
 from pipeline.tokens.tokenizers import Tokenizer, reply_counter
@@ -183,10 +185,13 @@ class ReplyReader:
     @staticmethod
     def json_object(data: str, what: str = "chunk") -> dict:
         """An event's payload as a JSON object; `malformed_sse` otherwise."""
-        try:
-            payload = json.loads(data)
-        except json.JSONDecodeError:
-            raise StreamError("malformed_sse", f"{what} is not JSON: {data[:80]!r}") from None
+        try:  # orjson: a third of the stdlib's CPU per event; it refuses a few things json reads
+            payload = orjson.loads(data)  # (NaN, lone surrogates), which the stdlib then judges
+        except orjson.JSONDecodeError:
+            try:
+                payload = json.loads(data)
+            except json.JSONDecodeError:
+                raise StreamError("malformed_sse", f"{what} is not JSON: {data[:80]!r}") from None
         if not isinstance(payload, dict):
             raise StreamError("malformed_sse", f"{what} is not a JSON object")
         return payload
@@ -282,14 +287,17 @@ class StreamReader(ReplyReader):
         delta = choice.get("delta") or {}
         if not isinstance(delta, dict):
             raise StreamError("malformed_sse", "delta is not a JSON object")
-        reasoning = next((v for k in REASONING_KEYS if isinstance(v := delta.get(k), str) and v), None)
+        reasoning = delta.get(REASONING_KEYS[0])
+        if not (isinstance(reasoning, str) and reasoning):
+            reasoning = delta.get(REASONING_KEYS[1])
         calls = delta.get("tool_calls")
         pieces = []
-        for call in calls if isinstance(calls, list) else []:
-            if isinstance(call, dict):
-                function = call["function"] if isinstance(call.get("function"), dict) else {}
-                index = call.get("index") if isinstance(call.get("index"), int) else None
-                pieces.append((index, function.get("name"), function.get("arguments")))
+        if isinstance(calls, list):
+            for call in calls:
+                if isinstance(call, dict):
+                    function = call["function"] if isinstance(call.get("function"), dict) else {}
+                    index = call.get("index") if isinstance(call.get("index"), int) else None
+                    pieces.append((index, function.get("name"), function.get("arguments")))
         self.record(now_ns, reasoning, delta.get("content"), pieces)
 
 
