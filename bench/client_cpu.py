@@ -6,7 +6,11 @@
 - `aiohttp`: bare aiohttp on the same loop (uvloop) and plan: POST, read the body block by block,
   nothing parsed, stamped or written;
 - `socket`: a bare asyncio protocol on the same loop: write the request bytes, count the reply's
-  reads until the chunked body's end; no HTTP library at all.
+  reads until the chunked body's end; no HTTP library at all;
+- `lean`: what the replay does per request without aiohttp — that protocol with httptools parsing
+  the HTTP, the replay's own SSE reading (`aio_request._take_lines`, `ReplyReader`, stamped at
+  each socket read), `finish`, `build_record` and a journal line — a sketch of a leaner transport
+  (no pool growth, errors or timeouts), to say what one would cost.
 
 Each case runs in a fresh process, the cases interleaved `--repeats` times (so a neighbour's load
 falls on all of them alike); printed: each run's CPU ms per request, schedule lag p99 (the replay's
@@ -36,7 +40,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.loadproof_client import constant_rate_plan  # noqa: E402
 from pipeline.reference import ReferenceServer  # noqa: E402
 
-CASES = ("replay", "aiohttp", "socket")
+CASES = ("replay", "aiohttp", "socket", "lean")
 MODEL = "reference-model"
 
 
@@ -142,13 +146,94 @@ async def _socket(base_url: str, rate: float, duration_s: float, max_tokens: int
     return await _paced(rate, duration_s, one)
 
 
+class _LeanExchange(asyncio.Protocol):
+    """One keep-alive connection: httptools parses the reply, the replay's reader reads its events."""
+
+    def __init__(self) -> None:
+        import httptools
+
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.done: asyncio.Future | None = None
+        self.reader = None
+        self.data: list[str] = []
+        self.pending = b""
+        self.received_ns = 0
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.received_ns = time.perf_counter_ns()  # every event this read completes: stamped here
+        self.parser.feed_data(data)
+
+    def on_body(self, body: bytes) -> None:
+        from pipeline.replay.aio_request import _take_lines
+
+        block = self.pending + body if self.pending else body
+        end = block.rfind(b"\n")
+        self.pending = block[end + 1 :]
+        if end >= 0:
+            self.data = _take_lines(block[:end].decode("utf-8").split("\n"), self.data, self.reader, self.received_ns)
+
+    def on_message_complete(self) -> None:
+        assert self.reader is not None and self.done is not None
+        self.reader.end()
+        self.done.set_result(None)
+
+
+async def _lean(base_url: str, rate: float, duration_s: float, max_tokens: int) -> dict:
+    from datetime import UTC, datetime
+
+    from pipeline.replay.api_kinds import stream_reader
+    from pipeline.replay.journal import Journal
+    from pipeline.replay.records import RequestOutcome, build_record
+    from pipeline.replay.reply_reading import finish
+
+    body, loop = _request_body(max_tokens), asyncio.get_running_loop()
+    body_fields = json.loads(body)
+    host, port = base_url.split("//")[1].split("/")[0].split(":")
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+    idle = [(await loop.create_connection(_LeanExchange, host, int(port)))[1] for _ in range(min(int(rate), 512))]
+    with tempfile.TemporaryDirectory() as folder, Journal(Path(folder) / "raw_timings.jsonl") as journal:
+
+        async def one() -> None:
+            exchange = idle.pop() if idle else (await loop.create_connection(_LeanExchange, host, int(port)))[1]
+            outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
+            exchange.reader, exchange.data, exchange.pending = stream_reader("chat", outcome), [], b""
+            exchange.done = loop.create_future()
+            request = f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
+            outcome.t_send_call_ns = outcome.t_sent_ns = time.perf_counter_ns()
+            assert exchange.transport is not None
+            exchange.transport.write(request)
+            await exchange.done
+            idle.append(exchange)
+            finish(outcome, body_fields, exchange.reader)
+            record = build_record(
+                run_id="lean",
+                candidate="bench",
+                request_id="r",
+                scheduled_offset_s=None,
+                t_scheduled_ns=outcome.t_sent_ns,
+                prompt_tokens_client=32,
+                max_tokens=max_tokens,
+                outcome=outcome,
+            )
+            journal.append(record)
+            tokens.append(len(outcome.chunk_times_ns) if record["status"] == "ok" else -1)
+
+        tokens: list[int] = []
+        result = await _paced(rate, duration_s, one)
+        return {**result, "errors": sum(count != max_tokens for count in tokens)}  # a reply short of its tokens
+
+
 def run_case(case: str, base_url: str, rate: float, duration_s: float, max_tokens: int) -> dict:
     """One case in this process (the replay runs its own loop; the floors run on uvloop)."""
     if case == "replay":
         return _replay(base_url, rate, duration_s, max_tokens)
     import uvloop
 
-    floor = _aiohttp if case == "aiohttp" else _socket
+    floor = {"aiohttp": _aiohttp, "socket": _socket, "lean": _lean}[case]
     return uvloop.run(floor(base_url, rate, duration_s, max_tokens))
 
 
