@@ -11,8 +11,8 @@ mapped here.
 
 Transit stays out of the TTFT: the send is stamped at the write that puts the request on the
 socket (`t_sent_ns`, by the body payload itself), not when the call began (kept as
-`t_send_call_ns`); a connection opened for the request is timed apart (`connect_ns`, from
-aiohttp's connection-create trace), and `open_connections` fills the pool before the first
+`t_send_call_ns`); a connection opened for the request is timed apart (`connect_ns`, by the
+connector that opens it), and `open_connections` fills the pool before the first
 planned send so that, at the plan's peak, no request waits for a TCP handshake.
 """
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from contextvars import ContextVar
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
 import aiohttp
 from yarl import URL
@@ -44,34 +44,31 @@ _CUT_MID_STREAM = (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, 
 
 
 def make_session(request_timeout_s: float) -> aiohttp.ClientSession:
-    """One session (one connection pool) per replay: unlimited connections, kept alive."""
-    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=None, enable_cleanup_closed=False)
-    timeout = aiohttp.ClientTimeout(total=None, connect=min(10.0, request_timeout_s), sock_read=request_timeout_s)
-    return aiohttp.ClientSession(
-        connector=connector,
-        timeout=timeout,
-        trust_env=False,
-        auto_decompress=True,
-        trace_configs=[_connection_trace()],
-    )
+    """One session (one connection pool) per replay: unlimited connections, kept alive. No read
+    timeout of aiohttp's own: each request's total timeout (`send_chat`, at most
+    `request_timeout_s`) bounds any silence too, and a read timeout re-arms a timer at every
+    socket read (each SSE event) — CPU per event for a limit that could never fire first."""
+    connector = _TimedConnector(limit=0, limit_per_host=0, ttl_dns_cache=None, enable_cleanup_closed=False)
+    timeout = aiohttp.ClientTimeout(total=None, connect=min(10.0, request_timeout_s))
+    return aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False, auto_decompress=True)
 
 
-def _connection_trace() -> aiohttp.TraceConfig:
-    """Times each connection aiohttp opens for a request (the request's outcome rides along as
-    `trace_request_ctx`), so set-up is recorded apart from the request's latency."""
-    config = aiohttp.TraceConfig()
+# the request whose connection is being opened (a task's own: set by `_send_once`)
+_CONNECTING_FOR: ContextVar[RequestOutcome | None] = ContextVar("connecting_for", default=None)
 
-    async def started(_session, context: SimpleNamespace, _params) -> None:
-        if isinstance(context.trace_request_ctx, RequestOutcome):
-            context.connect_started_ns = time.perf_counter_ns()
 
-    async def ended(_session, context: SimpleNamespace, _params) -> None:
-        if isinstance(context.trace_request_ctx, RequestOutcome):
-            context.trace_request_ctx.connect_ns = time.perf_counter_ns() - context.connect_started_ns
+class _TimedConnector(aiohttp.TCPConnector):
+    """Times each connection it opens for a request (`connect_ns`), so set-up is recorded apart
+    from the request's latency. Not aiohttp's tracing: with a trace config aiohttp awaits a
+    signal at every step of every request (start, headers, each body chunk, end), pooled or not."""
 
-    config.on_connection_create_start.append(started)
-    config.on_connection_create_end.append(ended)
-    return config
+    async def _create_connection(self, req, traces, timeout):
+        outcome = _CONNECTING_FOR.get()
+        started = time.perf_counter_ns()
+        protocol = await super()._create_connection(req, traces, timeout)
+        if outcome is not None:
+            outcome.connect_ns = time.perf_counter_ns() - started
+        return protocol
 
 
 class _StampedBody(aiohttp.BytesPayload):
@@ -135,11 +132,10 @@ async def _send_once(
     reader = stream_reader(api, outcome)
     payload = _StampedBody(json.dumps(body, separators=(",", ":")).encode(), outcome)
     outcome.t_send_call_ns = outcome.t_sent_ns = time.perf_counter_ns()  # t_sent_ns: re-stamped once written
+    connecting_for = _CONNECTING_FOR.set(outcome)  # in this task's context only
     try:
         async with asyncio.timeout(total_timeout_s):
-            async with session.post(
-                url, data=payload, headers={**JSON_HEADERS, **headers}, trace_request_ctx=outcome
-            ) as response:
+            async with session.post(url, data=payload, headers={**JSON_HEADERS, **headers}) as response:
                 outcome.t_first_byte_ns = time.perf_counter_ns()
                 outcome.http_status = response.status
                 if response.status != 200:
@@ -156,39 +152,47 @@ async def _send_once(
         outcome.request_not_taken = not payload.written or isinstance(exc, aiohttp.ServerDisconnectedError)
     except TimeoutError:
         outcome.error_type, outcome.error_message = "total_timeout", f"no end after {total_timeout_s} s"
+    finally:
+        _CONNECTING_FOR.reset(connecting_for)
     return finish(outcome, body, reader)
 
 
 async def _read_events(response: aiohttp.ClientResponse, reader: ReplyReader) -> None:
     """Server-sent events: each event's data lines joined by newlines. Read a network block at a
-    time (not a line per await: a fraction of the CPU per event at 256 streams) and each event
-    stamped when the block that completed it was read off the socket — what the user had then,
-    not when the parse reached it."""
+    time (not a line per await): each wake-up takes every complete line the socket reads since
+    the last one brought, decoded in one go, and each event is stamped when the block that
+    completed it was read off the socket — what the user had then, not when the parse reached it."""
     data: list[str] = []
     pending = b""
     async for block in response.content.iter_any():
         received_ns = time.perf_counter_ns()
-        lines = (pending + block).split(b"\n") if pending else block.split(b"\n")
-        pending = lines.pop()  # an incomplete last line waits for the next block
-        for raw in lines:
-            data = _take_line(raw, data, reader, received_ns)
+        if pending:
+            block = pending + block
+        end = block.rfind(b"\n")  # complete lines: up to the block's last newline
+        pending = block[end + 1 :]  # an incomplete last line waits for the next block
+        if end >= 0:
+            data = _take_lines(block[:end].decode("utf-8").split("\n"), data, reader, received_ns)
     if pending:  # a last line with no newline after it
-        data = _take_line(pending, data, reader, time.perf_counter_ns())
+        data = _take_lines([pending.decode("utf-8")], data, reader, time.perf_counter_ns())
     if data:  # a last event with no blank line after it
         reader.feed("\n".join(data), time.perf_counter_ns())
     reader.end()
 
 
-def _take_line(raw: bytes, data: list[str], reader: ReplyReader, received_ns: int) -> list[str]:
-    """One SSE line: a `data:` line is kept, a blank line ends the event; the event's data so far."""
-    line = raw.decode("utf-8").rstrip("\r")
-    if line:
-        if line.startswith("data:"):
+def _take_lines(lines: list[str], data: list[str], reader: ReplyReader, received_ns: int) -> list[str]:
+    """SSE lines read together: a `data:` line is kept, a blank line ends the event (fed to the
+    reader with the lines' arrival); the unfinished event's data lines so far."""
+    for line in lines:
+        if line.endswith("\r"):
+            line = line.rstrip("\r")
+        if not line:
+            if data:
+                reader.feed(data[0] if len(data) == 1 else "\n".join(data), received_ns)
+                data = []
+        elif line.startswith("data:"):
             data.append(line[6:] if line.startswith("data: ") else line[5:])
-        return data  # comments (":...") and other fields (event:, id:, retry:) carry no chunk
-    if data:
-        reader.feed("\n".join(data), received_ns)
-    return []
+        # comments (":...") and other fields (event:, id:, retry:) carry no chunk
+    return data
 
 
 def _transport_error_type(exc: aiohttp.ClientError, response_started: bool = False) -> str:

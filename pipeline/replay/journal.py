@@ -1,5 +1,9 @@
 """Crash-safe record keeping: one JSON line per finished request, flushed as it lands.
 
+Written with orjson (a sixth of the stdlib's CPU for a record with its per-token lists: the
+replay writes one per request, in the event loop that stamps the others); a float that is not a
+number (none is, in a record) would be written `null` where the stdlib wrote `NaN`.
+
 A replay killed mid-way leaves every finished request in the journal; `journal_to_table` turns
 a journal (complete or not) into the raw-timings Arrow table.
 """
@@ -10,6 +14,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
@@ -21,11 +26,11 @@ class Journal:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = path.open("w", encoding="utf-8")
+        self._handle = path.open("wb")
         self.count = 0
 
     def append(self, record: dict) -> None:
-        self._handle.write(json.dumps(record, default=_encode, separators=(",", ":")) + "\n")
+        self._handle.write(orjson.dumps(record, default=_encode, option=orjson.OPT_APPEND_NEWLINE))
         self._handle.flush()
         self.count += 1
 

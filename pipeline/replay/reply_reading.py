@@ -30,6 +30,8 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
+import orjson
+
 from pipeline.replay.records import SERVER_TIMING_FIELDS, RequestOutcome
 from pipeline.tokens import count_tokens
 from pipeline.tokens.tokenizers import Tokenizer, reply_counter
@@ -183,10 +185,13 @@ class ReplyReader:
     @staticmethod
     def json_object(data: str, what: str = "chunk") -> dict:
         """An event's payload as a JSON object; `malformed_sse` otherwise."""
-        try:
-            payload = json.loads(data)
-        except json.JSONDecodeError:
-            raise StreamError("malformed_sse", f"{what} is not JSON: {data[:80]!r}") from None
+        try:  # orjson: a third of the stdlib's CPU; what it refuses (NaN, a lone surrogate) the stdlib judges
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            try:
+                payload = json.loads(data)
+            except json.JSONDecodeError:
+                raise StreamError("malformed_sse", f"{what} is not JSON: {data[:80]!r}") from None
         if not isinstance(payload, dict):
             raise StreamError("malformed_sse", f"{what} is not a JSON object")
         return payload

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.quality.expectations import stream_frame, stream_gaps_suite, stream_tokens_seen_suite, validate
 from pipeline.replay.records import RequestOutcome
-from pipeline.replay.reply_reading import StreamReader
+from pipeline.replay.reply_reading import StreamError, StreamReader
 
 
 def _row(request_id: str, **overrides) -> dict:
@@ -156,3 +156,17 @@ def test_the_reader_keeps_the_servers_own_timings_and_nothing_that_is_not_a_numb
     bad = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 1, tzinfo=UTC), t_end_ns=0)
     StreamReader(bad).feed(json.dumps({"choices": [], "timings": {"prompt_ms": "n/a", "cache_n": True}}), 1)
     assert bad.server_timings == {}
+
+
+def test_a_payload_orjson_refuses_is_read_as_the_stdlib_reads_it_and_one_neither_reads_is_malformed():
+    """The reader parses with orjson, which refuses a few things the stdlib's json reads (NaN, a
+    lone surrogate); those are judged by the stdlib as before, so a server that writes them keeps
+    its tokens, and text that is no JSON at all is still `malformed_sse`."""
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 1, tzinfo=UTC), t_end_ns=0)
+    reader = StreamReader(outcome)
+    reader.feed('{"choices": [{"delta": {"content": "a"}}], "score": NaN}', 1)
+    reader.feed('{"choices": [{"delta": {"content": "\\ud800b"}}]}', 2)
+    assert outcome.chunk_times_ns == [1, 2] and reader.text_parts == ["a", "\ud800b"]
+    with pytest.raises(StreamError) as failure:
+        reader.feed("{not json", 3)
+    assert failure.value.error_type == "malformed_sse"
