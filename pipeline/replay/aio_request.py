@@ -161,7 +161,9 @@ async def _read_events(response: aiohttp.ClientResponse, reader: ReplyReader) ->
     """Server-sent events: each event's data lines joined by newlines. Read a network block at a
     time (not a line per await): each wake-up takes every complete line the socket reads since
     the last one brought, decoded in one go, and each event is stamped when the block that
-    completed it was read off the socket — what the user had then, not when the parse reached it."""
+    completed it was read off the socket — what the user had then, not when the parse reached it.
+    Bytes that are not UTF-8 become U+FFFD, as httpx's line reader makes them (a block ends at a
+    newline, which no multi-byte character holds, so none is split)."""
     data: list[str] = []
     pending = b""
     async for block in response.content.iter_any():
@@ -171,9 +173,9 @@ async def _read_events(response: aiohttp.ClientResponse, reader: ReplyReader) ->
         end = block.rfind(b"\n")  # complete lines: up to the block's last newline
         pending = block[end + 1 :]  # an incomplete last line waits for the next block
         if end >= 0:
-            data = _take_lines(block[:end].decode("utf-8").split("\n"), data, reader, received_ns)
+            data = _take_lines(block[:end].decode("utf-8", "replace").split("\n"), data, reader, received_ns)
     if pending:  # a last line with no newline after it
-        data = _take_lines([pending.decode("utf-8")], data, reader, time.perf_counter_ns())
+        data = _take_lines([pending.decode("utf-8", "replace")], data, reader, time.perf_counter_ns())
     if data:  # a last event with no blank line after it
         reader.feed("\n".join(data), time.perf_counter_ns())
     reader.end()

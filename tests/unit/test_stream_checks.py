@@ -170,3 +170,26 @@ def test_a_payload_orjson_refuses_is_read_as_the_stdlib_reads_it_and_one_neither
     with pytest.raises(StreamError) as failure:
         reader.feed("{not json", 3)
     assert failure.value.error_type == "malformed_sse"
+
+
+def test_bytes_that_are_not_utf8_in_a_stream_become_replacement_characters_not_a_crash():
+    """aiohttp's SSE path decodes each block of complete lines; a server that writes a byte that
+    is no UTF-8 (here 0xff, inside a token) keeps its tokens and their stamps, as through httpx."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from pipeline.replay.aio_request import _read_events
+
+    def event(content: bytes) -> bytes:
+        return b'data: {"choices": [{"delta": {"content": "' + content + b'"}}]}\n\n'
+
+    blocks = [event(b"ok") + event(b"caf\xff"), event(b"!") + b"data: [DONE]"]
+
+    async def iter_any():
+        for block in blocks:
+            yield block
+
+    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 1, tzinfo=UTC), t_end_ns=0)
+    reader = StreamReader(outcome)
+    asyncio.run(_read_events(SimpleNamespace(content=SimpleNamespace(iter_any=iter_any)), reader))
+    assert reader.text_parts == ["ok", "caf\ufffd", "!"] and len(outcome.chunk_times_ns) == 3
