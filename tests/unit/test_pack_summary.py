@@ -163,6 +163,18 @@ def test_below_the_production_load_the_capacity_line_gives_the_fraction_and_the_
     )
 
 
+def test_a_capacity_read_over_a_level_with_no_steady_window_says_so_against_the_claim():
+    figures = below_the_load("the cost at the capacity")
+    figures[0] |= {"claimed": 4200, "verdict": "inconclusive", "tolerance": 0.1}
+    (entry,) = summary.executive_summary(figures, [])
+    assert entry["lines"][2].endswith("against the claimed 4,200 tokens/s: inconclusive (tolerance 10 %)")
+    figures[0]["no_steady_window"] = "no steady window: the window is 3.92 s, shorter than its minimum length 6.84 s"
+    (entry,) = summary.executive_summary(figures, [])
+    assert entry["lines"][2].endswith(
+        "against the claimed 4,200 tokens/s: inconclusive (no steady window) (tolerance 10 %)"
+    )
+
+
 def test_a_per_token_price_says_it_does_not_scale():
     method = "the cost at the capacity (Wilson bounds of the useful share) (per-token price: does not scale with "
     method += "replicas)"

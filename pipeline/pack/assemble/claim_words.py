@@ -77,7 +77,7 @@ def tolerance_words(figure: dict) -> str:
     return f"tolerance {figure['tolerance'] * 100:g} %" + (f", {setting}" if setting else "")
 
 
-def _verdict(figure: dict) -> str:
+def verdict_words(figure: dict) -> str:
     """The verdict word; an inconclusive one read over a window the steady-state tests rejected says
     so (a far-off value would otherwise read as merely undecided)."""
     word = figure.get("verdict") or ("not judged: served demand" if figure.get("not_judged") else "no verdict")
@@ -92,12 +92,12 @@ def claim_line(figures: list[dict], at: bool = True) -> str:
     first = figures[0]
     entry = metrics.metric(first["metric"])
     claimed = f"{entry.display}: {with_unit(first['claimed'], entry.unit)} claimed"
-    verdicts = list(dict.fromkeys(_verdict(f) for f in figures))
+    verdicts = list(dict.fromkeys(verdict_words(f) for f in figures))
     tolerance = next((tolerance_words(f) for f in figures if tolerance_words(f)), "")
     beside = f" ({tolerance})" if tolerance else ""
     if len(verdicts) == 1:
         return f"{claimed}, {', '.join(measured_words(f, at) for f in figures)}: {verdicts[0]}{beside}"
-    each = ", ".join(f"{measured_words(f, at)}: {_verdict(f)}" for f in figures)
+    each = ", ".join(f"{measured_words(f, at)}: {verdict_words(f)}" for f in figures)
     return f"{claimed}, {each}{beside}"
 
 

@@ -24,6 +24,7 @@ from pipeline.pack.assemble.claim_words import (
     interval_words,
     number,
     tolerance_words,
+    verdict_words,
     with_unit,
 )
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
@@ -209,7 +210,7 @@ def _against_claim(figure: dict) -> str:
         return ""
     tolerance = tolerance_words(figure)
     claimed = with_unit(figure["claimed"], metrics.metric(figure["metric"]).unit)
-    return f"; against the claimed {claimed}: {figure['verdict']}" + (f" ({tolerance})" if tolerance else "")
+    return f"; against the claimed {claimed}: {verdict_words(figure)}" + (f" ({tolerance})" if tolerance else "")
 
 
 def _replicas(figure: dict) -> str:
