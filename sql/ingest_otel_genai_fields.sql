@@ -40,8 +40,7 @@ WITH parsed AS (
         }')) END AS request
     FROM data_lines
 ),
-lines AS MATERIALIZED (
-    -- materialised: both the spans and the rejected lines read it (inlined, it would parse twice)
+lines AS (
     SELECT
         file_id,
         source_line,
@@ -63,21 +62,24 @@ lines AS MATERIALIZED (
     FROM parsed
 ),
 numbered AS (
-    -- a rejected span shows the start of its line (a copy of the whole line per span would cost more
-    -- than the rest of the query)
+    -- one row per span of a good line and one (no span) per rejected line, in one stream: a
+    -- materialised CTE read twice (spans, rejected lines) cost a quarter of the query.
+    -- A rejected span shows the start of its line (a copy of the whole line per span would cost
+    -- more than the rest of the query); a rejected line shows all of it.
     SELECT
         file_id,
         source_line,
-        left(line, 300) AS raw,
-        unnest(spans) AS entry,
-        unnest(range(1, len(spans) + 1)) AS span_index
+        problem AS line_problem,
+        CASE WHEN problem IS NULL THEN left(line, 300) ELSE line END AS raw,
+        unnest(CASE WHEN problem IS NULL THEN spans ELSE [NULL] END) AS entry,
+        unnest(range(1, CASE WHEN problem IS NULL THEN len(spans) ELSE 1 END + 1)) AS span_index
     FROM lines
-    WHERE problem IS NULL
 ),
 attributes AS (
     SELECT
         file_id,
         source_line,
+        line_problem,
         raw,
         span_index,
         entry.span['spanId'] AS span_id,
@@ -89,9 +91,10 @@ attributes AS (
         list_transform(entry.span.attributes, lambda a: a.key) AS span_keys
     FROM numbered
 ),
-attribute_values AS MATERIALIZED (
-    -- materialised: each attribute is read by several expressions below (inlined, each would search)
-    -- each wanted attribute's value by its key's first position (list_position: no lambda per key)
+attribute_values AS (
+    -- each wanted attribute's value by its key's first position (list_position: no lambda per key),
+    -- of the requests only (the operation's own lookup: a filter on a[1] would be pushed below
+    -- this projection and search every attribute twice; materialising instead cost more)
     SELECT
         * EXCLUDE (span_attributes, span_keys),
         list_transform(
@@ -103,6 +106,9 @@ attribute_values AS MATERIALIZED (
             lambda name: span_attributes[list_position(span_keys, name)].value
         ) AS a
     FROM attributes
+    WHERE line_problem IS NOT NULL
+       OR span_attributes[list_position(span_keys, 'gen_ai.operation.name')].value['stringValue']
+       IN ('chat', 'text_completion')
 ),
 requests AS (
     SELECT
@@ -141,15 +147,17 @@ requests AS (
             NULL, NULL, NULL, NULL  -- max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
         ] AS request_values
     FROM attribute_values
-    WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
 ),
 span_fields AS (
     SELECT
         file_id,
         source_line,
-        format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
+        CASE WHEN line_problem IS NULL THEN format('span {} (spanId {})', span_index, coalesce(span_id, '?')) END AS record,
         raw,
-        CASE WHEN NOT json_valid(a[7]['stringValue']) THEN 'field gen_ai.input.messages: not valid JSON' END AS problem,
+        coalesce(
+            line_problem,
+            CASE WHEN NOT json_valid(a[7]['stringValue']) THEN 'field gen_ai.input.messages: not valid JSON' END
+        ) AS problem,
         span_id AS request_id,
         coalesce(
             CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
@@ -170,14 +178,4 @@ span_fields AS (
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests
 )
--- BY NAME: the rejected lines bring only the columns they have
-SELECT * FROM span_fields  -- noqa: AM07
-UNION ALL BY NAME
-SELECT
-    file_id,
-    source_line,
-    line AS raw,
-    problem,
-    'number' AS arrival_kind
-FROM lines
-WHERE problem IS NOT NULL
+SELECT * FROM span_fields
