@@ -50,30 +50,50 @@ lines AS (
             request IS NOT NULL,
             CASE WHEN request['resourceSpans'] IS NULL THEN 'field resourceSpans: missing or not a list' END
         ) AS problem,
-        flatten(list_transform(request['resourceSpans'], lambda resource_spans: flatten(list_transform(
-            resource_spans['scopeSpans'],
-            lambda scope_spans: list_transform(scope_spans.spans, lambda span: {
-                'span': span,
-                'service': list_filter(
-                    resource_spans.resource.attributes, lambda a: a.key = 'service.name'
-                )[1].value['stringValue']
-            })
-        )))) AS spans
+        request['resourceSpans'] AS resource_spans
     FROM parsed
 ),
-numbered AS (
-    -- one row per span of a good line and one (no span) per rejected line, in one stream: a
-    -- materialised CTE read twice (spans, rejected lines) cost a quarter of the query.
-    -- A rejected span shows the start of its line (a copy of the whole line per span would cost
-    -- more than the rest of the query); a rejected line shows all of it.
+-- one row per span of a good line and one (no span) per rejected line, in one stream: a
+-- materialised CTE read twice (spans, rejected lines) cost a quarter of the query. Unnested a
+-- resource at a time: a list of {span, service} built per line cost as much again as the parse.
+resources AS (
+    -- a rejected span shows the start of its line (a copy of the whole line per span would cost
+    -- more than the rest of the query); a rejected line shows all of it
     SELECT
         file_id,
         source_line,
         problem AS line_problem,
         CASE WHEN problem IS NULL THEN left(line, 300) ELSE line END AS raw,
-        unnest(CASE WHEN problem IS NULL THEN spans ELSE [NULL] END) AS entry,
-        unnest(range(1, CASE WHEN problem IS NULL THEN len(spans) ELSE 1 END + 1)) AS span_index
+        -- the spans of the resources before this one: span k of a line counts over all its resources
+        list_transform(
+            resource_spans,
+            lambda resource: list_sum(list_transform(resource['scopeSpans'], lambda scope: len(scope.spans)))
+        ) AS spans_per_resource,
+        unnest(CASE WHEN problem IS NULL THEN resource_spans ELSE [NULL] END) AS resource,
+        unnest(range(1, CASE WHEN problem IS NULL THEN len(resource_spans) ELSE 1 END + 1)) AS resource_index
     FROM lines
+),
+resource_spans AS (
+    SELECT
+        file_id,
+        source_line,
+        line_problem,
+        raw,
+        coalesce(list_sum(spans_per_resource[1:resource_index - 1]), 0) AS spans_before,
+        list_filter(resource.resource.attributes, lambda a: a.key = 'service.name')[1].value['stringValue'] AS service,
+        flatten(list_transform(resource['scopeSpans'], lambda scope: scope.spans)) AS spans
+    FROM resources
+),
+numbered AS (
+    SELECT
+        file_id,
+        source_line,
+        line_problem,
+        raw,
+        service,
+        unnest(CASE WHEN line_problem IS NULL THEN spans ELSE [NULL] END) AS span,
+        spans_before + unnest(range(1, CASE WHEN line_problem IS NULL THEN len(spans) ELSE 1 END + 1)) AS span_index
+    FROM resource_spans
 ),
 attributes AS (
     SELECT
@@ -82,13 +102,13 @@ attributes AS (
         line_problem,
         raw,
         span_index,
-        entry.span['spanId'] AS span_id,
-        entry.span['startTimeUnixNano'] AS start_ns,
-        entry.span['endTimeUnixNano'] AS end_ns,
-        entry.service AS service,
-        entry.span.events AS events,
-        entry.span.attributes AS span_attributes,
-        list_transform(entry.span.attributes, lambda a: a.key) AS span_keys
+        service,
+        span['spanId'] AS span_id,
+        span['startTimeUnixNano'] AS start_ns,
+        span['endTimeUnixNano'] AS end_ns,
+        span.events AS events,
+        span.attributes AS span_attributes,
+        list_transform(span.attributes, lambda a: a.key) AS span_keys
     FROM numbered
 ),
 attribute_values AS (
@@ -152,7 +172,9 @@ span_fields AS (
     SELECT
         file_id,
         source_line,
-        CASE WHEN line_problem IS NULL THEN format('span {} (spanId {})', span_index, coalesce(span_id, '?')) END AS record,
+        CASE
+            WHEN line_problem IS NULL THEN format('span {} (spanId {})', span_index, coalesce(span_id, '?'))
+        END AS record,
         raw,
         coalesce(
             line_problem,
