@@ -1,11 +1,13 @@
-"""Line numbers in a log read on every thread: ingest reads the lines in parallel, DuckDB stores them
-in the files' order, and the stored row numbers them (sql/raw_log_lines.sql). These logs are many
-reader buffers long (the buffer is shrunk to 2 MiB here; 128 MiB in production), so bad lines sit
-past the points where the reader splits the file between threads, and each good line's request id
-names its own file and line: a line numbered from the wrong place fails on its own row."""
+"""Line numbers in a log read on every thread (a format's `read_in_parallel`: DuckDB stores the
+lines in the files' order and the stored row numbers them, sql/raw_log_lines.sql) and in one
+numbered as it is read. These logs are many reader buffers long (the buffer is shrunk to 2 MiB
+here; 128 MiB in production), so bad lines sit past the points where the reader splits the file
+between threads, and each good line's request id names its own file and line: a line numbered from
+the wrong place fails on its own row."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.workload.logs import ingest_log
+from pipeline.workload.logs.formats import FORMATS
 
 GOOD_LINES = 150_000  # two of DuckDB's 122,880-row groups: the table scan after the read is parallel too
 READER_REJECT = 123_457  # invalid UTF-8: DuckDB's reader drops it (sql/line_rejects.sql)
@@ -55,10 +58,17 @@ def _write_log(path: Path, lines: int, reader_reject: bool) -> set[int]:
     return good
 
 
-@pytest.mark.parametrize("reader_reject", [False, True], ids=["no-reader-reject", "reader-reject"])
-def test_every_row_and_reject_keeps_its_own_line_deep_in_a_log_read_on_every_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_reject: bool
+@pytest.mark.parametrize(
+    ("in_parallel", "reader_reject"),
+    [(True, False), (True, True), (False, True)],
+    ids=["parallel", "parallel-reader-reject", "streamed-reader-reject"],
+)
+def test_every_row_and_reject_keeps_its_own_line_deep_in_a_long_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_parallel: bool, reader_reject: bool
 ):
+    monkeypatch.setitem(
+        FORMATS, "openai_jsonl", dataclasses.replace(FORMATS["openai_jsonl"], read_in_parallel=in_parallel)
+    )
     ingest_module = importlib.import_module("pipeline.workload.logs.ingest")  # the package exports its function
     monkeypatch.setattr(ingest_module, "MAX_LINE_BYTES", 1024 * 1024)  # 2 MiB reader buffers
     good_a = _write_log(tmp_path / "a.jsonl", GOOD_LINES, reader_reject)
