@@ -28,9 +28,9 @@ class LogFormat:
     labels: Labels = ("arrival", "prompt_tokens", "output_tokens", "latency_ms", "completed_at", "first_token_at")
     csv_columns: ColumnMapping | None = None  # the mapping of the format's CSV export, when it has one
     # read on every thread into a stored table (its rowid numbers the lines) instead of numbered as
-    # read on one: pays where the fields query costs more per line than storing the line (OTLP's
-    # nested parse: 1.6× faster); for the others, storing cost more CPU than it saved on a loaded
-    # 2-core machine (bench/README.md, "Vendor log formats at 10 M requests")
+    # read on one: pays where the fields query costs far more per line than storing the line (OTLP's
+    # nested parse: 2× faster at 10 M spans); a 10 M-row LiteLLM log spilled its stored lines and
+    # took 1.5× as long (bench/README.md, "Line numbers read in parallel")
     read_in_parallel: bool = False
 
 
