@@ -1,7 +1,7 @@
 """Benchmark: ingest a 10-million-request log in one of the vendor formats; prints seconds and peak RSS.
 
     .venv/bin/python bench/ingest_formats_10m.py --format otel_genai|litellm_spend_logs|langfuse|bedrock_invocations
-        [--rows 10000000] [--dir /tmp/loadproof-bench] [--memory-limit 2GB] [--profile]
+        [--rows 10000000] [--dir /tmp/loadproof-bench] [--memory-limit 2GB] [--profile] [--log PATH]
 
 bench/sql/bench_synthetic_<format>.sql writes the log with DuckDB, in a child process (its memory
 is not counted): Poisson-like arrivals at ~2,800 requests/s, log-normal lengths, latency and TTFT
@@ -10,7 +10,10 @@ Langfuse SPANs) mixed in, a cut line every ~million lines. `--rows` counts reque
 otel_genai: chat spans, four to a line). The figure is ingest (log → canonical Parquet +
 quarantine) on its own, as the target (≤ 60 s, ≤ 4 GiB on 2 cores) states it; `--profile` also
 times the profile of the whole log (logged latency → production concurrency). Peak RSS is this
-process's maximum resident set (ru_maxrss), DuckDB's buffers included.
+process's maximum resident set (ru_maxrss), DuckDB's buffers included. `--log PATH` keeps the
+generated log there (generated only when the file is absent), so that two checkouts can ingest the
+same log back to back (`PYTHONPATH=<checkout> python bench/ingest_formats_10m.py --log ...` times that
+checkout's ingest).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # after PYTHONPATH: PYTHONPATH=<checkout> times that checkout's ingest
 
 from pipeline.duck import connect as duck  # noqa: E402
 from pipeline.duck.catalog import QueryCatalog  # noqa: E402
@@ -56,16 +59,21 @@ def main() -> None:
     parser.add_argument("--dir", default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--memory-limit", default=duck.DEFAULT_MEMORY_LIMIT)
     parser.add_argument("--profile", action="store_true", help="also time the profile of the whole log")
+    parser.add_argument("--log", default=None, help="keep the log here; reuse it when it exists (not deleted)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="loadproof-bench-", dir=args.dir) as folder:
         work = Path(folder)
-        log = work / f"synthetic_{args.format}.jsonl"
-        started = time.perf_counter()
-        child = multiprocessing.get_context("spawn").Process(target=generate, args=(log, args.rows, args.format))
-        child.start()
-        child.join()
-        seconds, size_mib = time.perf_counter() - started, log.stat().st_size / 2**20
-        print(f"generated {args.rows:,} requests ({size_mib:,.0f} MiB) in {seconds:.1f} s (child process)")
+        log = Path(args.log) if args.log else work / f"synthetic_{args.format}.jsonl"
+        if log.exists():
+            print(f"reusing {log} ({log.stat().st_size / 2**20:,.0f} MiB; --rows and the generator not applied)")
+        else:
+            started = time.perf_counter()
+            child = multiprocessing.get_context("spawn").Process(target=generate, args=(log, args.rows, args.format))
+            child.start()
+            child.join()
+            seconds = time.perf_counter() - started
+            print(f"generated {args.rows:,} requests ({log.stat().st_size / 2**20:,.0f} MiB) in {seconds:.1f} s")
+        size_mib = log.stat().st_size / 2**20
         print(f"load average before ingest: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
         rows, quarantine = work / "production_logs.parquet", work / "quarantine.parquet"
         started = time.perf_counter()

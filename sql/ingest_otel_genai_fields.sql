@@ -40,8 +40,7 @@ WITH parsed AS (
         }')) END AS request
     FROM data_lines
 ),
-lines AS MATERIALIZED (
-    -- materialised: both the spans and the rejected lines read it (inlined, it would parse twice)
+lines AS (
     SELECT
         file_id,
         source_line,
@@ -51,47 +50,71 @@ lines AS MATERIALIZED (
             request IS NOT NULL,
             CASE WHEN request['resourceSpans'] IS NULL THEN 'field resourceSpans: missing or not a list' END
         ) AS problem,
-        flatten(list_transform(request['resourceSpans'], lambda resource_spans: flatten(list_transform(
-            resource_spans['scopeSpans'],
-            lambda scope_spans: list_transform(scope_spans.spans, lambda span: {
-                'span': span,
-                'service': list_filter(
-                    resource_spans.resource.attributes, lambda a: a.key = 'service.name'
-                )[1].value['stringValue']
-            })
-        )))) AS spans
+        request['resourceSpans'] AS resource_spans
     FROM parsed
 ),
-numbered AS (
-    -- a rejected span shows the start of its line (a copy of the whole line per span would cost more
-    -- than the rest of the query)
+-- one row per span of a good line and one (no span) per rejected line, in one stream: a
+-- materialised CTE read twice (spans, rejected lines) cost a quarter of the query. Unnested a
+-- resource at a time: a list of {span, service} built per line cost as much again as the parse.
+resources AS (
+    -- a rejected span shows the start of its line (a copy of the whole line per span would cost
+    -- more than the rest of the query); a rejected line shows all of it
     SELECT
         file_id,
         source_line,
-        left(line, 300) AS raw,
-        unnest(spans) AS entry,
-        unnest(range(1, len(spans) + 1)) AS span_index
+        problem AS line_problem,
+        CASE WHEN problem IS NULL THEN left(line, 300) ELSE line END AS raw,
+        -- the spans of the resources before this one: span k of a line counts over all its resources
+        list_transform(
+            resource_spans,
+            lambda resource: list_sum(list_transform(resource['scopeSpans'], lambda scope: len(scope.spans)))
+        ) AS spans_per_resource,
+        unnest(CASE WHEN problem IS NULL THEN resource_spans ELSE [NULL] END) AS resource,
+        unnest(range(1, CASE WHEN problem IS NULL THEN len(resource_spans) ELSE 1 END + 1)) AS resource_index
     FROM lines
-    WHERE problem IS NULL
+),
+resource_spans AS (
+    SELECT
+        file_id,
+        source_line,
+        line_problem,
+        raw,
+        coalesce(list_sum(spans_per_resource[1:resource_index - 1]), 0) AS spans_before,
+        list_filter(resource.resource.attributes, lambda a: a.key = 'service.name')[1].value['stringValue'] AS service,
+        flatten(list_transform(resource['scopeSpans'], lambda scope: scope.spans)) AS spans
+    FROM resources
+),
+numbered AS (
+    SELECT
+        file_id,
+        source_line,
+        line_problem,
+        raw,
+        service,
+        unnest(CASE WHEN line_problem IS NULL THEN spans ELSE [NULL] END) AS span,
+        spans_before + unnest(range(1, CASE WHEN line_problem IS NULL THEN len(spans) ELSE 1 END + 1)) AS span_index
+    FROM resource_spans
 ),
 attributes AS (
     SELECT
         file_id,
         source_line,
+        line_problem,
         raw,
         span_index,
-        entry.span['spanId'] AS span_id,
-        entry.span['startTimeUnixNano'] AS start_ns,
-        entry.span['endTimeUnixNano'] AS end_ns,
-        entry.service AS service,
-        entry.span.events AS events,
-        entry.span.attributes AS span_attributes,
-        list_transform(entry.span.attributes, lambda a: a.key) AS span_keys
+        service,
+        span['spanId'] AS span_id,
+        span['startTimeUnixNano'] AS start_ns,
+        span['endTimeUnixNano'] AS end_ns,
+        span.events AS events,
+        span.attributes AS span_attributes,
+        list_transform(span.attributes, lambda a: a.key) AS span_keys
     FROM numbered
 ),
-attribute_values AS MATERIALIZED (
-    -- materialised: each attribute is read by several expressions below (inlined, each would search)
-    -- each wanted attribute's value by its key's first position (list_position: no lambda per key)
+attribute_values AS (
+    -- each wanted attribute's value by its key's first position (list_position: no lambda per key),
+    -- of the requests only (the operation's own lookup: a filter on a[1] would be pushed below
+    -- this projection and search every attribute twice; materialising instead cost more)
     SELECT
         * EXCLUDE (span_attributes, span_keys),
         list_transform(
@@ -103,6 +126,9 @@ attribute_values AS MATERIALIZED (
             lambda name: span_attributes[list_position(span_keys, name)].value
         ) AS a
     FROM attributes
+    WHERE line_problem IS NOT NULL
+       OR span_attributes[list_position(span_keys, 'gen_ai.operation.name')].value['stringValue']
+       IN ('chat', 'text_completion')
 ),
 requests AS (
     SELECT
@@ -141,15 +167,19 @@ requests AS (
             NULL, NULL, NULL, NULL  -- max_completion_tokens, reasoning_effort, chat_template_kwargs, thinking
         ] AS request_values
     FROM attribute_values
-    WHERE a[1]['stringValue'] IN ('chat', 'text_completion')
 ),
 span_fields AS (
     SELECT
         file_id,
         source_line,
-        format('span {} (spanId {})', span_index, coalesce(span_id, '?')) AS record,
+        CASE
+            WHEN line_problem IS NULL THEN format('span {} (spanId {})', span_index, coalesce(span_id, '?'))
+        END AS record,
         raw,
-        CASE WHEN NOT json_valid(a[7]['stringValue']) THEN 'field gen_ai.input.messages: not valid JSON' END AS problem,
+        coalesce(
+            line_problem,
+            CASE WHEN NOT json_valid(a[7]['stringValue']) THEN 'field gen_ai.input.messages: not valid JSON' END
+        ) AS problem,
         span_id AS request_id,
         coalesce(
             CAST(try_cast(start_ns AS HUGEINT) // 1000 AS VARCHAR),
@@ -170,14 +200,4 @@ span_fields AS (
         nullif(coalesce(a[5]['stringValue'], a[6]['stringValue'], a[5]['intValue'], a[6]['intValue']), '') AS session_id
     FROM requests
 )
--- BY NAME: the rejected lines bring only the columns they have
-SELECT * FROM span_fields  -- noqa: AM07
-UNION ALL BY NAME
-SELECT
-    file_id,
-    source_line,
-    line AS raw,
-    problem,
-    'number' AS arrival_kind
-FROM lines
-WHERE problem IS NOT NULL
+SELECT * FROM span_fields

@@ -1,17 +1,16 @@
 -- log_lines_around_rejects: every physical line of the log files, with its 1-based number inside its file.
--- The lines are raw_log_lines' (sql/raw_log_lines.sql: one opaque VARCHAR each, blank lines kept).
--- The reader's global index restarts per file at log_files.first_index; lines the reader
--- rejected (table line_rejects, from the first pass) are skipped over in the numbering.
--- Used instead of log_lines when the first pass found rejected lines (an ASOF join: slower).
--- params: $files, $max_line_size (the same as log_line_counts)
--- macro: raw_log_lines; tables: log_files(file_id, source_file, first_index),
+-- The lines are raw_lines' (sql/raw_log_lines.sql: one opaque VARCHAR each, blank lines kept);
+-- the running line number restarts per file at log_files.first_index; lines the reader rejected
+-- (table line_rejects, filled as the lines were first read) are skipped over in the numbering.
+-- Used instead of log_lines when the reader rejected lines (an ASOF join: slower).
+-- view: raw_lines(line, file_id, line_index); tables: log_files(file_id, source_file, first_index),
 -- line_rejects(source_file, source_line, reason, raw)
 WITH read_index AS (
     SELECT
-        raw_lines.line, raw_lines.source_file, log_files.file_id,
-        raw_lines.global_index - log_files.first_index + 1 AS kept_index
-    FROM raw_log_lines($files, $max_line_size) AS raw_lines
-    JOIN log_files USING (source_file)
+        raw_lines.line, log_files.source_file, raw_lines.file_id,
+        raw_lines.line_index - log_files.first_index + 1 AS kept_index
+    FROM raw_lines
+    JOIN log_files USING (file_id)
 ),
 rejects_before AS (
     -- the i-th rejected line of a file (line r_i) comes after r_i - i kept lines

@@ -27,6 +27,11 @@ class LogFormat:
     number_unit: str = "s"  # unit of numeric arrival times when the format fixes it
     labels: Labels = ("arrival", "prompt_tokens", "output_tokens", "latency_ms", "completed_at", "first_token_at")
     csv_columns: ColumnMapping | None = None  # the mapping of the format's CSV export, when it has one
+    # read on every thread into a stored table (its rowid numbers the lines) instead of numbered as
+    # read on one: pays where the fields query costs far more per line than storing the line (OTLP's
+    # nested parse: 2× faster at 10 M spans); a 10 M-row LiteLLM log spilled its stored lines and
+    # took 1.5× as long (bench/README.md, "Line numbers read in parallel")
+    read_in_parallel: bool = False
 
 
 AZURE_COLUMNS = ColumnMapping(arrival="TIMESTAMP", prompt_tokens="ContextTokens", output_tokens="GeneratedTokens")
@@ -90,6 +95,7 @@ FORMATS = {
         "jsonl",
         "ingest_otel_genai_fields",
         number_unit="us",  # the query turns startTimeUnixNano into microseconds (a double keeps them exact)
+        read_in_parallel=True,
         labels=(
             "startTimeUnixNano",
             "gen_ai.usage.input_tokens",

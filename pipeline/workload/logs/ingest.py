@@ -1,8 +1,11 @@
 """Production-log ingest with DuckDB: many files (globs, gzip) → canonical Parquet + quarantine.
 
-Text formats are read in two passes over the raw lines (sql/log_line_counts.sql, then
-sql/log_lines.sql, both through the one reader macro of sql/raw_log_lines.sql) so that every
-line, accepted or quarantined, keeps its file and 1-based line number; a format's *_fields query
+Text formats are read line by line (sql/raw_log_lines.sql) so that every line, accepted or
+quarantined, keeps its file and 1-based line number (sql/log_line_counts.sql, sql/log_lines.sql):
+numbered as they are read, which makes the reader and every query after it run on one thread, or,
+for a format whose fields query costs more per line than storing the line (`read_in_parallel`:
+OTLP), read on every thread into a table whose rowid numbers them (DuckDB stores them in the
+files' order); a format's *_fields query
 maps the lines to named fields and sql/ingest_canonical.sql types and validates them. Bad lines
 never stop the run: they are rows of the quarantine. A database source (litellm_spend_logs with
 `dsn_env`, pipeline/workload/logs/database.py) becomes numbered lines of JSON the same way.
@@ -120,7 +123,7 @@ def ingest(
             con.from_arrow(EMPTY_REJECTS).to_table("line_rejects")
         else:
             files = expand_paths(source.path or "", base_dir)
-            _bind_log_lines(con, files)
+            _bind_log_lines(con, files, fmt.read_in_parallel)
             if reads_csv(source):
                 # a format's own export mapping names every column it can use; an export may have fewer
                 optional = source.columns is None and fmt.reader != "csv"
@@ -164,25 +167,31 @@ def ingest(
     return IngestStats(files=files, accepted=accepted, rejected=rejected, seconds=time.perf_counter() - started)
 
 
-def _bind_log_lines(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
-    """First pass: lines per file and the reader's own rejects; then the numbered lines view.
-    Both passes read through one table macro, raw_log_lines, defined here first."""
+def _bind_log_lines(con: duckdb.DuckDBPyConnection, files: list[str], in_parallel: bool) -> None:
+    """The raw lines (`raw_lines`: numbered as read, on one thread; or, `in_parallel`, read on every
+    thread into the table stored_lines, whose rowid numbers them), then the lines per file, the
+    reader's own rejects and the numbered lines view. Both readers are macros of sql/raw_log_lines.sql."""
     duck.run(con, "raw_log_lines")
     params = {"files": files, "max_line_size": MAX_LINE_BYTES}
-    counts = duck.run(con, "log_line_counts", params).to_arrow_table().to_pylist()
-    con.from_arrow(_log_files(files, {row["source_file"]: row["first_index"] for row in counts})).to_table("log_files")
+    if in_parallel:
+        duck.run(con, "stored_log_lines", params).to_table("stored_lines")
+        duck.run(con, "raw_lines_stored").create_view("raw_lines")
+    else:
+        duck.run(con, "raw_lines_streamed", params).create_view("raw_lines")
+    counts = duck.run(con, "log_line_counts").to_arrow_table().to_pylist()
+    con.from_arrow(_log_files(files, {row["file_id"]: row["first_index"] for row in counts})).to_table("log_files")
     duck.run(con, "line_rejects").to_table("line_rejects")
     rejected = duck.run(con, "line_reject_count").fetchall()[0][0]
-    duck.run(con, "log_lines_around_rejects" if rejected else "log_lines", params).create_view("log_lines")
+    duck.run(con, "log_lines_around_rejects" if rejected else "log_lines").create_view("log_lines")
 
 
-def _log_files(files: list[str], first_index: dict[str, int]) -> pa.Table:
-    """file_id (position in the sorted list), file name, and the reader's index of its first line."""
+def _log_files(files: list[str], first_index: dict[int, int]) -> pa.Table:
+    """file_id (position in the sorted list), file name, and the running line number of its first line."""
     return pa.table(
         {
             "file_id": pa.array(range(len(files)), pa.int64()),
             "source_file": pa.array(files, pa.string()),
-            "first_index": pa.array([first_index.get(path) for path in files], pa.int64()),
+            "first_index": pa.array([first_index.get(file_id) for file_id in range(len(files))], pa.int64()),
         }
     )
 
