@@ -49,6 +49,12 @@ def test_both_sections_cover_every_candidate_and_claimed_figure(pack: dict, demo
         "not reproduced",
         "inconclusive",
     }
+    # the section and the figures say the same of each (a verdict is made once: the demo's section
+    # had said "not reproduced" where the figure, over a window with no steady state, was inconclusive)
+    at_vendor = {(f["candidate"], f["metric"]): f for f in pack["figures"] if f.get("basis") == "vendor_conditions"}
+    for row in pack["vendor_conditions"]:
+        figure = at_vendor[(row["candidate"], row["metric"])]
+        assert (row["verdict"], row.get("no_steady_window")) == (figure["verdict"], figure.get("no_steady_window"))
     for row in pack["headline_waterfall"]:
         assert [step["arm"] for step in row["steps"]] == [*LADDER, None, None]
         assert row["steps"][-1]["axis"] == "production load" and row["steps"][-2]["axis"] == "capacity at SLA"

@@ -88,7 +88,8 @@ def vendor_conditions_section(spec: Spec, arm_rows: list[dict], lineage: dict) -
             ci_low=row["ci_low"],
             ci_high=row["ci_high"],
             n=row["n"],
-            **judged(spec, row["metric"], row["ci_low"], row["ci_high"]),  # the analysis's verdict and tolerance
+            # the analysis's verdict and tolerance, not decisive over a window the steady-state tests rejected
+            **judged(spec, row["metric"], row["ci_low"], row["ci_high"], row.get("no_steady_window")),
             conditions=conditions_text(spec),
             lineage=FigureLineage.model_validate(lineage),
         )

@@ -24,6 +24,7 @@ class VendorConditionsRow(MeasuredBesideClaim):
 
     conditions: str
     interval_method: str | None | MISSING = MISSING
+    no_steady_window: str | MISSING = MISSING  # the arm's window the steady-state tests rejected: why
     lineage: FigureLineage
 
 
