@@ -315,14 +315,16 @@ def capacity_figures(spec: Spec, capacity_rows: list[dict]) -> list[dict]:
         for entry in entries("capacity", CAPACITY_AT_SLA):
             source = entry.sources[CAPACITY_AT_SLA]
             measured, low, high, n, _ = read(source, row)
-            item = figure(spec, row["candidate"], entry.name, measured, low, high, n, source.sql, CAPACITY_AT_SLA)
+            # read over the SLA level's rejected window: not decisive
+            unsteady = row.get("no_steady_window") if row.get("max_sla_level") is not None else None
+            item = figure(
+                spec, row["candidate"], entry.name, measured, low, high, n, source.sql, CAPACITY_AT_SLA, unsteady
+            )
             if entry.name in TIER_FIGURES:  # at the SLO tier's own knee, not the SLA's
                 if row.get("per_user_output_tokens_per_s_min") is not None or entry.name in spec.claim.figures:
                     out.append(item | {"n": row.get("streams_at_tier") or 0} | tier_note(row, entry.name))
                 continue
             if row.get("max_sla_level") is not None:
-                if row.get("no_steady_window"):  # read over that level's rejected window: not decisive
-                    item |= judged(spec, entry.name, low, high, row["no_steady_window"])
                 item["load_level"] = row["max_sla_level"]
                 item["load_level_label"] = row.get("max_sla_level_label") or f"{row['max_sla_level']:.3g}"
                 if measured is None:

@@ -30,7 +30,7 @@ from pipeline.reference import ReferenceServer
 from pipeline.replay.arms import run_arms
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
-from tests.support.arm_plans import buyer_plan, reference_arm_runs
+from tests.support.arm_plans import buyer_plan, judged_at_vendor_conditions, reference_arm_runs
 from tests.support.profiles import steady_profile
 from tests.support.specs import demo_spec_dict
 
@@ -90,7 +90,10 @@ def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
     }
     figures = arm_figures(timings, spec).to_pylist()
     rows = pack_arms.vendor_conditions_section(
-        spec, figures, {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+        spec,
+        figures,
+        judged_at_vendor_conditions(spec, figures),
+        {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]},
     )
     # 38 requests cannot bound a p95 or p99 from above: those stay inconclusive, never "not reproduced"
     assert {row.metric: row.verdict for row in rows} == {
@@ -108,8 +111,12 @@ def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
 def test_an_impossible_claim_is_not_reproduced_at_the_vendors_conditions(every_arm):
     spec = spec_claiming(output_tokens_per_s=1e12)
     timings, _ = every_arm
+    figures = arm_figures(timings, spec).to_pylist()
     rows = pack_arms.vendor_conditions_section(
-        spec, arm_figures(timings, spec).to_pylist(), {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+        spec,
+        figures,
+        judged_at_vendor_conditions(spec, figures),
+        {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]},
     )
     assert [(row.metric, row.verdict) for row in rows] == [("output_tokens_per_s", "not reproduced")]
 
@@ -126,9 +133,12 @@ def test_verify_recomputes_every_step_from_the_arm_timings_and_catches_an_edit(e
     ]
     lineage = {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
     pack = {
-        "figures": headline,
+        "figures": headline + judged_at_vendor_conditions(spec, rows),
         "sweep": None,
-        "vendor_conditions": [r.model_dump() for r in pack_arms.vendor_conditions_section(spec, rows, lineage)],
+        "vendor_conditions": [
+            r.model_dump()
+            for r in pack_arms.vendor_conditions_section(spec, rows, judged_at_vendor_conditions(spec, rows), lineage)
+        ],
         "headline_waterfall": [
             r.model_dump() for r in pack_arms.headline_waterfall(spec, rows, headline, [], [], lineage, None)
         ],

@@ -16,7 +16,7 @@ from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
 from pipeline.replay.arms import ArmPlan, run_arms
 from pipeline.spec import Spec
-from tests.support.arm_plans import reference_arm_runs
+from tests.support.arm_plans import judged_at_vendor_conditions, reference_arm_runs
 from tests.support.profiles import steady_profile
 from tests.support.specs import demo_spec_dict
 
@@ -48,7 +48,10 @@ def test_a_vllm_bench_file_is_rerun_as_an_open_loop_at_its_rate(tmp_path: Path):
     rate = measured(figures, "ref", plan_arms.VENDOR_CONDITIONS, "requests_per_s")
     assert rate is not None and 5 < rate < 20  # 40 seeded Poisson arrivals at 10/s
     rows = pack_arms.vendor_conditions_section(
-        spec, figures.to_pylist(), {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]}
+        spec,
+        figures.to_pylist(),
+        judged_at_vendor_conditions(spec, figures.to_pylist()),
+        {"sql": "s", "inputs": [{"path": "p", "sha256": "0" * 64}]},
     )
     assert {row.metric for row in rows} >= {"requests_per_s", "ttft_ms_p99", "itl_ms_p50"}
     assert all(row.n > 0 for row in rows)

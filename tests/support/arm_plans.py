@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.analysis.figures import vendor_conditions_figures, vendor_conditions_rows
 from pipeline.replay.engine import ReplaySettings, Target
 from pipeline.replay.records import PlannedRequest
 from pipeline.replay.runs import RunBuilder
@@ -25,3 +26,9 @@ def buyer_plan() -> list[PlannedRequest]:
     ]
     plan[2] = PlannedRequest("q2", 4.0, messages, 12, 22, min_tokens=12, follows_request_id="q0", think_time_s=3.0)
     return plan
+
+
+def judged_at_vendor_conditions(spec, arm_rows: list[dict]) -> list[dict]:
+    """The analysis's figures at basis vendor_conditions from an arm's rows (what the pack's
+    vendor_conditions section reads its verdicts from)."""
+    return vendor_conditions_figures(spec, vendor_conditions_rows(spec, arm_rows))

@@ -20,7 +20,7 @@ from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, with_arm
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
 from pipeline.spec.claim import ClaimConditions
-from tests.support.arm_plans import buyer_plan
+from tests.support.arm_plans import buyer_plan, judged_at_vendor_conditions
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
 
@@ -218,7 +218,10 @@ def test_the_waterfall_walks_the_axes_in_order_and_ends_at_capacity_and_producti
     assert [s.measured for s in row.steps] == [1000.0, 900.0, 800.0, 700.0, 600.0, 500.0, 450.0, 300.0]
     assert [s.change for s in row.steps] == [None, -100.0, -100.0, -100.0, -100.0, -100.0, -50.0, -150.0]
     vendor = pack_arms.vendor_conditions_section(
-        spec, rows, {"sql": "sql/arm_window.sql", "inputs": [{"path": "data/arm_timings.parquet", "sha256": "0" * 64}]}
+        spec,
+        rows,
+        judged_at_vendor_conditions(spec, rows),
+        {"sql": "sql/arm_window.sql", "inputs": [{"path": "data/arm_timings.parquet", "sha256": "0" * 64}]},
     )
     assert [(v.metric, v.verdict) for v in vendor] == [("output_tokens_per_s", "not reproduced")]
 

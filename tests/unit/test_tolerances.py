@@ -24,6 +24,7 @@ from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.pack.render.pages import render_html, render_markdown, tolerance_label
 from pipeline.quality.expectations import pack as claims_expectations
 from pipeline.spec import Spec
+from tests.support.arm_plans import judged_at_vendor_conditions
 from tests.support.pack_documents import document, figure_row
 from tests.support.specs import demo_spec_dict
 
@@ -100,7 +101,8 @@ def test_a_repeated_replay_judges_its_runs_with_the_figures_tolerance():
 def test_the_vendor_conditions_section_states_the_analysis_verdict_and_tolerance():
     the_spec = spec({"ttft_ms_p95": 250})
     row = {"arm": "a_vendor_conditions", "candidate": "c", "metric": "ttft_ms_p95", "measured": 260.0}
-    (out,) = vendor_conditions_section(the_spec, [row | {"ci_low": 255.0, "ci_high": 270.0, "n": 90}], LINEAGE)
+    rows = [row | {"ci_low": 255.0, "ci_high": 270.0, "n": 90}]
+    (out,) = vendor_conditions_section(the_spec, rows, judged_at_vendor_conditions(the_spec, rows), LINEAGE)
     assert out.verdict == HOLDS_WITHIN_TOLERANCE and out.tolerance == 0.10
     assert out.tolerance_source == the_spec.claim.tolerance.of("ttft_ms_p95")[1]
 

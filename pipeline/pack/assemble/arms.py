@@ -2,9 +2,9 @@
 from `arm_figures` (pipeline/analysis/arms.py), the sweep and the headline figures.
 
 `vendor_conditions`: each claimed throughput, latency and error-rate figure measured by the arm
-that re-ran the vendor's own benchmark (`a_vendor_conditions`), with the analysis's verdict and
-tolerance (`pipeline.analysis.figures.judged`: holds / holds within tolerance / not reproduced /
-inconclusive). Accuracy and cost are
+that re-ran the vendor's own benchmark (`a_vendor_conditions`), with the verdict and tolerance of
+its figure at basis vendor_conditions (the analysis's `figures`: holds / holds within tolerance /
+not reproduced / inconclusive), read, not judged again. Accuracy and cost are
 not an arm's business: they stay judged on the buyer's slice and load.
 
 `headline_waterfall`: per candidate and claimed capacity or latency figure, the claimed value, then
@@ -26,7 +26,8 @@ import math
 
 from pipeline.analysis import metrics
 from pipeline.analysis.arms import ARM_QUERIES
-from pipeline.analysis.figures import figure_key, judged
+from pipeline.analysis.catalogue_model import VENDOR_CONDITIONS as VENDOR_CONDITIONS_BASIS
+from pipeline.analysis.figures import figure_key
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout
@@ -41,6 +42,7 @@ CAPACITY_AT_SLA = ("capacity at SLA", "capacity at the buyer's SLA (highest SLA-
 PRODUCTION_LOAD = ("production load", "served demand at the buyer's production load")
 # a step's figure read from a sweep level's row: the column holding it, when sweep_levels has one
 NOT_LADDER_FIGURES = ("error_rate",)
+JUDGED = ("tolerance", "tolerance_source", "no_steady_window")  # with the verdict: a figure's judgement
 
 
 def arm_steps() -> tuple[str, ...]:
@@ -73,12 +75,18 @@ def conditions_text(spec: Spec) -> str:
     return text
 
 
-def vendor_conditions_section(spec: Spec, arm_rows: list[dict], lineage: dict) -> list[VendorConditionsRow]:
+def vendor_conditions_section(
+    spec: Spec, arm_rows: list[dict], figures: list[dict], lineage: dict
+) -> list[VendorConditionsRow]:
+    """The arm's rows of the claimed figures, each with the verdict and tolerance of its figure at
+    basis vendor_conditions (the analysis judged it: `figures`, read, not judged again)."""
+    verdicts = {figure_key(item): item for item in figures if item.get("basis") == VENDOR_CONDITIONS_BASIS}
     out = []
     for row in arm_rows:
         if row["arm"] != VENDOR_CONDITIONS or row["metric"] not in spec.claim.figures:
             continue
         claimed, (unit, _) = spec.claim.figures[row["metric"]], metrics.describe(row["metric"])
+        judged = verdicts.get((row["candidate"], row["metric"], VENDOR_CONDITIONS_BASIS), {})
         item = VendorConditionsRow(
             candidate=row["candidate"],
             metric=row["metric"],
@@ -89,7 +97,8 @@ def vendor_conditions_section(spec: Spec, arm_rows: list[dict], lineage: dict) -
             ci_high=row["ci_high"],
             n=row["n"],
             # the analysis's verdict and tolerance, not decisive over a window the steady-state tests rejected
-            **judged(spec, row["metric"], row["ci_low"], row["ci_high"], row.get("no_steady_window")),
+            verdict=judged.get("verdict"),
+            **{key: judged[key] for key in JUDGED if judged.get(key) is not None},
             conditions=conditions_text(spec),
             lineage=FigureLineage.model_validate(lineage),
         )

@@ -265,7 +265,7 @@ def _arm_sections(inputs: PackInputs, figures: list[dict], sweep_lineage: dict |
     lineage = pack_arms.arm_lineage(inputs.layout, inputs.arm_timings_rows) if rows else None
     return {
         "arm_lineage": lineage,
-        "vendor_conditions": pack_arms.vendor_conditions_section(spec, rows, lineage) if lineage else [],
+        "vendor_conditions": pack_arms.vendor_conditions_section(spec, rows, figures, lineage) if lineage else [],
         "headline_waterfall": pack_arms.headline_waterfall(
             spec, rows, figures, inputs.sweep.level_rows, inputs.sweep.summary_rows, lineage, sweep_lineage
         ),

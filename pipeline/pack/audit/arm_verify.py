@@ -30,7 +30,7 @@ def recompute_arms(pack: dict, data: PackLayout, spec, queries: QueryCatalog) ->
     no_lineage = {"sql": "-", "inputs": [{"path": "-", "sha256": "0" * 64}]}
     fresh_vendor = {
         (row.candidate, row.metric): row.model_dump()
-        for row in pack_arms.vendor_conditions_section(spec, rows, no_lineage)
+        for row in pack_arms.vendor_conditions_section(spec, rows, pack["figures"], no_lineage)
     }
     fresh_waterfall = {
         (row.candidate, row.metric): row.model_dump()
