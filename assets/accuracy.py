@@ -13,7 +13,8 @@ from dagster import (
 
 from assets.replay import raw_timings
 from assets.support.checks import table_check
-from assets.support.metadata import derived_table_asset, source_files
+from assets.support.metadata import source_files
+from assets.support.partition_assets import derived_table_asset
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,

@@ -21,7 +21,6 @@ from dagster import (
     AssetSpec,
     MaterializeResult,
     MetadataValue,
-    asset,
     multi_asset,
 )
 
@@ -36,6 +35,7 @@ from assets.support.analysis_inputs import (
 )
 from assets.support.checks import check_result, table_check, tied_check
 from assets.support.metadata import write_table
+from assets.support.partition_assets import partition_asset
 from assets.support.partitions import (
     REVALIDATION_PARTITIONS,
     partition_candidate,
@@ -68,7 +68,9 @@ from pipeline.contracts import (
     THROUGHPUT,
     THROUGHPUT_BUCKETS,
 )
+from pipeline.files.layout import PackLayout
 from pipeline.quality import expectations, rules
+from pipeline.spec import Spec
 from resources import PackStorage, SpecResource
 
 GROUP = "analysis"
@@ -196,8 +198,7 @@ cost_per_decision_non_negative = table_check(
 )
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@partition_asset(
     group_name=GROUP,
     deps=[raw_timings, sweep_timings, accuracy_summary],
     description=(
@@ -205,16 +206,15 @@ cost_per_decision_non_negative = table_check(
         "per useful decision."
     ),
 )
-def sweep_levels(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    loaded, layout = spec.load(), partition_layout(storage, context)
-    if not sweep_analysis.sweep_ran(loaded.spec):
+def sweep_levels(context: AssetExecutionContext, spec: Spec, layout: PackLayout) -> MaterializeResult:
+    if not sweep_analysis.sweep_ran(spec):
         table = pa.table({"candidate": pa.array([], pa.string()), "load_level": pa.array([], pa.float64())})
     else:
         accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
         table = sweep_analysis.sweep_levels(
             first_run(layout.path(RAW_TIMINGS)),
             layout.path(SWEEP_TIMINGS),
-            loaded.spec,
+            spec,
             accuracy if accuracy.num_rows else None,
         )
     inputs = (RAW_TIMINGS, SWEEP_TIMINGS, ACCURACY_SUMMARY)
@@ -238,8 +238,7 @@ def sweep_levels_complete(
     return check_result(outcome)
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@partition_asset(
     group_name=GROUP,
     deps=[sweep_levels],
     description=(
@@ -247,13 +246,12 @@ def sweep_levels_complete(
         "headroom over production."
     ),
 )
-def sweep_summary(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    loaded, layout = spec.load(), partition_layout(storage, context)
+def sweep_summary(context: AssetExecutionContext, spec: Spec, layout: PackLayout) -> MaterializeResult:
     levels = pq.read_table(layout.path(SWEEP_LEVELS))
-    if not sweep_analysis.sweep_ran(loaded.spec):
+    if not sweep_analysis.sweep_ran(spec):
         table = pa.table({"candidate": pa.array([], pa.string()), "max_sla_load_level": pa.array([], pa.float64())})
     else:
-        table = sweep_analysis.sweep_summary(levels.drop_columns(["run_id"]), loaded.spec)
+        table = sweep_analysis.sweep_summary(levels.drop_columns(["run_id"]), spec)
     meta = write_table(context, layout, SWEEP_SUMMARY, table, sql=True, inputs=[SWEEP_LEVELS])
     for row in table.to_pylist():
         context.log.info(
@@ -276,8 +274,7 @@ def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackS
     return check_result(outcome)
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@partition_asset(
     group_name=GROUP,
     deps=[sweep_summary],
     description=(
@@ -285,13 +282,9 @@ def sweep_summary_consistent(context: AssetCheckExecutionContext, storage: PackS
         "to the precision or why not) and the requests/s and output tokens/s served there with their intervals."
     ),
 )
-def capacity(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    layout = partition_layout(storage, context)
-    return MaterializeResult(
-        metadata=write_table(
-            context, layout, CAPACITY, capacity_of_folder(layout.root, spec.load().spec), inputs=CAPACITY_INPUTS
-        )
-    )
+def capacity(context: AssetExecutionContext, spec: Spec, layout: PackLayout) -> MaterializeResult:
+    table = capacity_of_folder(layout.root, spec)
+    return MaterializeResult(metadata=write_table(context, layout, CAPACITY, table, inputs=CAPACITY_INPUTS))
 
 
 @tied_check(
@@ -303,8 +296,7 @@ def capacity_bracket_ordered(context: AssetCheckExecutionContext, storage: PackS
     return check_result(rules.capacity_rows_consistent(rows))
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@partition_asset(
     group_name=GROUP,
     deps=[*(file.name for file in TABLES), accuracy_summary, sweep_summary, capacity, "arm_figures"],
     description=(
@@ -312,9 +304,8 @@ def capacity_bracket_ordered(context: AssetCheckExecutionContext, storage: PackS
         "claim, measured, interval, n, interval method, verdict, the query and the input files' sha256."
     ),
 )
-def figures(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    layout = partition_layout(storage, context)
-    table = figures_of_folder(layout.root, spec.load().spec)
+def figures(context: AssetExecutionContext, spec: Spec, layout: PackLayout) -> MaterializeResult:
+    table = figures_of_folder(layout.root, spec)
     meta = write_table(context, layout, FIGURES, table, inputs=FIGURES_INPUTS)
     rows = table.to_pylist()  # the rows written: what the pack reads back and renders
     meta["figures"] = MetadataValue.md(figures_markdown(rows))

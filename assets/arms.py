@@ -13,23 +13,25 @@ from dagster import (
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
-    asset,
 )
 
 from assets.replay import replay_plan
 from assets.support.checks import check_result, tied_check
 from assets.support.metadata import query_files, write_table
-from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candidate, partition_layout
+from assets.support.partition_assets import partition_asset
+from assets.support.partitions import partition_candidate, partition_layout
 from assets.support.replays import PartitionReplay, replay_asset
 from assets.sweep import sweep_timings
 from pipeline.analysis import arms as arm_analysis
 from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
 from pipeline.contracts import ARM_FIGURES, ARM_TIMINGS, REPLAY_PLAN
+from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.arms import arm_steps
 from pipeline.plan import arms as arm_plans
 from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
 from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
+from pipeline.spec import Spec
 from resources import PackStorage, SpecResource
 
 GROUP = "arms"
@@ -115,8 +117,7 @@ def arm_timings_bounded(
     return check_result(arm_rules.arm_timings_bounded(_arm_rows(storage, context), limit, replay.request_timeout_s))
 
 
-@asset(
-    partitions_def=REVALIDATION_PARTITIONS,
+@partition_asset(
     group_name=GROUP,
     deps=[arm_timings],
     description=(
@@ -124,10 +125,9 @@ def arm_timings_bounded(
         "steady window, with its interval: the headline's queries over that arm's rows only."
     ),
 )
-def arm_figures(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-    loaded, layout = spec.load(), partition_layout(storage, context)
+def arm_figures(context: AssetExecutionContext, spec: Spec, layout: PackLayout) -> MaterializeResult:
     timings = pq.read_table(layout.path(ARM_TIMINGS))
-    table = arm_analysis.arm_figures(timings, loaded.spec) if timings.num_rows else ARM_FIGURES_SCHEMA.empty_table()
+    table = arm_analysis.arm_figures(timings, spec) if timings.num_rows else ARM_FIGURES_SCHEMA.empty_table()
     meta = write_table(context, layout, ARM_FIGURES, table, inputs=[ARM_TIMINGS])
     steps = arm_steps()  # the queries the pack's vendor-conditions lineage names: the last computed the figure
     return MaterializeResult(metadata=meta | query_files(steps[-1], steps[:-1]))

@@ -23,7 +23,7 @@ from pathlib import Path
 from pipeline.reference import ReferenceServer
 from pipeline.reference.ground_truth import compare, monotonic_clock_is_shared
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.engine import ReplaySettings, ReplayStats, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
@@ -51,30 +51,47 @@ def pct(values: list[float], q: float) -> float:
     return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
 
 
-def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path, pin: bool) -> None:
+def plan_of(tag: str, requests: int, max_tokens: int) -> list[PlannedRequest]:
+    """`requests` copies of one support question (ids `<tag>-<n>`), each answered in `max_tokens`."""
     messages = [{"role": "user", "content": "Why was my card declined at the shop today? " * 8}]
-    plan = [
-        PlannedRequest(f"c{concurrency}-{i}", None, messages, max_tokens, count_message_tokens(messages))
+    return [
+        PlannedRequest(f"{tag}-{i}", None, messages, max_tokens, count_message_tokens(messages))
         for i in range(requests)
     ]
+
+
+def closed_loop(
+    plan: list[PlannedRequest], server: ReferenceServer, concurrency: int, journal: Journal, run_id: str = "bench"
+) -> ReplayStats:
+    """Every request of `plan` to the reference endpoint, `concurrency` streams at a time (the
+    clock and wire benches' replay, and their tests': tests/integration/test_ground_truth.py and
+    test_wire_capture.py)."""
+    settings = ReplaySettings(mode="concurrency", concurrency=concurrency, request_timeout_s=120)
+    return run_replay(plan, Target("ref", server.base_url, "reference-model"), settings, run_id, journal)
+
+
+def replay(
+    server: ReferenceServer, plan: list[PlannedRequest], concurrency: int, journal_path: Path
+) -> tuple[ReplayStats, float, float, list[dict]]:
+    """One closed-loop replay: its stats, the client's and the server's CPU seconds, its rows."""
+    assert server._process is not None  # the bench reads the server's CPU use; no public accessor
+    server_pid = server._process.pid
+    server_before, client_before = cpu_s(server_pid), time.process_time()
+    with Journal(journal_path) as journal:
+        stats = closed_loop(plan, server, concurrency, journal)
+    client, server_cpu = time.process_time() - client_before, cpu_s(server_pid) - server_before
+    return stats, client, server_cpu, journal_to_table(journal_path).to_pylist()
+
+
+def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path, pin: bool) -> None:
+    plan = plan_of(f"c{concurrency}", requests, max_tokens)
     timeline = folder / f"timeline-{concurrency}.jsonl"
-    journal_path = folder / f"journal-{concurrency}.jsonl"
     if pin:
         os.sched_setaffinity(0, {SERVER_CPU})  # the server process inherits this core
-    with ReferenceServer(profile, timeline_path=timeline) as server, Journal(journal_path) as journal:
+    with ReferenceServer(profile, timeline_path=timeline) as server:
         if pin:
             os.sched_setaffinity(0, {CLIENT_CPU})
-        server_pid = server._process.pid  # the bench reads the server's CPU use; no public accessor
-        server_cpu_before, client_cpu_before = cpu_s(server_pid), time.process_time()
-        stats = run_replay(
-            plan,
-            Target("ref", server.base_url, "reference-model"),
-            ReplaySettings(mode="concurrency", concurrency=concurrency, request_timeout_s=120),
-            "bench",
-            journal,
-        )
-        server_cpu, client_cpu = cpu_s(server_pid) - server_cpu_before, time.process_time() - client_cpu_before
-    rows = journal_to_table(journal_path).to_pylist()
+        stats, client_cpu, server_cpu, rows = replay(server, plan, concurrency, folder / f"journal-{concurrency}.jsonl")
     pairs = compare(rows, read_timeline(timeline))
     ms = 1e6
     series = {

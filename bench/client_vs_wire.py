@@ -30,44 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.client_vs_server_clock import cpu_pressure, cpu_s, pct
+from bench.client_vs_server_clock import cpu_pressure, pct, plan_of, replay
 from bench.wire_capture import Capture, CaptureReport
 from bench.wire_reading import WirePair, join, read_capture
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, ReplayStats, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
-from pipeline.tokens import count_message_tokens
+from pipeline.replay.engine import ReplayStats
 
 SERVER_CPU, CLIENT_CPU = 1, 0
 MS = 1e6
-
-
-def plan_of(tag: str, requests: int, max_tokens: int) -> list[PlannedRequest]:
-    messages = [{"role": "user", "content": "Why was my card declined at the shop today? " * 8}]
-    return [
-        PlannedRequest(f"{tag}-{i}", None, messages, max_tokens, count_message_tokens(messages))
-        for i in range(requests)
-    ]
-
-
-def replay(
-    server: ReferenceServer, plan: list[PlannedRequest], concurrency: int, journal_path: Path
-) -> tuple[ReplayStats, float, float, list[dict]]:
-    """One closed-loop replay: its stats, the client's and the server's CPU seconds, its rows."""
-    assert server._process is not None  # the bench reads the server's CPU use; no public accessor
-    server_pid = server._process.pid
-    server_before, client_before = cpu_s(server_pid), time.process_time()
-    with Journal(journal_path) as journal:
-        stats = run_replay(
-            plan,
-            Target("ref", server.base_url, "reference-model"),
-            ReplaySettings(mode="concurrency", concurrency=concurrency, request_timeout_s=120),
-            "bench",
-            journal,
-        )
-    client, server_cpu = time.process_time() - client_before, cpu_s(server_pid) - server_before
-    return stats, client, server_cpu, journal_to_table(journal_path).to_pylist()
 
 
 def line(name: str, values_ns: list[float]) -> str:

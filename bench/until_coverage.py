@@ -37,8 +37,11 @@ class KindTally:
     trials: int = 0
     covered: int = 0
     wrong: int = 0
-    resolved: int = 0
-    runs_at_resolution: list[int] = field(default_factory=list)
+    runs_at_resolution: list[int] = field(default_factory=list)  # one per resolved trial
+
+    @property
+    def resolved(self) -> int:
+        return len(self.runs_at_resolution)
 
 
 def pool_values(load: float, capacity: float, pool: int, seed: int, truth_factor: int, batches, intervals, process):
@@ -93,7 +96,6 @@ def trials(truth, values, own, n_trials: int, max_runs: int, spending: str, tole
             tally.covered += low <= truth[kind] <= high
             tally.wrong += item.verdict == NOT_REPRODUCED
             if item.verdict != INCONCLUSIVE:
-                tally.resolved += 1
                 tally.runs_at_resolution.append(item.runs)
     return tallies, used
 

@@ -9,17 +9,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import (
-    AssetExecutionContext,
-    AssetsDefinition,
-    MaterializeResult,
-    MetadataValue,
-    TableColumn,
-    TableSchema,
-    asset,
-)
+from dagster import MetadataValue, TableColumn, TableSchema
 
-from assets.support.partitions import REVALIDATION_PARTITIONS, partition_layout
 from pipeline import REPO_ROOT
 from pipeline.contracts import PackFile
 from pipeline.contracts.columns import column_description
@@ -27,7 +18,6 @@ from pipeline.duck.catalog import REPO_QUERIES
 from pipeline.files.hashing import file_ref, sha256_file
 from pipeline.files.layout import PackLayout, write_parquet
 from pipeline.privacy import MESSAGE_COLUMNS, TEXT_COLUMNS
-from resources import PackStorage, SpecResource
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 60
@@ -125,18 +115,3 @@ def source_files(paths: Iterable[str | Path]) -> dict:
 def written_file(path: Path) -> dict:
     """`path` and `sha256` of a document an asset wrote (JSON, the pack's pages)."""
     return {"path": MetadataValue.path(str(path)), "sha256": sha256_file(path)}
-
-
-def derived_table_asset(
-    file: PackFile, compute, source: PackFile, *, group: str, deps: list, description: str
-) -> AssetsDefinition:
-    """A partitioned asset that is one query over another of the partition's tables:
-    `compute(source path, spec)` written as `file`."""
-
-    @asset(name=file.name, partitions_def=REVALIDATION_PARTITIONS, group_name=group, deps=deps, description=description)
-    def derived(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
-        layout = partition_layout(storage, context)
-        table = compute(layout.path(source), spec.load().spec)
-        return MaterializeResult(metadata=write_table(context, layout, file, table, sql=True, inputs=[source]))
-
-    return derived

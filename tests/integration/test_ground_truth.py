@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.client_vs_server_clock import closed_loop
 from pipeline.reference import ReferenceServer
 from pipeline.reference.ground_truth import compare, monotonic_clock_is_shared
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
@@ -29,13 +29,7 @@ def test_client_timings_match_the_server_timeline_at_256_streams(tmp_path: Path)
     plan = [PlannedRequest(f"s{i}", None, messages, 8, count_message_tokens(messages)) for i in range(STREAMS)]
     timeline = tmp_path / "timeline.jsonl"
     with ReferenceServer("large-gpu", timeline_path=timeline) as server, Journal(tmp_path / "j.jsonl") as journal:
-        stats = run_replay(
-            plan,
-            Target("ref", server.base_url, "reference-model"),
-            ReplaySettings(mode="concurrency", concurrency=STREAMS, request_timeout_s=120),
-            "run-gt",
-            journal,
-        )
+        stats = closed_loop(plan, server, STREAMS, journal, "run-gt")
     assert stats.errors == 0 and stats.peak_in_flight == STREAMS
     rows = journal_to_table(journal.path).to_pylist()
     server_rows = read_timeline(timeline)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from bench.client_vs_server_clock import closed_loop
 from bench.wire_capture import Capture, CaptureReport, CaptureUnavailable, capture_unavailable_reason
 from bench.wire_reading import WireReading, join, read_capture
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
 
@@ -36,13 +36,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Wire
         except CaptureUnavailable as refused:
             pytest.skip(str(refused))
         with capture:
-            stats = run_replay(
-                plan,
-                Target("ref", server.base_url, "reference-model"),
-                ReplaySettings(mode="concurrency", concurrency=CONCURRENCY, request_timeout_s=60),
-                "wire",
-                journal,
-            )
+            stats = closed_loop(plan, server, CONCURRENCY, journal, "wire")
     assert stats.errors == 0 and stats.sent == REQUESTS
     report = capture.report
     assert report is not None
