@@ -2,11 +2,14 @@
 verifies with its key, and fails (naming why) with another key, without a signature, and after
 any byte below the folder changed (ARCHITECTURE.md § 4.1, pipeline/pack/audit/signing.py).
 
-Each test signs a copy of the session's demo pack (no whole-graph run of its own)."""
+The session's demo pack is copied and signed once per run (signing verifies the folder first: a
+whole re-computation), and each test takes its own copy of that signed folder (no whole-graph run
+or signing of its own, but where the test signs)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.contracts import PACK_SIGNATURE
-from tests.support.demo_pack import DemoPack
+from tests.support.demo_pack import DemoPack, built_once
 
 pytestmark = pytest.mark.slow
 
@@ -26,24 +29,44 @@ def loadproof(*args: str | Path):
     return CliRunner().invoke(app, [str(arg) for arg in args])
 
 
+SIGNED = "signed.done"  # written once the shared copy is signed
+
+
+@pytest.fixture(scope="session")
+def signed_once(demo_pack: DemoPack, tmp_path_factory) -> Path:
+    """The run's one signed copy of the demo pack, with the keys (signer, other) beside it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's base folder, as the demo pack's
+
+    def build(root: Path) -> None:
+        for name in ("signer", "other"):
+            assert loadproof("keygen", "--out", root / "keys" / name).exit_code == 0
+        folder = root / "pack"
+        shutil.rmtree(folder, ignore_errors=True)  # a build that raised half-way
+        shutil.copytree(demo_pack.folder, folder, ignore=shutil.ignore_patterns(".dagster"))
+        result = loadproof("sign", folder, "--key", root / "keys" / "signer.key")
+        assert result.exit_code == 0, result.output
+        assert (folder / PACK_SIGNATURE).is_file()
+        (root / SIGNED).touch()
+
+    return built_once(root / "signed-demo-pack", SIGNED, build).parent
+
+
 @pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
-    for name in ("signer", "other"):
-        assert loadproof("keygen", "--out", tmp_path / "keys" / name).exit_code == 0
+def keys(signed_once: Path) -> dict[str, Path]:
     return {
-        f"{name}.{kind}": tmp_path / "keys" / f"{name}.{kind}"
+        f"{name}.{kind}": signed_once / "keys" / f"{name}.{kind}"
         for name in ("signer", "other")
         for kind in ("key", "pub")
     }
 
 
 @pytest.fixture
-def signed(demo_pack: DemoPack, tmp_path: Path, keys: dict[str, Path]) -> Path:
+def signed(signed_once: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the signed pack (a test may edit it)."""
     folder = tmp_path / "pack"
-    shutil.copytree(demo_pack.folder, folder, ignore=shutil.ignore_patterns(".dagster"))
-    result = loadproof("sign", folder, "--key", keys["signer.key"])
-    assert result.exit_code == 0, result.output
-    assert (folder / PACK_SIGNATURE).is_file()
+    shutil.copytree(signed_once / "pack", folder)
     return folder
 
 

@@ -70,19 +70,28 @@ def build_demo_pack(root: Path) -> DemoPack:
     return DemoPack(folder=out, spec=data, exit_code=result.exit_code, output=result.output)
 
 
-def shared_demo_pack(root: Path) -> DemoPack:
-    """The demo pack built into `root` once for every process that asks (the xdist workers of one
-    run): the first caller builds it under an exclusive lock and records the result; the others
-    wait on the lock, then read that record. Every caller gets the recorded copy, so all workers
-    see the same `DemoPack`. A build that raised leaves no record: the next caller builds again."""
+def built_once(root: Path, record: str, build) -> Path:
+    """`root/record`, written by `build(root)` once for every process that asks (the xdist workers of
+    one run): the first caller builds under an exclusive lock; the others wait on the lock, then find
+    the record. `build` writes the record last, so a build that raised leaves none and the next
+    caller builds again."""
     root.mkdir(parents=True, exist_ok=True)
-    record = root / RECORD
     with (root / "build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not record.is_file():
-            pack = asdict(build_demo_pack(root))
-            partial = record.with_suffix(".partial")
-            partial.write_text(yaml.safe_dump({**pack, "folder": str(pack["folder"])}, sort_keys=False))
-            os.replace(partial, record)
-        recorded = yaml.safe_load(record.read_text())
+        if not (root / record).is_file():
+            build(root)
+    return root / record
+
+
+def shared_demo_pack(root: Path) -> DemoPack:
+    """The demo pack built into `root` once per run (`built_once`) with the result recorded beside
+    it: every caller gets the recorded copy, so all workers see the same `DemoPack`."""
+
+    def build(root: Path) -> None:
+        pack = asdict(build_demo_pack(root))
+        partial = (root / RECORD).with_suffix(".partial")
+        partial.write_text(yaml.safe_dump({**pack, "folder": str(pack["folder"])}, sort_keys=False))
+        os.replace(partial, root / RECORD)
+
+    recorded = yaml.safe_load(built_once(root, RECORD, build).read_text())
     return DemoPack(**{**recorded, "folder": Path(recorded["folder"])})
