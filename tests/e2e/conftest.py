@@ -21,18 +21,13 @@ worker needs it first (tests/support/demo_pack.py, `shared_demo_pack`).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from tests.support.demo_pack import DemoPack, shared_demo_pack
+from tests.support.demo_pack import DemoPack, run_temp_root, shared_demo_pack
 
 
 @pytest.fixture(scope="session")
 def demo_pack(tmp_path_factory) -> DemoPack:
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's base folder: each worker's basetemp is a folder in it
-    pack = shared_demo_pack(root / "demo-pack")
+    pack = shared_demo_pack(run_temp_root(tmp_path_factory) / "demo-pack")
     assert pack.exit_code == 0, pack.output
     return pack

@@ -9,7 +9,6 @@ or signing of its own, but where the test signs)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.contracts import PACK_SIGNATURE
-from tests.support.demo_pack import DemoPack, built_once
+from tests.support.demo_pack import DemoPack, built_once, run_temp_root
 
 pytestmark = pytest.mark.slow
 
@@ -35,22 +34,20 @@ SIGNED = "signed.done"  # written once the shared copy is signed
 @pytest.fixture(scope="session")
 def signed_once(demo_pack: DemoPack, tmp_path_factory) -> Path:
     """The run's one signed copy of the demo pack, with the keys (signer, other) beside it."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's base folder, as the demo pack's
 
     def build(root: Path) -> None:
+        for leftover in ("keys", "pack"):  # of a build that raised half-way
+            shutil.rmtree(root / leftover, ignore_errors=True)
         for name in ("signer", "other"):
             assert loadproof("keygen", "--out", root / "keys" / name).exit_code == 0
         folder = root / "pack"
-        shutil.rmtree(folder, ignore_errors=True)  # a build that raised half-way
         shutil.copytree(demo_pack.folder, folder, ignore=shutil.ignore_patterns(".dagster"))
         result = loadproof("sign", folder, "--key", root / "keys" / "signer.key")
         assert result.exit_code == 0, result.output
         assert (folder / PACK_SIGNATURE).is_file()
         (root / SIGNED).touch()
 
-    return built_once(root / "signed-demo-pack", SIGNED, build).parent
+    return built_once(run_temp_root(tmp_path_factory) / "signed-demo-pack", SIGNED, build).parent
 
 
 @pytest.fixture

@@ -70,6 +70,13 @@ def build_demo_pack(root: Path) -> DemoPack:
     return DemoPack(folder=out, spec=data, exit_code=result.exit_code, output=result.output)
 
 
+def run_temp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's base temp folder, the same for every xdist worker (each worker's own basetemp is a
+    folder in it): where what is built once per run lives."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
 def built_once(root: Path, record: str, build) -> Path:
     """`root/record`, written by `build(root)` once for every process that asks (the xdist workers of
     one run): the first caller builds under an exclusive lock; the others wait on the lock, then find
