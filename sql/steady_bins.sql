@@ -7,7 +7,9 @@
 -- The analysis then keeps the window, trims a leading ramp off it, or finds no steady window; the
 -- window it keeps is what sql/steady_requests.sql marks.
 -- view: raw_timings
-WITH production AS (
+WITH production AS NOT MATERIALIZED (
+    -- not held: the window bounds read four narrow columns of the file, the spans seven; holding
+    -- every row first cost more than reading the file twice (as sql/steady_requests.sql's production)
     SELECT candidate, load_level, status, ttft_ms, tpot_ms, e2e_ms, t_sent_ns, t_end_ns
     FROM raw_timings
     WHERE labelled_item_id IS NULL AND t_sent_ns IS NOT NULL
@@ -22,7 +24,9 @@ configured AS (
     FROM production
     GROUP BY candidate, load_level
 ),
-inside AS (
+inside AS NOT MATERIALIZED (
+    -- not held either: the spans' medians and the window's E2E p90 each join it afresh, cheaper at
+    -- 10 M rows than writing ~10 M joined rows and reading them back twice
     SELECT
         production.*,
         configured.window_start_ns,
