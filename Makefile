@@ -53,13 +53,15 @@ lint: $(STAMP)
 # bring pytest from ~20 to ~11 minutes (a fresh clone, 2026-12-01); `make test TEST_WORKERS=1` runs it serially
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+# and one DuckDB thread in each (pipeline/duck/connect.py): the workers already keep both cores busy
+TEST_DUCKDB_THREADS ?= 1
 
 # the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp twice, ~10 min on 2 cores).
 # The real-model tests run after the rest, one at a time on a machine nothing else is loading: llama-server
 # decodes on one thread, and beside three other workers it ran 3-4x slower (demo-real's test 556 s in a
 # fresh-clone CI against 132 s alone), which is what their load-behaviour and capacity assertions measure.
 test: lint $(STAMP) $(MODEL_STAMP)
-	$(BIN)/python -m pytest $(XDIST) -m "not real_model" --durations=25
+	LOADPROOF_DUCKDB_THREADS=$(TEST_DUCKDB_THREADS) $(BIN)/python -m pytest $(XDIST) -m "not real_model" --durations=25
 	$(BIN)/python -m pytest -m real_model --durations=10
 
 test-fast: $(STAMP)
