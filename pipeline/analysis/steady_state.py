@@ -116,10 +116,12 @@ def pettitt(values: Sequence[float]) -> tuple[float, float, int, float]:
     get average ranks). The p-value is a seeded permutation test: Pettitt's asymptotic bound
     2·exp(−6K²/(n³ + n²)) can never reach 0.05 with ten points."""
     y = np.asarray(values, dtype=float)
-    k, split = _pettitt_k(rankdata(y))
-    rng = np.random.default_rng(PERMUTATION_SEED)
     ranks = rankdata(y)
-    exceeding = sum(_pettitt_k(rng.permutation(ranks))[0] >= k - 1e-9 for _ in range(PERMUTATIONS))
+    k, split = _pettitt_k(ranks)
+    rng = np.random.default_rng(PERMUTATION_SEED)
+    # the permutations drawn one by one (the seeded stream every pack was made with), their K all at once
+    permuted = np.stack([rng.permutation(ranks) for _ in range(PERMUTATIONS)])
+    exceeding = int(np.count_nonzero(_pettitt_ks(permuted) >= k - 1e-9))
     p = (1 + exceeding) / (1 + PERMUTATIONS)
     level = float(np.median(y))
     shift = (float(np.median(y[split:])) - float(np.median(y[:split]))) / level if level else 0.0
@@ -127,10 +129,20 @@ def pettitt(values: Sequence[float]) -> tuple[float, float, int, float]:
 
 
 def _pettitt_k(ranks: np.ndarray) -> tuple[float, int]:
-    n = len(ranks)
-    u = 2 * np.cumsum(ranks)[:-1] - np.arange(1, n) * (n + 1)
+    u = _pettitt_u(ranks)
     at = int(np.argmax(np.abs(u)))
     return float(abs(u[at])), at + 1
+
+
+def _pettitt_ks(rows: np.ndarray) -> np.ndarray:
+    """K of each row of ranks."""
+    return np.abs(_pettitt_u(rows)).max(axis=-1)
+
+
+def _pettitt_u(ranks: np.ndarray) -> np.ndarray:
+    """U_t for t = 1 … n − 1 along the last axis (one series of ranks, or one a row)."""
+    n = ranks.shape[-1]
+    return 2 * np.cumsum(ranks, axis=-1)[..., :-1] - np.arange(1, n) * (n + 1)
 
 
 def _tests(series: dict[str, list[float]], pass_number: int) -> list[TestResult]:
