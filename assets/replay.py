@@ -41,7 +41,7 @@ from assets.support.privacy import (
     write_raw_timings,
     write_with_text,
 )
-from assets.support.replays import PartitionReplay
+from assets.support.replays import PartitionReplay, replay_asset
 from assets.workload import production_sample
 from pipeline.analysis import tables
 from pipeline.analysis.repeated_figures import unresolved
@@ -155,20 +155,18 @@ def client_calibration_not_client_limited(storage: PackStorage) -> AssetCheckRes
     )
 
 
-@asset(
+@replay_asset(
     group_name=GROUP,
-    partitions_def=REVALIDATION_PARTITIONS,
+    deps=[],
     description=(
         "The partition's candidate: models list, server headers, system_fingerprint, probe-reply hashes, "
         "and what its engine says about itself (quantisation, slots) where it says it."
     ),
 )
-def endpoint_fingerprint(
-    context: AssetExecutionContext, spec: SpecResource, storage: PackStorage, endpoint: EndpointResource
-) -> MaterializeResult:
-    document = fingerprint(endpoint.target(partition_candidate(context, spec.load().spec)))
+def endpoint_fingerprint(context: AssetExecutionContext, replay: PartitionReplay) -> MaterializeResult:
+    document = fingerprint(replay.target)
     document["version_key"] = version_key(document)
-    path = write_text(json.dumps([document], indent=2), partition_layout(storage, context).path(ENDPOINT_FINGERPRINT))
+    path = write_text(json.dumps([document], indent=2), replay.layout.path(ENDPOINT_FINGERPRINT))
     return MaterializeResult(
         metadata={
             **written_file(path),

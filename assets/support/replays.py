@@ -86,9 +86,10 @@ class PartitionReplay:
 def replay_asset(
     *, group_name: str, deps: list, description: str
 ) -> Callable[[Callable[[AssetExecutionContext, PartitionReplay], MaterializeResult]], AssetsDefinition]:
-    """A partitioned asset (candidate × model version) that replays against the partition's
-    candidate: the decorated body, named as the asset, is handed the context and the partition's
-    `PartitionReplay`, and says only which runs it sends and where their rows go."""
+    """A partitioned asset (candidate × model version) that sends requests to the partition's
+    candidate (a replay; the fingerprint's probes): the decorated body, named as the asset, is
+    handed the context and the partition's `PartitionReplay`, and says only which runs it sends
+    and where their rows go."""
 
     def decorate(body: Callable[[AssetExecutionContext, PartitionReplay], MaterializeResult]) -> AssetsDefinition:
         @asset(

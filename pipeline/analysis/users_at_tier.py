@@ -42,38 +42,41 @@ CLOSED_LOOP_USERS = "concurrency (closed loop: each user one request in flight)"
 OPEN_LOOP_USERS = "mean streams in flight (Little's law: arrival rate × mean E2E)"
 NO_TIER = "no SLO tier per user in the spec (sla.per_user)"
 
+# the tier's bounds (capacity column and query parameter: sla.per_user's field)
+TIER_BOUNDS = {
+    "per_user_output_tokens_per_s_min": "output_tokens_per_s_min",
+    "per_user_ttft_ms_max": "ttft_ms_max",
+    "per_user_min_share": "min_share",
+}
+# the levels that bracket the tier (capacity column: sweep_summary's column)
+TIER_LEVELS = {
+    "tier_level": "max_tier_load_level",
+    "tier_level_label": "max_tier_load_level_label",
+    "tier_first_missed_level": "first_tier_missing_load_level",
+    "tier_first_missed_level_label": "first_tier_missing_load_level_label",
+}
+# what was measured at the highest level meeting the tier (capacity column: sweep_summary's column)
+AT_TIER_LEVEL = {
+    "per_user_attainment_at_tier": "per_user_attainment_at_max_tier_load",
+    "streams_at_tier": "streams_at_max_tier_load",
+}
+TIER_FIGURES = ("users_at_slo_tier", "cost_per_user_hour_usd")
 TIER_COLUMNS = (
     "users_basis",
-    "per_user_output_tokens_per_s_min",
-    "per_user_ttft_ms_max",
-    "per_user_min_share",
-    "tier_level",
-    "tier_level_label",
-    "tier_first_missed_level",
-    "tier_first_missed_level_label",
+    *TIER_BOUNDS,
+    *TIER_LEVELS,
     "tier_bracket_closed",
-    "per_user_attainment_at_tier",
-    "streams_at_tier",
-    "users_at_slo_tier",
-    "users_at_slo_tier_ci_low",
-    "users_at_slo_tier_ci_high",
-    "cost_per_user_hour_usd",
-    "cost_per_user_hour_usd_ci_low",
-    "cost_per_user_hour_usd_ci_high",
+    *AT_TIER_LEVEL,
+    *(f"{figure}{end}" for figure in TIER_FIGURES for end in ("", "_ci_low", "_ci_high")),
 )
-TIER_FIGURES = ("users_at_slo_tier", "cost_per_user_hour_usd")
 
 
 def tier_params(spec: Spec) -> dict:
     """The tier's bounds as query parameters (NULL without `sla.per_user`), and whose users a
     level holds (a closed loop: its concurrency)."""
     tier = spec.sla.per_user
-    return {
-        "per_user_output_tokens_per_s_min": None if tier is None else tier.output_tokens_per_s_min,
-        "per_user_ttft_ms_max": None if tier is None else tier.ttft_ms_max,
-        "per_user_min_share": None if tier is None else tier.min_share,
-        "closed_loop": spec.workload.replay.mode == "concurrency",
-    }
+    bounds = {name: None if tier is None else getattr(tier, field) for name, field in TIER_BOUNDS.items()}
+    return {**bounds, "closed_loop": spec.workload.replay.mode == "concurrency"}
 
 
 def users_basis(spec: Spec) -> str:
@@ -111,17 +114,8 @@ def tier_columns(spec: Spec, summary: dict, precision: float) -> dict:
     out["users_basis"] = users_basis(spec)
     if tier is None:
         return out
-    out.update(
-        per_user_output_tokens_per_s_min=tier.output_tokens_per_s_min,
-        per_user_ttft_ms_max=tier.ttft_ms_max,
-        per_user_min_share=tier.min_share,
-        tier_level=summary.get("max_tier_load_level"),
-        tier_level_label=summary.get("max_tier_load_level_label"),
-        tier_first_missed_level=summary.get("first_tier_missing_load_level"),
-        tier_first_missed_level_label=summary.get("first_tier_missing_load_level_label"),
-        per_user_attainment_at_tier=summary.get("per_user_attainment_at_max_tier_load"),
-        streams_at_tier=summary.get("streams_at_max_tier_load"),
-    )
+    out.update({name: getattr(tier, field) for name, field in TIER_BOUNDS.items()})
+    out.update({name: summary.get(column) for name, column in (TIER_LEVELS | AT_TIER_LEVEL).items()})
     last_met, first_missed = out["tier_level"], out["tier_first_missed_level"]
     integer = spec.workload.replay.mode == "concurrency"
     out["tier_bracket_closed"] = is_closed(last_met, first_missed, precision, integer=integer)

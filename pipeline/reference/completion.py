@@ -34,6 +34,7 @@ from pipeline.reference.openai_wire import (
     ChatRequest,
     CompletionRequest,
     Shapes,
+    WholeReply,
     error_response,
     parse_body,
     usage,
@@ -345,9 +346,8 @@ class Completion:
         reasoning = (
             (profile_reasoning.field, "".join(reply.reasoning)) if reply.reasoning and profile_reasoning else None
         )
-        body = self.shapes.whole(
-            reply.answer.text, reply.finish_reason, counts and self._with_cached(counts), reasoning, reply.tool_call
-        )
+        usage = counts and self._with_cached(counts)
+        body = self.shapes.whole(WholeReply(reply.answer.text, reply.finish_reason, usage, reasoning, reply.tool_call))
         return JSONResponse(body)
 
     def _with_cached(self, counts: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -132,6 +133,19 @@ def sse(payload: dict[str, Any] | str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
+@dataclass(frozen=True)
+class WholeReply:
+    """A reply sent whole (not streamed), as each API's shapes (`Shapes`, `ResponsesShapes`) write
+    it: `counts`, the usage (None: not reported); `reasoning`, (its field name, its text);
+    `tool_call`: id, name, arguments."""
+
+    text: str
+    finish_reason: str
+    counts: dict[str, Any] | None
+    reasoning: tuple[str, str] | None = None
+    tool_call: dict[str, Any] | None = None
+
+
 class Shapes:
     """Builds the objects of one reply, chat or text completion, streamed or whole."""
 
@@ -203,27 +217,21 @@ class Shapes:
         obj = "chat.completion.chunk" if self.kind == "chat" else "text_completion"
         return sse({**self._head(obj), "choices": [], "usage": counts})
 
-    def whole(
-        self,
-        text: str,
-        finish_reason: str,
-        counts: dict[str, Any] | None,
-        reasoning: tuple[str, str] | None = None,
-        tool_call: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """The whole reply; `reasoning`: (its field name, its text); `tool_call`: id, name, arguments."""
+    def whole(self, reply: WholeReply) -> dict[str, Any]:
+        """The whole reply."""
         if self.kind == "chat":
-            message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else text}
-            if reasoning is not None:
-                message[reasoning[0]] = reasoning[1]
+            tool_call = reply.tool_call
+            message: dict[str, Any] = {"role": "assistant", "content": None if tool_call else reply.text}
+            if reply.reasoning is not None:
+                message[reply.reasoning[0]] = reply.reasoning[1]
             if tool_call is not None:
                 function = {"name": tool_call["name"], "arguments": tool_call["arguments"]}
                 message["tool_calls"] = [{"id": tool_call["id"], "type": "function", "function": function}]
-            choice = {"index": 0, "finish_reason": finish_reason, "logprobs": None, "message": message}
+            choice = {"index": 0, "finish_reason": reply.finish_reason, "logprobs": None, "message": message}
             body = {**self._head("chat.completion"), "choices": [choice]}
         else:
-            choice = {"index": 0, "finish_reason": finish_reason, "logprobs": None, "text": text}
+            choice = {"index": 0, "finish_reason": reply.finish_reason, "logprobs": None, "text": reply.text}
             body = {**self._head("text_completion"), "choices": [choice]}
-        if counts is not None:
-            body["usage"] = counts
+        if reply.counts is not None:
+            body["usage"] = reply.counts
         return body

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.reference.openai_wire import BadRequest, ChatRequest, error_response, parse_body
+from pipeline.reference.openai_wire import BadRequest, ChatRequest, WholeReply, error_response, parse_body
 
 
 class ResponsesRequest(BaseModel):
@@ -230,22 +230,15 @@ class ResponsesShapes:
             return head, self._event("response.incomplete", response=last)
         return head, self._event("response.completed", response=self._response("completed", _usage(counts)))
 
-    def whole(
-        self,
-        text: str,
-        finish_reason: str,
-        counts: dict[str, Any] | None,
-        reasoning: tuple[str, str] | None = None,
-        tool_call: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    def whole(self, reply: WholeReply) -> dict[str, Any]:
         """The whole Response (not streamed)."""
-        if reasoning is not None:
-            self.reasoning_chunk(reasoning[0], reasoning[1])
-        if tool_call is not None:
-            self.tool_call_chunk(tool_call, None)
-            self.tool_call_chunk(tool_call, tool_call["arguments"])
-        elif text:
-            self.content_chunk(text)
+        if reply.reasoning is not None:
+            self.reasoning_chunk(*reply.reasoning)
+        if reply.tool_call is not None:
+            self.tool_call_chunk(reply.tool_call, None)
+            self.tool_call_chunk(reply.tool_call, reply.tool_call["arguments"])
+        elif reply.text:
+            self.content_chunk(reply.text)
         self._close()
-        status, reason = ("incomplete", "max_output_tokens") if finish_reason == "length" else ("completed", None)
-        return self._response(status, _usage(counts), reason)
+        status, reason = ("incomplete", "max_output_tokens") if reply.finish_reason == "length" else ("completed", None)
+        return self._response(status, _usage(reply.counts), reason)

@@ -26,6 +26,7 @@ records the same raw-timing columns through the one record path (`reply_reading.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, get_args
 
 from pipeline.replay.records import RequestOutcome
@@ -70,22 +71,6 @@ TRANSLATED_ON_RESPONSES = frozenset({"tools", "tool_choice", "response_format", 
 def stream_reader(api: str, outcome: RequestOutcome) -> ReplyReader:
     """The reader of `api`'s stream, recording into `outcome`."""
     return READERS[api](outcome)
-
-
-def request_body(
-    api: str,
-    model: str,
-    messages: list[dict],
-    max_tokens: int,
-    min_tokens: int | None = None,
-    request_fields: dict | None = None,
-) -> dict:
-    """The streamed request of `api` for one planned request (module docstring)."""
-    if api == "completions":
-        return completions_body(model, messages, max_tokens, min_tokens, request_fields)
-    if api == "responses":
-        return responses_body(model, messages, max_tokens, min_tokens, request_fields)
-    return chat_body(model, messages, max_tokens, min_tokens, request_fields)
 
 
 def _logged(request_fields: dict | None, left_out: frozenset[str]) -> dict:
@@ -194,3 +179,12 @@ def responses_body(
     if min_tokens is not None:
         body["ignore_eos"] = True
     return body
+
+
+# the streamed request of each API for one planned request (module docstring): each builder takes
+# (model, messages, max_tokens, min_tokens, request_fields), as `reply_reading.chat_body` does
+REQUEST_BODIES: dict[str, Callable[[str, list[dict], int, int | None, dict | None], dict]] = {
+    "chat": chat_body,
+    "completions": completions_body,
+    "responses": responses_body,
+}

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import httpx
 
 from pipeline.replay import aio_request, request, sessions
-from pipeline.replay.api_kinds import API_PATHS, ApiKind, request_body
+from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES, ApiKind
 from pipeline.replay.journal import Journal
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
@@ -205,7 +205,7 @@ async def _replay(
             fields = item.request_fields
             if item.labelled_item_id is not None:
                 fields = {**(fields or {}), "temperature": 0}  # as the separate accuracy replay asks
-            body = request_body(target.api, target.model, item.messages, item.max_tokens, item.min_tokens, fields)
+            body = REQUEST_BODIES[target.api](target.model, item.messages, item.max_tokens, item.min_tokens, fields)
             headers = {**target.headers(), REQUEST_ID_HEADER: item.request_id}
             timeout_s = min(settings.request_timeout_s, remaining_s)
             return await send(client, target.request_url, body, headers, timeout_s, target.api)

@@ -16,7 +16,7 @@ import yaml
 
 from pipeline.reference import ReferenceServer
 from pipeline.replay import aio_request, request
-from pipeline.replay.api_kinds import API_PATHS, request_body
+from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES
 from pipeline.replay.reply_validity import judge_reply
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "api_streams"
@@ -49,7 +49,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
 
 def _read(api: str, name: str, max_tokens: int = 64):
     """The recorded stream `name` read as `api`'s reply by each transport: (httpx's, aiohttp's)."""
-    body = request_body(api, "m", [{"role": "user", "content": "hi"}], max_tokens)
+    body = REQUEST_BODIES[api]("m", [{"role": "user", "content": "hi"}], max_tokens)
 
     async def both():
         server = await asyncio.start_server(_serve, "127.0.0.1", 0)
@@ -185,7 +185,7 @@ def test_the_same_completions_stream_read_as_chat_sees_no_token():
 
 
 def _reference_events(running: ReferenceServer, **fields) -> list[dict]:
-    body = request_body("responses", "reference-model", [{"role": "user", "content": "hi"}], 40, None, fields)
+    body = REQUEST_BODIES["responses"]("reference-model", [{"role": "user", "content": "hi"}], 40, None, fields)
     with httpx.Client(timeout=10) as client:
         response = client.post(running.base_url + API_PATHS["responses"], json=body)
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")

@@ -27,7 +27,7 @@ from pipeline.reference import ReferenceServer
 from pipeline.reference.faults import FAULT_HEADER
 from pipeline.reference.timeline import read_timeline
 from pipeline.replay import aio_request, request
-from pipeline.replay.api_kinds import API_PATHS, request_body
+from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES
 from pipeline.replay.records import build_record
 
 TOKEN_MS = 10.0
@@ -106,7 +106,9 @@ def _stamped_after(client_ns: int, served_ns: int) -> None:
 
 def _body(api: str, max_tokens: int = REASONING + ANSWER, **fields) -> dict:
     """The planned request as `api` sends it; `fields` as the log carried them (chat's names)."""
-    return request_body(api, "reference-model", [{"role": "user", "content": "plan my trip"}], max_tokens, None, fields)
+    return REQUEST_BODIES[api](
+        "reference-model", [{"role": "user", "content": "plan my trip"}], max_tokens, None, fields
+    )
 
 
 @pytest.mark.parametrize("api", AGENT_APIS)

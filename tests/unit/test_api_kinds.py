@@ -12,9 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline.replay.api_kinds import (
+    REQUEST_BODIES,
     completion_prompt,
     completions_body,
-    request_body,
     responses_body,
     stream_reader,
 )
@@ -52,7 +52,7 @@ def _outcome() -> RequestOutcome:
 
 
 def test_chat_is_the_default_and_unchanged():
-    assert request_body("chat", "m", MESSAGES, 8, 8, FIELDS) == chat_body("m", MESSAGES, 8, 8, FIELDS)
+    assert REQUEST_BODIES["chat"]("m", MESSAGES, 8, 8, FIELDS) == chat_body("m", MESSAGES, 8, 8, FIELDS)
     assert Candidate.model_fields["api"].default == "chat"
 
 

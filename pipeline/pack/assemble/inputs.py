@@ -101,6 +101,17 @@ class PackInputs:
     arm_timings_rows: int = 0
 
 
+# the analysis tables the pack reads whole: PackInputs' field, its file
+ANALYSIS_TABLES = {
+    "latency_rows": LATENCY_PERCENTILES,
+    "throughput_rows": THROUGHPUT,
+    "cost_rows": COST_PER_DECISION,
+    "accuracy_rows": ACCURACY_SUMMARY,
+    "accuracy_label_rows": ACCURACY_BY_LABEL,
+    "error_rows": ERROR_BREAKDOWN,
+}
+
+
 def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
     """Read every input of the pack in `layout` (after the comparison has gathered its partitions)."""
     views = read_views(layout)
@@ -110,13 +121,8 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         figures=figures_from_table(pq.read_table(layout.path(FIGURES))),
         profile=_json(layout.path(PROMPT_PROFILE_DOCUMENT)),
         replay_summary=_json(layout.path(REPLAY_SUMMARY)),
-        latency_rows=_rows(layout.path(LATENCY_PERCENTILES)),
-        throughput_rows=_rows(layout.path(THROUGHPUT)),
-        cost_rows=_rows(layout.path(COST_PER_DECISION)),
+        **{name: _rows(layout.path(file)) for name, file in ANALYSIS_TABLES.items()},
         raw_timings_rows=_row_count(layout.path(RAW_TIMINGS)),
-        accuracy_rows=_rows(layout.path(ACCURACY_SUMMARY)),
-        accuracy_label_rows=_rows(layout.path(ACCURACY_BY_LABEL)),
-        error_rows=_rows(layout.path(ERROR_BREAKDOWN)),
         accuracy_results_rows=_row_count(layout.path(ACCURACY_RESULTS)),
         calibration=_json(layout.path(CLIENT_CALIBRATION)),
         claim_divergence=_claim_divergence(layout.path(CLAIM_DIVERGENCE)),
