@@ -89,6 +89,8 @@ def connection(memory_limit: str = DEFAULT_MEMORY_LIMIT) -> Iterator[duckdb.Duck
         try:
             con.execute("USE memory")
             con.execute(f"DETACH DATABASE IF EXISTS {own}")
+        except duckdb.ConnectionException:
+            pass  # the database was closed first (at the process's exit): nothing is left to free
         finally:
             con.close()
 
