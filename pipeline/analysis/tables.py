@@ -34,6 +34,7 @@ from pipeline.analysis.intervals import (
 )
 from pipeline.analysis.stats import peak_concurrency, wilson_interval
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.duck.connect import ANALYSIS_MEMORY_LIMIT
 from pipeline.duck.session import QuerySession
 from pipeline.spec import Spec
 
@@ -70,7 +71,9 @@ def analysis_params(spec: Spec) -> dict:
 def steady_session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatalog = REPO_QUERIES) -> QuerySession:
     """A session over the raw timings with the spec's analysis parameters and `steady_requests` staged
     over the window the steady-state tests kept (`pipeline.analysis.steady_state`)."""
-    session = QuerySession({"raw_timings": raw_timings}, analysis_params(spec), queries)
+    session = QuerySession(
+        {"raw_timings": raw_timings}, analysis_params(spec), queries, memory_limit=ANALYSIS_MEMORY_LIMIT
+    )
     steady_state.bind_detected(session)
     session.stage("steady_requests")
     return bill_check.bind_bill_basis(session, spec)  # the bill check's counter and prices
