@@ -57,9 +57,10 @@ XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 TEST_DUCKDB_THREADS ?= 1
 
 # the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp twice, ~10 min on 2 cores).
-# The real-model tests run after the rest, one at a time on a machine nothing else is loading: llama-server
-# decodes on both cores there (tests/real_model/conftest.py), and on one thread beside three other workers it ran 3-4x slower (demo-real's test 556 s in a
-# fresh-clone CI against 132 s alone), which is what their load-behaviour and capacity assertions measure.
+# The real-model tests run after the rest, one at a time on a machine nothing else is loading: there
+# llama-server decodes on two threads (tests/real_model/conftest.py), while on one thread beside three other
+# workers it ran 3-4x slower (demo-real's test 556 s in a fresh-clone CI against 132 s alone), and that
+# speed is what their load-behaviour and capacity assertions measure.
 test: lint $(STAMP) $(MODEL_STAMP)
 	LOADPROOF_DUCKDB_THREADS=$(TEST_DUCKDB_THREADS) $(BIN)/python -m pytest $(XDIST) -m "not real_model" --durations=25
 	$(BIN)/python -m pytest -m real_model --durations=10

@@ -7,7 +7,7 @@ time zone is UTC so that TIMESTAMPTZ values never depend on the machine's zone.
 A new DuckDB database costs ~15 ms of CPU (it builds its catalogue of built-in functions and
 starts its threads), which is most of a query on a small table: `loadproof verify` opened 240 of
 them. So a process keeps one database per memory limit and each `connection` is a cursor on it
-with an empty in-memory database of its own attached and in use (~0.01 ms): the tables and views
+with an empty in-memory database of its own attached and in use (~1 ms): the tables and views
 a session creates are its own, never seen by another session, and freed when it closes. The
 memory limit and the spill folder are the database's, shared by the sessions open at once.
 """
@@ -48,14 +48,16 @@ def _database(memory_limit: str) -> duckdb.DuckDBPyConnection:
     with _OPENING:
         database = _DATABASES.get(key)
         if database is None:
-            config: dict[str, str | bool | int] = {
-                "memory_limit": memory_limit,
-                # a file re-written between two sessions is read again, never served from a cache
-                "enable_external_file_cache": False,
-                **_threads(),
-            }
             spill = tempfile.mkdtemp(prefix="loadproof-duckdb-")
-            database = duckdb.connect(config={**config, "temp_directory": spill})
+            database = duckdb.connect(
+                config={
+                    "memory_limit": memory_limit,
+                    "temp_directory": spill,
+                    # a file re-written between two sessions is read again, never served from a cache
+                    "enable_external_file_cache": False,
+                    **_threads(),
+                }
+            )
             _DATABASES[key] = database
             atexit.register(_close, database, spill)
     return database
