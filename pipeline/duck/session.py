@@ -4,10 +4,18 @@
 binomial ranks between the histogram and the order statistics) or several tables from the same
 staged steps keep a `QuerySession` open. No value is ever formatted into SQL text: files bind
 through DuckDB's relational API and values through `$name` parameters.
+
+A query runs as a prepared statement on the connection (`execute`), not as a relation
+(`con.sql`): DuckDB 2.0's relation layer parses and binds a query once more in Python before it
+runs it, ~20 % of an analysis on demo-sized tables (bench/README.md). The results here are
+aggregates, so the copy DuckDB warns of (a DB-API result's rows copied into Arrow) is small; the
+stages that read whole logs use `pipeline.duck.connect.run`, a lazy relation.
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,6 +27,18 @@ import pyarrow as pa
 from pipeline import contracts
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.connect import DEFAULT_MEMORY_LIMIT, connection
+
+# the copy it warns of is an aggregate's few rows here (the module docstring)
+warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
+
+
+@functools.lru_cache(maxsize=512)
+def statements(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A query file's statements (some define macros before their query), each with the
+    `$parameters` it names; parsed once per text."""
+    return tuple(
+        (statement.query, frozenset(statement.named_parameters)) for statement in duckdb.extract_statements(text)
+    )
 
 
 class QuerySession:
@@ -57,10 +77,10 @@ class QuerySession:
     def stage(self, name: str, replace: bool = False) -> None:
         """Materialise sql/<name>.sql as a temp table of the same name (`replace`: one staged
         earlier in this session is dropped first)."""
-        text, used = self._bound(name)
         if replace:
             self.con.execute(f"DROP TABLE IF EXISTS {name}")
-        self.con.sql(text, params=used).to_table(name)
+        query, params = self._prepared(name)
+        self.con.execute(f"CREATE TABLE {name} AS {query}", params)
 
     def define_view(self, name: str) -> None:
         """Define sql/<name>.sql as a view: re-read on each use, never held in memory. A view
@@ -75,8 +95,19 @@ class QuerySession:
         return self.con.table(name).to_arrow_table()
 
     def run(self, name: str) -> pa.Table:
-        text, used = self._bound(name)
-        return self.con.sql(text, params=used).to_arrow_table()
+        query, params = self._prepared(name)
+        return self.con.execute(query, params).to_arrow_table()
+
+    def _prepared(self, name: str) -> tuple[str, dict]:
+        """The query's last statement and its parameters, the statements before it (macros) run."""
+        *before, last = statements(self.queries.text(name))
+        for query, names in before:
+            self.con.execute(query, self._values(names))
+        return last[0], self._values(last[1])
+
+    def _values(self, names: frozenset[str]) -> dict:
+        # a name the session has no value for is left for DuckDB to name as missing
+        return {key: self.params[key] for key in names if key in self.params}
 
     def _bound(self, name: str) -> tuple[str, dict]:
         return self.queries.bound(name, self.params)
