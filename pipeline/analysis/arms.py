@@ -86,7 +86,9 @@ def one_arm_figures(
     # open loops: the arrival-process step, and the vendor's arm at a claimed request rate
     open_loop = arm == ARRIVAL_PROCESS or (arm == VENDOR_ARM and not closed_loop(spec.claim.conditions))
     window = arm_window(timings, concurrency, not open_loop, queries)
-    analysed = analyse_all(timings, window_spec(spec, *window), queries=queries) if window else {}
+    analysed = (
+        analyse_all(timings, window_spec(spec, *window), queries=queries, load_figures_only=True) if window else {}
+    )
     tables = figure_rows(analysed)
     unsteady = steady_state.unsteady_windows(tables.get("throughput") or []).get(candidate)
     axis, label = LADDER.get(arm, (arm, arm))

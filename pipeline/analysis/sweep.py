@@ -83,7 +83,9 @@ def level_tables(
 ) -> dict[str, pa.Table]:
     """One level's throughput (with the error rate's Wilson interval, as every throughput table has),
     latency and cost."""
-    tables = analysis_tables.analyse_all(source, level_spec(spec, level), accuracy_summary, queries=queries)
+    tables = analysis_tables.analyse_all(
+        source, level_spec(spec, level), accuracy_summary, queries=queries, load_figures_only=True
+    )
     return {
         "level_throughput": _tagged(tables["throughput"], level),
         "level_latency": _tagged(tables["latency_percentiles"], level),

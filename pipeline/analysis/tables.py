@@ -28,10 +28,10 @@ from pipeline.analysis.intervals import (
     rank_spans,
     ranks_table,
     spans_hold,
-    with_candidate_columns,
     with_interval_methods,
     with_wilson,
 )
+from pipeline.analysis.reply_mix import with_reply_mix
 from pipeline.analysis.stats import peak_concurrency, wilson_interval
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.duck.connect import ANALYSIS_MEMORY_LIMIT
@@ -205,7 +205,8 @@ def throughput_buckets(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
         return session.run("throughput_buckets")
 
 
-def _throughput(session: QuerySession) -> pa.Table:
+def _throughput(session: QuerySession, replies: bool = True) -> pa.Table:
+    """`replies`: with what the replies held and were billed (the reply mix and the bill check)."""
     session.stage("throughput_buckets")
     table = session.run("throughput")
     peaks = []
@@ -216,39 +217,9 @@ def _throughput(session: QuerySession) -> pa.Table:
     table = table.append_column("peak_concurrency", pa.array(peaks, pa.int64()))
     table = with_wilson(table, "requests_good", "requests_in_window", "sla_attainment", session.params["z"])
     table = with_wilson(table, "requests_failed", "requests_planned", "error_rate", session.params["z"])
-    table = bill_check.with_bill_check(session, _with_reply_mix(session, table))
+    if replies:
+        table = bill_check.with_bill_check(session, with_reply_mix(session, table))
     return steady_state.with_steady_state(session, with_interval_methods(table, session.params))
-
-
-def _with_reply_mix(session: QuerySession, table: pa.Table) -> pa.Table:
-    """The throughput rows with what the replies held (sql/reply_mix.sql: reasoning per request and
-    share of output, tool-call and structured-output validity with Wilson intervals), per
-    candidate; NULL for a candidate without a successful reply in the window."""
-    table = with_candidate_columns(table, session.run("reply_mix"), REPLY_MIX_COLUMNS)
-    z = session.params["z"]
-    table = with_wilson(table, "tool_call_replies_valid", "tool_call_replies", "tool_call_schema_accuracy", z)
-    return with_wilson(table, "structured_replies_valid", "structured_replies", "structured_output_valid_rate", z)
-
-
-# sql/reply_mix.sql's columns, appended to the throughput table (its candidate aside)
-REPLY_MIX_COLUMNS = (
-    "replies",
-    "replies_reasoning",
-    "reasoning_tokens",
-    "reply_output_tokens",
-    "reasoning_tokens_per_request",
-    "reasoning_tokens_per_request_ci_low",
-    "reasoning_tokens_per_request_ci_high",
-    "reasoning_share",
-    "reasoning_share_ci_low",
-    "reasoning_share_ci_high",
-    "tool_call_replies",
-    "tool_call_replies_valid",
-    "tool_call_schema_accuracy",
-    "structured_replies",
-    "structured_replies_valid",
-    "structured_output_valid_rate",
-)
 
 
 def throughput(raw_timings: Path | pa.Table, spec: Spec) -> pa.Table:
@@ -382,16 +353,21 @@ def analyse_all(
     accuracy_summary: pa.Table | None = None,
     itl_histogram: Path | pa.Table | None = None,
     queries: QueryCatalog = REPO_QUERIES,
+    load_figures_only: bool = False,
 ) -> dict[str, pa.Table]:
     """Every table from one session: the shared steps are staged once. Without a usable
-    `itl_histogram` it is built from the raw timings and returned too (`loadproof verify`)."""
+    `itl_histogram` it is built from the raw timings and returned too (`loadproof verify`).
+    `load_figures_only`: what a sweep level and an arm read, by the same queries (throughput,
+    latency, cost); not the reply mix, bill check and error breakdown, which only the headline
+    reports (the catalogue's vendor-conditions sources and sql/sweep_levels.sql read none of them)."""
     with steady_session(raw_timings, spec, queries) as session:
-        tables = {"throughput": _throughput(session)}
+        tables = {"throughput": _throughput(session, replies=not load_figures_only)}
         buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
         tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])
-        tables["error_breakdown"] = with_wilson(
-            session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
-        )
+        if not load_figures_only:
+            tables["error_breakdown"] = with_wilson(
+                session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
+            )
         tables["cost_per_decision"] = _cost(session, spec, accuracy_summary)
         tables["latency_percentiles"] = _latency(session, spec, itl_histogram)
         if not itl_histogram_usable(itl_histogram, spec):

@@ -81,6 +81,16 @@ def test_a_step_fails_the_level_shift_test():
     assert row["window_start_ns"] == row["configured_start_ns"]
 
 
+@pytest.mark.parametrize("n", [5, 10, 40])
+def test_the_level_shift_tests_permutations_are_the_stream_every_pack_was_made_with(n: int):
+    # pettitt draws its permutations in one `permuted` call; a pack's p-values were made (and are
+    # re-computed by verify) with one `permutation` call after another: the two must draw alike
+    ranks = np.arange(1.0, n + 1)
+    one_by_one, at_once = (np.random.default_rng(steady_state.PERMUTATION_SEED) for _ in range(2))
+    drawn = np.stack([one_by_one.permutation(ranks) for _ in range(steady_state.PERMUTATIONS)])
+    assert np.array_equal(drawn, at_once.permuted(np.tile(ranks, (steady_state.PERMUTATIONS, 1)), axis=1))
+
+
 def test_a_leading_ramp_is_trimmed_and_the_rest_tested_again():
     ramp = np.concatenate([np.linspace(20, 12, 7), noisy(10, seed=5, n=BINS - 7)])  # seven spans of ramp
     row = judge_window(spans(ramp))
