@@ -83,17 +83,16 @@ def level_tables(
 ) -> dict[str, pa.Table]:
     """One level's throughput (with the error rate's Wilson interval, as every throughput table has),
     latency and cost."""
-    tables = analysis_tables.analyse_all(
-        source, level_spec(spec, level), accuracy_summary, queries=queries, load_figures_only=True
-    )
+    one = level_spec(spec, level)
+    with analysis_tables.steady_session(source, one, queries) as session:  # one session for all of them
+        tables = analysis_tables.analysed(session, one, accuracy_summary, load_figures_only=True)
+        per_user = users_at_tier.per_user_from(session, one)
     return {
         "level_throughput": _tagged(tables["throughput"], level),
         "level_latency": _tagged(tables["latency_percentiles"], level),
         "level_cost": _tagged(tables["cost_per_decision"], level),
         # the SLO tier per user (sla.per_user) and the level's users: pipeline/analysis/users_at_tier.py
-        "level_per_user": _tagged(
-            users_at_tier.per_user_table(source, level_spec(spec, level), queries=queries), level
-        ),
+        "level_per_user": _tagged(per_user, level),
     }
 
 

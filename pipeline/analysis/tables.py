@@ -361,15 +361,26 @@ def analyse_all(
     latency, cost); not the reply mix, bill check and error breakdown, which only the headline
     reports (the catalogue's vendor-conditions sources and sql/sweep_levels.sql read none of them)."""
     with steady_session(raw_timings, spec, queries) as session:
-        tables = {"throughput": _throughput(session, replies=not load_figures_only)}
-        buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
-        tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])
-        if not load_figures_only:
-            tables["error_breakdown"] = with_wilson(
-                session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
-            )
-        tables["cost_per_decision"] = _cost(session, spec, accuracy_summary)
-        tables["latency_percentiles"] = _latency(session, spec, itl_histogram)
-        if not itl_histogram_usable(itl_histogram, spec):
-            tables["itl_histogram"] = _with_params(session.staged("itl_histogram"), spec)
-        return tables
+        return analysed(session, spec, accuracy_summary, itl_histogram, load_figures_only)
+
+
+def analysed(
+    session: QuerySession,
+    spec: Spec,
+    accuracy_summary: pa.Table | None = None,
+    itl_histogram: Path | pa.Table | None = None,
+    load_figures_only: bool = False,
+) -> dict[str, pa.Table]:
+    """`analyse_all`'s tables from a `steady_session` already open (a sweep level's reads more from it)."""
+    tables = {"throughput": _throughput(session, replies=not load_figures_only)}
+    buckets = session.staged("throughput_buckets")  # staged by _throughput: not run twice
+    tables["throughput_buckets"] = buckets.sort_by([("candidate", "ascending"), ("second", "ascending")])
+    if not load_figures_only:
+        tables["error_breakdown"] = with_wilson(
+            session.run("error_breakdown"), "requests", "requests_planned", "rate", session.params["z"]
+        )
+    tables["cost_per_decision"] = _cost(session, spec, accuracy_summary)
+    tables["latency_percentiles"] = _latency(session, spec, itl_histogram)
+    if not itl_histogram_usable(itl_histogram, spec):
+        tables["itl_histogram"] = _with_params(session.staged("itl_histogram"), spec)
+    return tables

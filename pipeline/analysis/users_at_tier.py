@@ -35,6 +35,7 @@ import pyarrow as pa
 from pipeline.analysis import tables
 from pipeline.analysis.intervals import with_wilson
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
+from pipeline.duck.session import QuerySession
 from pipeline.replay.capacity_search import is_closed
 from pipeline.spec import Spec
 
@@ -88,11 +89,15 @@ def per_user_table(
 ) -> pa.Table:
     """sql/per_user_tier.sql over one level's raw timings (`spec`: the level's, for its window),
     with the Wilson interval of the share of streams meeting the tier."""
-
     with tables.steady_session(source, spec, queries) as session:
-        session.params.update(tier_params(spec))
-        table = session.run("per_user_tier")
-        z = session.params["z"] if z is None else z
+        return per_user_from(session, spec, z)
+
+
+def per_user_from(session: QuerySession, spec: Spec, z: float | None = None) -> pa.Table:
+    """`per_user_table` from the level's `steady_session` already open (its analysis's)."""
+    session.params.update(tier_params(spec))
+    table = session.run("per_user_tier")
+    z = session.params["z"] if z is None else z
     shares = [
         None if met is None or not n else met / n
         for met, n in zip(table.column("streams_meeting_tier").to_pylist(), table.column("streams").to_pylist())
