@@ -82,7 +82,7 @@ def level_tables(
     queries: QueryCatalog = REPO_QUERIES,
 ) -> dict[str, pa.Table]:
     """One level's throughput (with the error rate's Wilson interval, as every throughput table has),
-    latency and cost."""
+    latency, cost and users at the SLO tier, all from one steady session."""
     one = level_spec(spec, level)
     with analysis_tables.steady_session(source, one, queries) as session:  # one session for all of them
         tables = analysis_tables.analysed(session, one, accuracy_summary, load_figures_only=True)
