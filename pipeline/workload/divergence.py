@@ -61,53 +61,59 @@ def _ratio(a: float, b: float) -> float:
 
 def _length_axis(name: str, claimed: int | None, profile: dict, kind: str, tolerance) -> Axis:
     p50, p99 = profile.get(f"{kind}_p50"), profile.get(f"{kind}_p99")
-    production = {"p50": p50, "p99": p99}
+    status, note = _length_judged(name, claimed, p50, p99, tolerance)
+    return Axis(name, claimed, {"p50": p50, "p99": p99}, status, True, note)
+
+
+def _length_judged(name: str, claimed: int | None, p50, p99, tolerance) -> tuple[str, str]:
+    """(status, sentence) of a length axis: the claimed length against production's p50, then its p99 tail."""
     if claimed is None:
-        note = (
+        return "unstated", (
             f"{name}: the claim does not say at which length it was measured (production p50 {_n(p50)}, p99 {_n(p99)})"
         )
-        return Axis(name, None, production, "unstated", True, note)
     if p50 is None:
-        return Axis(name, claimed, production, "unknown", True, f"{name}: the production sample has no lengths")
+        return "unknown", f"{name}: the production sample has no lengths"
     assert p99 is not None  # the profile's p50 and p99 come from one quantile query
     if _ratio(claimed, p50) > tolerance.length_ratio:
         direction = "longer" if p50 > claimed else "shorter"
-        note = (
+        return "diverges", (
             f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)} ({_ratio(claimed, p50):.1f}× {direction}; "
             f"tolerance {tolerance.length_ratio}×)"
         )
-        return Axis(name, claimed, production, "diverges", True, note)
     if p99 / claimed > tolerance.tail_ratio:
-        note = (
+        return "diverges", (
             f"{name}: production p99 {_n(p99)} is {p99 / claimed:.1f}× the claimed {_n(claimed)}: the long tail "
             f"was not measured (tolerance {tolerance.tail_ratio}×)"
         )
-        return Axis(name, claimed, production, "diverges", True, note)
-    note = f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)}, p99 {_n(p99)}: within tolerance"
-    return Axis(name, claimed, production, "matches", True, note)
+    return "matches", f"{name}: claimed {_n(claimed)}, production p50 {_n(p50)}, p99 {_n(p99)}: within tolerance"
 
 
 def _concurrency_axis(claimed: int | None, profile: dict, tolerance: float) -> Axis:
     littles, peak = profile.get("concurrency_littles_law"), profile.get("concurrency_peak_logged")
     production = {"littles_law": littles, "peak_logged": peak, "arrival_rate_per_s": profile.get("arrival_rate_per_s")}
     name = "concurrency / batch size"
+    status, note = _concurrency_judged(name, claimed, littles, peak, tolerance)
+    return Axis(name, claimed, production, status, True, note)
+
+
+def _concurrency_judged(name: str, claimed: int | None, littles, peak, tolerance: float) -> tuple[str, str]:
+    """(status, sentence) of the concurrency axis: the claimed concurrency against Little's law's mean."""
     if claimed is None:
-        note = f"{name}: the claim does not say at which concurrency or batch size it was measured"
-        return Axis(name, None, production, "unstated", True, note)
+        return "unstated", f"{name}: the claim does not say at which concurrency or batch size it was measured"
     if littles is None:
-        note = (
+        return "unknown", (
             f"{name}: the logs carry no latencies, so production concurrency is unknown until the replay measures "
             f"it (claimed {claimed})"
         )
-        return Axis(name, claimed, production, "unknown", True, note)
     if _ratio(claimed, littles) > tolerance:
-        note = (
+        return "diverges", (
             f"{name}: claimed {claimed}, production {littles:.1f} on average (Little's law), peak {_n(peak)} "
             f"({_ratio(claimed, littles):.1f}× apart; tolerance {tolerance}×)"
         )
-        return Axis(name, claimed, production, "diverges", True, note)
-    note = f"{name}: claimed {claimed}, production {littles:.1f} on average, peak {_n(peak)}: within tolerance"
-    return Axis(name, claimed, production, "matches", True, note)
+    return (
+        "matches",
+        f"{name}: claimed {claimed}, production {littles:.1f} on average, peak {_n(peak)}: within tolerance",
+    )
 
 
 def _named_axis(name: str, claimed: str | None, production: str | None, decisive: bool) -> Axis:
