@@ -12,26 +12,38 @@
 -- (the window's cost per hour / users).
 -- views: level_throughput, level_latency, level_cost, level_per_user (each with load_level,
 -- load_level_label, production)
-WITH latency AS (
+WITH latency_figures AS (
+    -- a percentile's figure name is its metric and percentile (ttft_ms_p99)
     SELECT
         candidate,
         load_level,
-        max(n) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p50') AS latency_n,
-        max(value) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p50') AS ttft_ms_p50,
-        max(value) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p95') AS ttft_ms_p95,
-        max(value) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p99') AS ttft_ms_p99,
-        max(ci_low) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p99') AS ttft_ms_p99_ci_low,
-        max(ci_high) FILTER (WHERE metric = 'ttft_ms' AND percentile = 'p99') AS ttft_ms_p99_ci_high,
-        max(value) FILTER (WHERE metric = 'tpot_ms' AND percentile = 'p50') AS tpot_ms_p50,
-        max(value) FILTER (WHERE metric = 'tpot_ms' AND percentile = 'p99') AS tpot_ms_p99,
-        max(value) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p50') AS e2e_ms_p50,
-        max(value) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p95') AS e2e_ms_p95,
-        max(value) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p99') AS e2e_ms_p99,
-        max(ci_low) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p99') AS e2e_ms_p99_ci_low,
-        max(ci_high) FILTER (WHERE metric = 'e2e_ms' AND percentile = 'p99') AS e2e_ms_p99_ci_high
+        n,
+        value,
+        ci_low,
+        ci_high,
+        metric || '_' || percentile AS figure
     FROM level_latency
     WHERE scope = 'all'
+),
+latency_pivoted AS (
+    PIVOT latency_figures
+    ON figure IN ('ttft_ms_p50', 'ttft_ms_p95', 'ttft_ms_p99', 'tpot_ms_p50', 'tpot_ms_p99', 'e2e_ms_p50',
+                  'e2e_ms_p95', 'e2e_ms_p99')
+    USING max(n) AS n, max(value) AS value, max(ci_low) AS ci_low, max(ci_high) AS ci_high
     GROUP BY candidate, load_level
+),
+latency AS (
+    SELECT
+        candidate,
+        load_level,
+        ttft_ms_p50_n AS latency_n,
+        -- each figure's value under the figure's own name (the regex's group)
+        COLUMNS('(.*)_value') AS '\1',  -- noqa: RF05
+        ttft_ms_p99_ci_low,
+        ttft_ms_p99_ci_high,
+        e2e_ms_p99_ci_low,
+        e2e_ms_p99_ci_high
+    FROM latency_pivoted
 ),
 joined AS (
     SELECT
