@@ -82,99 +82,105 @@ totals AS (
     JOIN lags USING (candidate)
 ),
 window_batches AS (
-    -- every send-time batch of the window, an empty one too (it held no request: a rate of 0)
+    -- every send-time batch of the window
     SELECT window_lengths.candidate, window_lengths.window_s, r.batch
     FROM window_lengths, range(CAST($interval_batches AS BIGINT)) AS r (batch)
 ),
 batch_totals AS (
+    -- per batch: its requests, those meeting every SLA bound, and what each rate counts, under the
+    -- rate's name (requests_per_s counts the requests that succeeded, goodput_… those meeting every bound)
     SELECT
         candidate,
         batch,
-        CAST(sum(requests) AS BIGINT) AS requests_in_window,
-        CAST(coalesce(sum(requests) FILTER (WHERE succeeded), 0) AS BIGINT) AS requests_ok,
-        CAST(coalesce(sum(requests) FILTER (WHERE met_sla), 0) AS BIGINT) AS requests_good,
-        sum(output_tokens) FILTER (WHERE succeeded) AS output_tokens,
-        sum(total_tokens) FILTER (WHERE succeeded) AS total_tokens,
-        sum(output_tokens) FILTER (WHERE met_sla) AS good_output_tokens
+        sum(requests) AS requests_in_window,
+        sum(requests) FILTER (WHERE met_sla) AS requests_good,
+        sum(output_tokens) FILTER (WHERE succeeded) AS output_tokens_per_s,
+        sum(total_tokens) FILTER (WHERE succeeded) AS total_tokens_per_s,
+        sum(requests) FILTER (WHERE succeeded) AS requests_per_s,
+        sum(requests) FILTER (WHERE met_sla) AS goodput_requests_per_s,
+        sum(output_tokens) FILTER (WHERE met_sla) AS goodput_output_tokens_per_s
     FROM outcomes
     WHERE in_steady_window
     GROUP BY candidate, batch
 ),
-batch_rates AS (
-    -- each batch's rates over its own span (the window / $interval_batches): their mean is the
-    -- window's rate
+every_batch AS (
+    -- every batch of the window, an empty one too (it held no request: 0 of each)
     SELECT
         window_batches.candidate,
-        coalesce(batch_totals.requests_in_window, 0) AS requests_in_window,
-        coalesce(batch_totals.requests_good, 0) AS requests_good,
-        coalesce(batch_totals.output_tokens, 0) * $interval_batches / nullif(window_batches.window_s, 0)
-            AS output_tokens_per_s,
-        coalesce(batch_totals.total_tokens, 0) * $interval_batches / nullif(window_batches.window_s, 0)
-            AS total_tokens_per_s,
-        coalesce(batch_totals.requests_ok, 0) * $interval_batches / nullif(window_batches.window_s, 0)
-            AS requests_per_s,
-        coalesce(batch_totals.requests_good, 0) * $interval_batches / nullif(window_batches.window_s, 0)
-            AS goodput_requests_per_s,
-        coalesce(batch_totals.good_output_tokens, 0) * $interval_batches / nullif(window_batches.window_s, 0)
-            AS goodput_output_tokens_per_s
+        window_batches.window_s,
+        coalesce(COLUMNS(batch_totals.* EXCLUDE (candidate, batch)), 0)
     FROM window_batches
     LEFT JOIN batch_totals USING (candidate, batch)
 ),
-spread AS (
+batch_amounts AS (
+    -- one row per batch and rate: the rate is the amount per second of the batch's span (the
+    -- window / $interval_batches)
+    UNPIVOT every_batch ON COLUMNS('_per_s$') INTO NAME rate VALUE amount
+),
+rate_intervals AS (
+    -- the window's rate (every batch's amount / the window's seconds) and the half-width of its
+    -- batch-means interval: a rate's standard error is the sd of the batches' rates / sqrt(batches),
+    -- Student's t on batches − 1 degrees of freedom; NULL below 2 batches
     SELECT
         candidate,
-        count(*) AS buckets,
-        stddev_samp(output_tokens_per_s) AS output_tokens_sd,
-        stddev_samp(total_tokens_per_s) AS total_tokens_sd,
-        stddev_samp(requests_per_s) AS requests_sd,
-        stddev_samp(goodput_requests_per_s) AS goodput_sd,
-        stddev_samp(goodput_output_tokens_per_s) AS goodput_tokens_sd,
-        sum(requests_good) / nullif(sum(requests_in_window), 0) AS attainment
-    FROM batch_rates
+        rate,
+        CASE WHEN any_value(window_s) > 0 THEN sum(amount) / any_value(window_s) END AS value,
+        CAST($t_batches AS DOUBLE) / sqrt(count(*))
+        * stddev_samp(amount * $interval_batches / nullif(window_s, 0)) AS half_width
+    FROM batch_amounts
+    GROUP BY candidate, rate
+),
+rate_columns AS (
+    -- a rate is never below 0: a few batches that disagree widely would put the t-interval's low
+    -- end there (a short closed-loop arm), and the end is clamped as the attainment's is
+    PIVOT (
+        SELECT
+            candidate,
+            rate,
+            value,
+            greatest(value - half_width, 0.0) AS ci_low,
+            value + half_width AS ci_high
+        FROM rate_intervals
+    )
+    ON rate IN ('output_tokens_per_s', 'total_tokens_per_s', 'requests_per_s', 'goodput_requests_per_s',
+                'goodput_output_tokens_per_s')
+    USING any_value(value) AS value, any_value(ci_low) AS ci_low, any_value(ci_high) AS ci_high
+    GROUP BY candidate
+),
+attainment AS (
+    SELECT candidate, count(*) AS buckets, sum(requests_good) / nullif(sum(requests_in_window), 0) AS attainment
+    FROM every_batch
     GROUP BY candidate
 ),
 attainment_spread AS (
     -- SLA attainment as a ratio over the batches: the ratio estimator's standard error,
     -- sqrt(B/(B − 1) · Σ (good_b − p · n_b)²) / Σ n_b
     SELECT
-        batch_rates.candidate,
+        every_batch.candidate,
         ratio_standard_error(
-            batch_rates.requests_good,
-            batch_rates.requests_in_window,
-            spread.attainment,
-            sum(batch_rates.requests_in_window)
+            every_batch.requests_good,
+            every_batch.requests_in_window,
+            attainment.attainment,
+            sum(every_batch.requests_in_window)
         ) AS attainment_se
-    FROM batch_rates
-    JOIN spread USING (candidate)
-    GROUP BY batch_rates.candidate
+    FROM every_batch
+    JOIN attainment USING (candidate)
+    GROUP BY every_batch.candidate
 ),
 rates AS (
     SELECT
         totals.*,
         window_lengths.window_s,
-        spread.buckets,
-        CASE WHEN window_s > 0 THEN output_tokens / window_s END AS output_tokens_per_s,
-        CASE WHEN window_s > 0 THEN total_tokens / window_s END AS total_tokens_per_s,
-        CASE WHEN window_s > 0 THEN requests_ok / window_s END AS requests_per_s,
-        CASE WHEN window_s > 0 THEN requests_good / window_s END AS goodput_requests_per_s,
-        CASE WHEN window_s > 0 THEN good_output_tokens / window_s END AS goodput_output_tokens_per_s,
+        attainment.buckets,
         CASE WHEN window_s > 0 THEN busy_s / window_s END AS mean_concurrency,
-        -- batch means: a rate's standard error is the batch sd / sqrt(batches), Student's t on
-        -- batches − 1 degrees of freedom; NULL below 2 batches
-        CAST($t_batches AS DOUBLE) / sqrt(nullif(spread.buckets, 0)) AS half_width_factor,
-        CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_half_width,
-        spread.output_tokens_sd,
-        spread.total_tokens_sd,
-        spread.requests_sd,
-        spread.goodput_sd,
-        spread.goodput_tokens_sd
+        CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_half_width
     FROM totals
     JOIN window_lengths USING (candidate)
-    LEFT JOIN spread USING (candidate)
+    LEFT JOIN attainment USING (candidate)
     LEFT JOIN attainment_spread USING (candidate)
 )
 SELECT
-    candidate,
+    rates.candidate,
     window_s,
     buckets,
     requests_planned,
@@ -187,24 +193,8 @@ SELECT
     requests_met_e2e,
     output_tokens,
     total_tokens,
-    output_tokens_per_s,
-    -- a rate is never below 0: a few batches that disagree widely would put the t-interval's
-    -- low end there (a short closed-loop arm), and the end is clamped as the attainment's is
-    greatest(output_tokens_per_s - half_width_factor * output_tokens_sd, 0.0) AS output_tokens_per_s_ci_low,
-    output_tokens_per_s + half_width_factor * output_tokens_sd AS output_tokens_per_s_ci_high,
-    total_tokens_per_s,
-    greatest(total_tokens_per_s - half_width_factor * total_tokens_sd, 0.0) AS total_tokens_per_s_ci_low,
-    total_tokens_per_s + half_width_factor * total_tokens_sd AS total_tokens_per_s_ci_high,
-    requests_per_s,
-    greatest(requests_per_s - half_width_factor * requests_sd, 0.0) AS requests_per_s_ci_low,
-    requests_per_s + half_width_factor * requests_sd AS requests_per_s_ci_high,
-    goodput_requests_per_s,
-    greatest(goodput_requests_per_s - half_width_factor * goodput_sd, 0.0) AS goodput_requests_per_s_ci_low,
-    goodput_requests_per_s + half_width_factor * goodput_sd AS goodput_requests_per_s_ci_high,
-    goodput_output_tokens_per_s,
-    greatest(goodput_output_tokens_per_s - half_width_factor * goodput_tokens_sd, 0.0)
-        AS goodput_output_tokens_per_s_ci_low,
-    goodput_output_tokens_per_s + half_width_factor * goodput_tokens_sd AS goodput_output_tokens_per_s_ci_high,
+    -- each rate, then its interval (output_tokens_per_s, output_tokens_per_s_ci_low, …_ci_high)
+    COLUMNS('(.*_per_s)_value|(.*_per_s_ci_low)|(.*_per_s_ci_high)') AS '\1\2\3',  -- noqa: RF05
     requests_good / nullif(requests_in_window, 0) AS sla_attainment,
     -- the batch-means interval of the attainment; pipeline/analysis/tables.py keeps the wider
     -- of it and the Wilson interval
@@ -214,4 +204,5 @@ SELECT
     mean_concurrency,
     schedule_lag_ms_p99
 FROM rates
-ORDER BY candidate
+LEFT JOIN rate_columns USING (candidate)
+ORDER BY rates.candidate
