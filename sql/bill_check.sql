@@ -61,49 +61,50 @@ totals AS (
     FROM batch_sums
     GROUP BY candidate
 ),
-ratios AS (
-    SELECT
-        candidate,
-        bill_requests,
-        prompt_billed,
-        prompt_counted,
-        output_billed,
-        output_counted,
-        cost_billed,
-        cost_counted,
-        prompt_billed / nullif(prompt_counted, 0) AS prompt_ratio,
-        output_billed / nullif(output_counted, 0) AS output_ratio,
-        cost_billed / nullif(cost_counted, 0) AS cost_ratio
-    FROM totals
+parts AS (
+    -- each batch's billed and counted sums, one row per part compared: prompt tokens, output
+    -- tokens, cost (none when the candidate is priced by the hour: its cost ratio is NULL)
+    UNPIVOT batch_sums
+    ON (prompt_billed, prompt_counted) AS prompt,
+       (output_billed, output_counted) AS output,
+       (cost_billed, cost_counted) AS cost
+    INTO NAME part VALUE billed, counted
 ),
-spread AS (
+part_ratios AS (
+    SELECT candidate, part, sum(counted) AS counted, sum(billed) / nullif(sum(counted), 0) AS ratio
+    FROM parts
+    GROUP BY candidate, part
+),
+part_intervals AS (
+    -- the ratio's half-width: Student's t × the ratio estimator's batch-means standard error,
     -- sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, over the batches that hold a compared request
     SELECT
-        batch_sums.candidate,
-        ratio_standard_error(
-            batch_sums.prompt_billed, batch_sums.prompt_counted, ratios.prompt_ratio, ratios.prompt_counted
-        ) AS prompt_se,
-        ratio_standard_error(
-            batch_sums.output_billed, batch_sums.output_counted, ratios.output_ratio, ratios.output_counted
-        ) AS output_se,
-        ratio_standard_error(
-            batch_sums.cost_billed, batch_sums.cost_counted, ratios.cost_ratio, ratios.cost_counted
-        ) AS cost_se
-    FROM batch_sums
-    INNER JOIN ratios ON batch_sums.candidate = ratios.candidate
-    GROUP BY batch_sums.candidate, ratios.prompt_counted, ratios.output_counted, ratios.cost_counted
+        parts.candidate,
+        parts.part,
+        part_ratios.ratio,
+        CAST($t_batches AS DOUBLE)
+        * ratio_standard_error(parts.billed, parts.counted, part_ratios.ratio, part_ratios.counted) AS half_width
+    FROM parts
+    INNER JOIN part_ratios ON parts.candidate = part_ratios.candidate AND parts.part = part_ratios.part
+    GROUP BY parts.candidate, parts.part, part_ratios.ratio, part_ratios.counted
+),
+part_columns AS (
+    -- each part's ratio and interval as columns: prompt_ratio, prompt_low, prompt_high, output_…, cost_…
+    -- (a ratio is never below 0)
+    PIVOT (
+        SELECT candidate, part, ratio, greatest(ratio - half_width, 0) AS low, ratio + half_width AS high
+        FROM part_intervals
+    )
+    ON part IN ('prompt', 'output', 'cost')
+    USING any_value(ratio) AS ratio, any_value(low) AS low, any_value(high) AS high
+    GROUP BY candidate
 ),
 intervals AS (
     SELECT
-        ratios.*,
-        greatest(ratios.prompt_ratio - CAST($t_batches AS DOUBLE) * spread.prompt_se, 0) AS prompt_low,
-        ratios.prompt_ratio + CAST($t_batches AS DOUBLE) * spread.prompt_se AS prompt_high,
-        greatest(ratios.output_ratio - CAST($t_batches AS DOUBLE) * spread.output_se, 0) AS output_low,
-        ratios.output_ratio + CAST($t_batches AS DOUBLE) * spread.output_se AS output_high,
-        greatest(ratios.cost_ratio - CAST($t_batches AS DOUBLE) * spread.cost_se, 0) AS cost_low,
-        ratios.cost_ratio + CAST($t_batches AS DOUBLE) * spread.cost_se AS cost_high
-    FROM ratios
-    LEFT JOIN spread ON ratios.candidate = spread.candidate
+        totals.*,
+        part_columns.* EXCLUDE (candidate)
+    FROM totals
+    LEFT JOIN part_columns ON totals.candidate = part_columns.candidate
 ),
 judged AS (
     -- over-billed: an interval wholly above 1 + tolerance; under-billed: wholly below 1 − tolerance;

@@ -100,6 +100,8 @@ def test_requests_without_usage_are_not_compared():
 def test_an_hourly_price_has_no_cost_ratio():
     row = checked(raw(prompt_factor=1.1), spec(price={"usd_per_hour": 3.6}))
     assert row["billed_to_counted_cost"] is None and row["bill_cost_billed_usd"] is None
+    # no interval either (DuckDB's greatest() skips a NULL: `greatest(NULL - x, 0)` once gave a low end of 0)
+    assert row["billed_to_counted_cost_ci_low"] is None and row["billed_to_counted_cost_ci_high"] is None
     assert row["bill_verdict"] == "over-billed"  # the usage is still wrong
 
 
