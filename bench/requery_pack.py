@@ -24,7 +24,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pack", type=Path, help="a pack folder (out/demo)")
     args = parser.parse_args()
-    QueryCatalog.preferring = lambda self, _folder: self  # type: ignore[method-assign]
+    QueryCatalog.preferring = lambda self, _folder: self  # type: ignore[method-assign,assignment]
     result = verify_pack(args.pack)
     print(
         f"{args.pack}: {len(result.problems)} problem(s); {result.figures_recomputed} figures, "
