@@ -92,7 +92,12 @@ part_columns AS (
     -- each part's ratio and interval as columns: prompt_ratio, prompt_low, prompt_high, output_…, cost_…
     -- (a ratio is never below 0)
     PIVOT (
-        SELECT candidate, part, ratio, greatest(ratio - half_width, 0) AS low, ratio + half_width AS high
+        SELECT
+            candidate,
+            part,
+            ratio,
+            CASE WHEN ratio - half_width < 0 THEN 0.0 ELSE ratio - half_width END AS low,
+            ratio + half_width AS high
         FROM part_intervals
     )
     ON part IN ('prompt', 'output', 'cost')

@@ -77,11 +77,16 @@ SELECT
     CAST(reasoning_tokens AS BIGINT) AS reasoning_tokens,
     CAST(reply_output_tokens AS BIGINT) AS reply_output_tokens,
     reasoning_tokens_per_request,
-    greatest(reasoning_tokens_per_request - per_request_half_width, 0) AS reasoning_tokens_per_request_ci_low,
+    CASE
+        WHEN reasoning_tokens_per_request - per_request_half_width < 0 THEN 0.0
+        ELSE reasoning_tokens_per_request - per_request_half_width
+    END AS reasoning_tokens_per_request_ci_low,
     reasoning_tokens_per_request + per_request_half_width AS reasoning_tokens_per_request_ci_high,
     reasoning_share,
-    greatest(reasoning_share - share_half_width, 0) AS reasoning_share_ci_low,
-    least(reasoning_share + share_half_width, 1) AS reasoning_share_ci_high,
+    CASE WHEN reasoning_share - share_half_width < 0 THEN 0.0 ELSE reasoning_share - share_half_width END
+        AS reasoning_share_ci_low,
+    CASE WHEN reasoning_share + share_half_width > 1 THEN 1.0 ELSE reasoning_share + share_half_width END
+        AS reasoning_share_ci_high,
     tool_call_replies,
     tool_call_replies_valid,
     tool_call_replies_valid / nullif(tool_call_replies, 0) AS tool_call_schema_accuracy,

@@ -132,13 +132,15 @@ rate_intervals AS (
 ),
 rate_columns AS (
     -- a rate is never below 0: a few batches that disagree widely would put the t-interval's low
-    -- end there (a short closed-loop arm), and the end is clamped as the attainment's is
+    -- end there (a short closed-loop arm), and the end is clamped as the attainment's is. Clamped
+    -- with CASE, not greatest(): DuckDB's greatest() skips a NULL, so a rate that could not be
+    -- formed (a 0 s window) would get a low end of 0 (reply_mix and bill_check clamp the same way)
     PIVOT (
         SELECT
             candidate,
             rate,
             value,
-            greatest(value - half_width, 0.0) AS ci_low,
+            CASE WHEN value - half_width < 0 THEN 0.0 ELSE value - half_width END AS ci_low,
             value + half_width AS ci_high
         FROM rate_intervals
     )
@@ -173,7 +175,10 @@ rates AS (
         window_lengths.window_s,
         attainment.buckets,
         CASE WHEN window_s > 0 THEN busy_s / window_s END AS mean_concurrency,
-        CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_half_width
+        totals.requests_good / nullif(totals.requests_in_window, 0)
+        - CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_batch_low,
+        totals.requests_good / nullif(totals.requests_in_window, 0)
+        + CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_batch_high
     FROM totals
     JOIN window_lengths USING (candidate)
     LEFT JOIN attainment USING (candidate)
@@ -196,10 +201,14 @@ SELECT
     -- each rate, then its interval (output_tokens_per_s, output_tokens_per_s_ci_low, …_ci_high)
     COLUMNS('(.*_per_s)_value|(.*_per_s_ci_low)|(.*_per_s_ci_high)') AS '\1\2\3',  -- noqa: RF05
     requests_good / nullif(requests_in_window, 0) AS sla_attainment,
-    -- the batch-means interval of the attainment; pipeline/analysis/tables.py keeps the wider
-    -- of it and the Wilson interval
-    greatest(requests_good / nullif(requests_in_window, 0) - attainment_half_width, 0.0) AS sla_attainment_batch_ci_low,
-    least(requests_good / nullif(requests_in_window, 0) + attainment_half_width, 1.0) AS sla_attainment_batch_ci_high,
+    -- the batch-means interval of the attainment (pipeline/analysis/intervals.py keeps the wider
+    -- of it and the Wilson interval), clamped to [0, 1]; NULL where it cannot be formed
+    CASE
+        WHEN attainment_batch_low < 0 THEN 0.0 ELSE attainment_batch_low
+    END AS sla_attainment_batch_ci_low,
+    CASE
+        WHEN attainment_batch_high > 1 THEN 1.0 ELSE attainment_batch_high
+    END AS sla_attainment_batch_ci_high,
     requests_failed / nullif(requests_planned, 0) AS error_rate,
     mean_concurrency,
     schedule_lag_ms_p99

@@ -170,3 +170,35 @@ def test_the_throughput_timeline_shades_each_window_labelled_with_its_tests(tmp_
     buckets = analysed["throughput_buckets"].to_pylist()
     shaded = charts.throughput_charts(buckets, rows)["throughput_timeline"]
     assert shaded is not None and shaded != charts.throughput_charts(buckets)["throughput_timeline"]
+
+
+def test_a_window_that_holds_no_request_has_no_rate_and_no_interval(tmp_path: Path):
+    # five requests 1 s apart, 3 s of warm-up and 3 s of cool-down: the window holds none of them.
+    # DuckDB's greatest() skips a NULL, so a clamp written with it gave each absent rate a low end
+    # of 0 and the absent attainment a batch interval of [0, 1]
+    rows = [timing(f"r{i}", i * S, 20 * MS, 500 * MS) for i in range(5)]
+    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
+    data = demo_spec_dict()
+    data["workload"]["replay"].update(warmup_s=3, cooldown_s=3)
+    data["candidates"][0]["name"] = "c"
+    (row,) = tables.throughput(path, Spec.model_validate(data)).to_pylist()
+    assert row["requests_in_window"] == 0 and row["window_s"] == 0.0
+    rates = ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
+    assert {suffix: {row[f"{rate}{suffix}"] for rate in rates} for suffix in ("", "_ci_low", "_ci_high")} == {
+        "": {None},
+        "_ci_low": {None},
+        "_ci_high": {None},
+    }
+    attainment = ("sla_attainment", "sla_attainment_batch_ci_low", "sla_attainment_batch_ci_high")
+    assert [row[name] for name in attainment] == [None, None, None]
+
+
+def test_replies_in_one_batch_have_a_reasoning_figure_but_no_interval_of_it(tmp_path: Path):
+    # one reply: its 4 reasoning tokens of 100 are the figure; a batch-means interval needs two
+    # batches, so it has none (not [0, —] and [0, 1] as the greatest()/least() clamps gave)
+    rows = [timing("r0", 0, 20 * MS, 500 * MS, reasoning=4)]
+    path = write_parquet(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), tmp_path / "raw.parquet")
+    (row,) = tables.throughput(path, spec()).to_pylist()
+    assert (row["reasoning_tokens_per_request"], row["reasoning_share"]) == (4.0, 0.04)
+    intervals = ("reasoning_tokens_per_request", "reasoning_share")
+    assert [row[f"{name}{end}"] for name in intervals for end in ("_ci_low", "_ci_high")] == [None] * 4
