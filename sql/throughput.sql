@@ -175,10 +175,8 @@ rates AS (
         window_lengths.window_s,
         attainment.buckets,
         CASE WHEN window_s > 0 THEN busy_s / window_s END AS mean_concurrency,
-        totals.requests_good / nullif(totals.requests_in_window, 0)
-        - CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_batch_low,
-        totals.requests_good / nullif(totals.requests_in_window, 0)
-        + CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_batch_high
+        totals.requests_good / nullif(totals.requests_in_window, 0) AS sla_attainment,
+        CAST($t_batches AS DOUBLE) * attainment_spread.attainment_se AS attainment_half_width
     FROM totals
     JOIN window_lengths USING (candidate)
     LEFT JOIN attainment USING (candidate)
@@ -200,14 +198,14 @@ SELECT
     total_tokens,
     -- each rate, then its interval (output_tokens_per_s, output_tokens_per_s_ci_low, …_ci_high)
     COLUMNS('(.*_per_s)_value|(.*_per_s_ci_low)|(.*_per_s_ci_high)') AS '\1\2\3',  -- noqa: RF05
-    requests_good / nullif(requests_in_window, 0) AS sla_attainment,
+    sla_attainment,
     -- the batch-means interval of the attainment (pipeline/analysis/intervals.py keeps the wider
     -- of it and the Wilson interval), clamped to [0, 1]; NULL where it cannot be formed
     CASE
-        WHEN attainment_batch_low < 0 THEN 0.0 ELSE attainment_batch_low
+        WHEN sla_attainment - attainment_half_width < 0 THEN 0.0 ELSE sla_attainment - attainment_half_width
     END AS sla_attainment_batch_ci_low,
     CASE
-        WHEN attainment_batch_high > 1 THEN 1.0 ELSE attainment_batch_high
+        WHEN sla_attainment + attainment_half_width > 1 THEN 1.0 ELSE sla_attainment + attainment_half_width
     END AS sla_attainment_batch_ci_high,
     requests_failed / nullif(requests_planned, 0) AS error_rate,
     mean_concurrency,
