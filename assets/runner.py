@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dagster import (
     AssetKey,
+    DagsterEvent,
+    DagsterEventType,
     DagsterInstance,
     JobExecutionResult,
     MultiPartitionKey,
@@ -30,6 +35,8 @@ from dagster._core.definitions.repository_definition.valid_definitions import SI
 from dagster._core.execution.api import execute_run
 from dagster._core.remote_origin import RemoteJobOrigin, RemoteRepositoryOrigin
 from dagster._core.workspace.load import location_origins_from_yaml_paths
+from dagster._grpc.types import ExecuteRunArgs
+from dagster._serdes import serialize_value
 
 from assets import ASSET_MODULES
 from assets.automation import REVALIDATION_JOB, RUN_CONFIG
@@ -81,31 +88,117 @@ def execute(
     out_dir: str | Path,
     base_url_overrides: dict[str, str] | None = None,
     ui_url: str = DEFAULT_UI_URL,
-) -> list[JobExecutionResult]:
+) -> list[JobExecutionResult | RecordedRun]:
     """Materialise the whole graph (every asset and check) for one spec into one pack folder:
     one run per candidate at the model version it serves now (a partition; the first run also
     ingests, samples and plans), then the side-by-side comparison run. Stops at the first
     failed run; every run's result is returned. Every candidate is probed first (reachable, key
     accepted): one that is not raises `CandidateUnreachable` before any run. `ui_url` is the Dagster
-    UI each figure's lineage row in the pack links to."""
+    UI each figure's lineage row in the pack links to.
+
+    Candidates that are independent endpoints (each its own base URL) are measured at the same
+    time (`side_by_side`): the log-to-plan assets run first, alone, then every candidate's partition
+    run in a process of its own (Dagster's own `dagster api execute_run`, as its run launcher
+    starts a run), so a demo of two candidates takes the wall time of one."""
     endpoint = EndpointResource(base_url_overrides=base_url_overrides or {})
     shared, partitioned = asset_keys_by_partitioning()
     spec = load_spec(spec_path).spec
-    for candidate in spec.candidates:
-        check_reachable(endpoint.target(candidate))
+    targets = [endpoint.target(candidate) for candidate in spec.candidates]
+    for target in targets:
+        check_reachable(target)
     recipe = (str(spec_path), str(out_dir), json.dumps(base_url_overrides or {}), ui_url)
     # the shards need processes of their own; a Dask run's steps are the cluster's tasks
     in_process = spec.workload.replay.shards == 1 and spec.workload.replay.executor != "dask"
-    results = []
+    results: list[JobExecutionResult | RecordedRun] = []
     with instance_for(Path(out_dir)) as instance:
-        for index, candidate in enumerate(spec.candidates):
-            key = register(instance, candidate.name, version_key(fingerprint(endpoint.target(candidate))))
-            selection = (shared if index == 0 else []) + partitioned
-            results.append(execute_recorded(recipe, instance, selection, partition_tags(key), in_process=in_process))
+        keys = [
+            register(instance, candidate.name, version_key(fingerprint(target)))
+            for candidate, target in zip(spec.candidates, targets)
+        ]
+        if side_by_side(spec, targets):
+            results.append(execute_recorded(recipe, instance, shared, {}, in_process=True))
             if not results[-1].success:
                 return results
+            results += execute_side_by_side(recipe, instance, keys, partitioned, in_process)
+            if not all(result.success for result in results):
+                return results
+        else:
+            for index, key in enumerate(keys):
+                selection = (shared if index == 0 else []) + partitioned
+                tags = partition_tags(key)
+                results.append(execute_recorded(recipe, instance, selection, tags, in_process=in_process))
+                if not results[-1].success:
+                    return results
         results.append(execute_recorded(recipe, instance, [COMPARISON], {}, in_process=True))
     return results
+
+
+def side_by_side(spec, targets) -> bool:
+    """Measure the candidates at the same time: more than one, each its own endpoint (two candidates
+    behind one base URL would load each other's replay), unless the spec says one at a time."""
+    urls = [target.base_url for target in targets]
+    return spec.workload.replay.candidates_side_by_side and len(urls) > 1 and len(set(urls)) == len(urls)
+
+
+@dataclass
+class RecordedRun:
+    """A run executed in another process, read back from the instance's event log: what the CLI
+    reads of a `JobExecutionResult` (its id, success, events and asset-check evaluations)."""
+
+    run_id: str
+    success: bool
+    all_events: list[DagsterEvent] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, instance: DagsterInstance, run_id: str) -> RecordedRun:
+        events = [entry.dagster_event for entry in instance.all_logs(run_id) if entry.dagster_event is not None]
+        success = any(event.event_type == DagsterEventType.RUN_SUCCESS for event in events)
+        return cls(run_id, success, events)
+
+    def get_asset_check_evaluations(self) -> list:
+        return [
+            event.event_specific_data
+            for event in self.all_events
+            if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
+        ]
+
+
+def execute_side_by_side(
+    recipe: tuple[str, ...],
+    instance: DagsterInstance,
+    keys: list[MultiPartitionKey],
+    selection: list[AssetKey],
+    in_process: bool,
+) -> list[RecordedRun]:
+    """Each partition's run (created here, with the code location's origin) executed at once, each
+    by `dagster api execute_run` in a process of its own; waits for them all. A process still
+    running when this one is interrupted is terminated with it."""
+    job = build_reconstructable_job(
+        __name__,
+        revalidation_job_for.__name__,
+        reconstructable_args=recipe,
+        reconstructable_kwargs={"in_process": in_process},
+    )
+    runs = [create_recorded_run(job, recipe, instance, selection, partition_tags(key)) for key in keys]
+    processes = []
+    try:
+        for run in runs:
+            args = ExecuteRunArgs(
+                job_origin=job.get_python_origin(),
+                run_id=run.run_id,
+                instance_ref=instance.get_ref(),
+                set_exit_code_on_failure=True,
+            )
+            command = [sys.executable, "-m", "dagster", "api", "execute_run", serialize_value(args)]
+            processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
+        for process in processes:
+            process.wait()
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait()
+    return [RecordedRun.read(instance, run.run_id) for run in runs]
 
 
 def revalidation_job_for(
@@ -144,22 +237,10 @@ def run_config_for(recipe: tuple[str, ...]) -> dict:
     }
 
 
-def execute_recorded(
-    recipe: tuple[str, ...],
-    instance: DagsterInstance,
-    selection: list[AssetKey],
-    tags: dict[str, str],
-    in_process: bool,
-) -> JobExecutionResult:
-    """One run of the job `recipe` rebuilds, created with the code location's origin
-    (`code_location_origin`), then executed here: in this process, or on the job's executor."""
-    job = build_reconstructable_job(
-        __name__,
-        revalidation_job_for.__name__,
-        reconstructable_args=recipe,
-        reconstructable_kwargs={"in_process": in_process},
-    )
-    run = instance.create_run_for_job(
+def create_recorded_run(job, recipe: tuple[str, ...], instance: DagsterInstance, selection: list[AssetKey], tags):
+    """The run record of `job` (rebuilt from `recipe`) with the code location's origin
+    (`code_location_origin`), as `dagster dev` records a run launched from its UI."""
+    return instance.create_run_for_job(
         job_def=job.get_definition(),
         run_config=run_config_for(recipe),
         tags=tags,
@@ -167,7 +248,24 @@ def execute_recorded(
         remote_job_origin=code_location_origin(),
         job_code_origin=job.get_python_origin(),
     )
-    return execute_run(job, run, instance)
+
+
+def execute_recorded(
+    recipe: tuple[str, ...],
+    instance: DagsterInstance,
+    selection: list[AssetKey],
+    tags: dict[str, str],
+    in_process: bool,
+) -> JobExecutionResult:
+    """One run of the job `recipe` rebuilds (`create_recorded_run`), executed here: in this process,
+    or on the job's executor."""
+    job = build_reconstructable_job(
+        __name__,
+        revalidation_job_for.__name__,
+        reconstructable_args=recipe,
+        reconstructable_kwargs={"in_process": in_process},
+    )
+    return execute_run(job, create_recorded_run(job, recipe, instance, selection, tags), instance)
 
 
 def execute_partition_multiprocess(

@@ -301,6 +301,11 @@ class Replay(Strict):
         description="resolved: repeat the replay until every claimed figure is decisive, within max_runs and "
         "max_minutes (pipeline/spec/until.py); instead of repeats",
     )
+    candidates_side_by_side: bool = Field(
+        default=True,
+        description="measure the candidates at the same time, each partition run in a process of its own, where "
+        "each is its own endpoint (distinct base URLs); false: one after another",
+    )
 
     @field_validator("request")
     @classmethod
