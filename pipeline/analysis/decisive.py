@@ -50,8 +50,8 @@ OPEN_THOUGH_LONG = (
 # the setting that makes the replay behind a figure's basis longer (a window too short to be steady)
 LENGTH_SETTINGS = {
     PRODUCTION_LOAD: "`workload.sample.window_s`",
-    VENDOR_CONDITIONS: "`workload.replay.arms.requests`: a closed loop's first wave is warm-up, so several "
-    "waves of the claim's concurrency beyond it",
+    VENDOR_CONDITIONS: "`workload.replay.arms.waves` (and `max_duration_s`): a closed loop's first wave is "
+    "warm-up, so several waves of the claim's concurrency beyond it",
     CAPACITY_AT_SLA: "`workload.replay.sweep.duration_s_per_level` and `requests_per_level`",
 }
 

@@ -30,9 +30,10 @@ from pipeline.analysis.dependence import WILSON
 from pipeline.analysis.replicas import cost_method
 from pipeline.analysis.stats import (
     INCONCLUSIVE,
+    INTERVAL_RULE,
     NOT_REPRODUCED,
     early_stopping_note,
-    steady_verdict,
+    unsteady_verdict,
     verdict,
 )
 from pipeline.analysis.users_at_tier import TIER_FIGURES, tier_note
@@ -85,26 +86,34 @@ def figure(
     if basis == PRODUCTION_LOAD and metrics.claim_kind(metric) == "capacity" and claimed is not None:
         item["verdict"] = None
         item["not_judged"] = SERVED_DEMAND
-        item.pop("tolerance", None)
-        item.pop("tolerance_source", None)
+        for key in ("tolerance", "tolerance_source", "decision_rule"):
+            item.pop(key, None)
     return item
 
 
 def judged(spec: Spec, metric: str, ci_low, ci_high, no_steady_window: str | None = None) -> dict:
-    """The verdict on the claim on `metric` from an interval, and the tolerance it was judged with
-    and its source (`claim.tolerance`, the catalogue's default by the figure's kind): the one place
-    a verdict is made (`stats.verdict` holds the rule). No claim: no verdict, no tolerance; a spec
-    with `claim.tolerance: null` (a pack written before tolerances) judges without one. Over a window
-    the steady-state tests rejected (`no_steady_window`: why) no verdict is decisive."""
+    """The verdict on the claim on `metric` from an interval, the tolerance it was judged with and
+    its source (`claim.tolerance`, the catalogue's default by the figure's kind), and the rule that
+    decided it (`decision_rule`): the one place a verdict is made (`stats.verdict` holds the rule).
+    No claim: no verdict, no tolerance; a spec with `claim.tolerance: null` (a pack written before
+    tolerances) judges without one. Over a window the steady-state tests rejected
+    (`no_steady_window`: why) a verdict is decisive only in the direction the transient cannot
+    explain (`stats.unsteady_verdict`)."""
     claimed = spec.claim.figures.get(metric)
     _, larger_is_better = metrics.describe(metric)
+    tolerance = 0.0
     out: dict = {"verdict": verdict(claimed, ci_low, ci_high, larger_is_better)}
     if claimed is not None and spec.claim.tolerance is not None:
         tolerance, source = spec.claim.tolerance.of(metric)
         word = verdict(claimed, ci_low, ci_high, larger_is_better, tolerance)
         out = {"verdict": word, "tolerance": tolerance, "tolerance_source": source}
+    if out["verdict"] is not None:
+        out["decision_rule"] = INTERVAL_RULE
     if no_steady_window is not None:
-        out |= {"verdict": steady_verdict(out["verdict"], no_steady_window), "no_steady_window": no_steady_window}
+        word, rule = unsteady_verdict(out["verdict"], claimed, ci_low, ci_high, metrics.metric(metric).kind, tolerance)
+        out |= {"verdict": word, "no_steady_window": no_steady_window}
+        if rule is not None:
+            out["decision_rule"] = rule
     return out
 
 

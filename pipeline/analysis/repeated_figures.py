@@ -34,7 +34,14 @@ import pyarrow as pa
 from pipeline.analysis import dependence, metrics
 from pipeline.analysis.figures import figure_key, figure_rows, headline_figures
 from pipeline.analysis.repeats import run_numbers, run_timings
-from pipeline.analysis.stats import INCONCLUSIVE, effective_samples, steady_verdict, verdict
+from pipeline.analysis.stats import (
+    INCONCLUSIVE,
+    INTERVAL_RULE,
+    UNSTEADY_UNDECIDED,
+    effective_samples,
+    steady_verdict,
+    verdict,
+)
 from pipeline.analysis.tables import analyse_all
 from pipeline.analysis.until_figures import sequential
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
@@ -154,6 +161,9 @@ def combined(figure: dict, runs: list[dict], confidence: float) -> dict:
             "effective_samples": effective,  # the shortest run's: every run must reach the need
             "long_enough": low is not None and high is not None and effective >= needed,
         }
+    out.pop("decision_rule", None)  # run 0's: the union's own below
+    if out["verdict"] is not None:
+        out["decision_rule"] = UNSTEADY_UNDECIDED if unsteady else INTERVAL_RULE
     return out
 
 

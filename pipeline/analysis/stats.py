@@ -148,9 +148,53 @@ def verdict(
     return INCONCLUSIVE
 
 
+# the decision rules (`decision_rule`): what decided a verdict
+INTERVAL_RULE = "interval vs the claim with its tolerance"
+BEYOND_AFTER_WARMUP = (
+    "no steady window: the latency's whole interval over every request after warm-up lies beyond the claim with "
+    "its tolerance (a transient cannot lower a latency)"
+)
+BELOW_AT_MOST_FAVOURABLE = (
+    "no steady window: the rate's interval lies below the claim with its tolerance even at the most favourable "
+    "window the steady-state test could have kept (half the window or more: at most twice its rate)"
+)
+UNSTEADY_UNDECIDED = "no steady window: the interval over the window does not rule the transient out"
+# a window the steady-state test keeps holds at least half the configured one (pipeline/analysis/steady_state.py
+# trims a leading ramp only when its change point lies in the first half), so a rate over it is at most twice
+# the rate over the whole window: its amounts are never negative
+MOST_FAVOURABLE_RATE_FACTOR = 2.0
+
+
 def steady_verdict(word: str | None, no_steady_window: str | None) -> str | None:
-    """A verdict over a window with no steady state is inconclusive, whatever the interval says."""
+    """A verdict over a window with no steady state is inconclusive, whatever the interval says
+    (a repeated replay's union of runs: `unsteady_verdict` decides a single window's figure)."""
     return INCONCLUSIVE if word is not None and no_steady_window is not None else word
+
+
+def unsteady_verdict(
+    word: str | None,
+    claimed: float | None,
+    ci_low: float | None,
+    ci_high: float | None,
+    kind: str,
+    tolerance: float = 0.0,
+) -> tuple[str | None, str | None]:
+    """(verdict, decision rule) of a figure read over a window the steady-state tests rejected:
+    decided only in the direction the transient cannot explain. A latency percentile (`kind`
+    "latency percentile", smaller is better) whose interval over every request after warm-up lies
+    wholly beyond C·(1 + t) is *not reproduced*: a warm-up transient or a queue still filling only
+    lengthens latencies, so the steady latency is no better, and an overloaded closed loop (its queue
+    full throughout) is itself the answer for that concurrency. A rate (`kind` "rate", larger is
+    better) is *not reproduced* when even twice its interval's upper end (`MOST_FAVOURABLE_RATE_FACTOR`)
+    lies below C·(1 − t). Everything else stays inconclusive."""
+    if word is None:
+        return None, None
+    if claimed is not None and kind == "latency percentile" and word == NOT_REPRODUCED:
+        return NOT_REPRODUCED, BEYOND_AFTER_WARMUP
+    favourable = None if ci_high is None else ci_high * MOST_FAVOURABLE_RATE_FACTOR
+    if claimed is not None and kind == "rate" and favourable is not None and favourable < claimed * (1.0 - tolerance):
+        return NOT_REPRODUCED, BELOW_AT_MOST_FAVOURABLE
+    return INCONCLUSIVE, UNSTEADY_UNDECIDED
 
 
 def peak_concurrency(sent_ns: np.ndarray, end_ns: np.ndarray) -> int:

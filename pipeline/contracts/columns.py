@@ -131,7 +131,10 @@ _FIGURES: Mapping[str, str] = {
     "early_stopping": "MLPerf LoadGen's rule: confidence, the samples needed to hold, whether the run was long enough",
     "delta": "accuracy: measured − claimed",
     "not_judged": "why a claimed figure has no verdict",
-    "no_steady_window": "read over a window the steady-state tests rejected: why (no verdict on it is decisive)",
+    "no_steady_window": "read over a window the steady-state tests rejected: why (a verdict on it is decisive only in "
+    "the direction the transient cannot explain: `decision_rule`)",
+    "decision_rule": "what decided the verdict: the interval against the claim with its tolerance, or, over a window "
+    "with no steady state, the bound the transient cannot explain",
     "reason": "why the figure has no value",
     "timed_from": "latency timed from the planned send when the client lagged",
     "sampled": "a note when the table read every n-th value",

@@ -271,6 +271,7 @@ FIGURES_SCHEMA = pa.schema(
         ("delta", pa.float64()),
         ("not_judged", pa.string()),
         ("no_steady_window", pa.string()),  # read over a window the steady-state tests rejected: why
+        ("decision_rule", pa.string()),  # what decided the verdict (pipeline/analysis/stats.py unsteady_verdict)
         ("reason", pa.string()),
         ("setting_to_judge", pa.string()),  # a claim no run judges: the spec setting that would
         # an inconclusive claimed figure: what would resolve it (pipeline/analysis/decisive.py)

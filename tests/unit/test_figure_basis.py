@@ -3,8 +3,10 @@ capacity claim is never judged against the throughput the production load offere
 demand), but at the capacity at the SLA, where an open bracket (the knee never reached) can
 show that a claim holds and never that it is not reproduced. Hand-built rows, no I/O."""
 
+import pytest
+
 from pipeline.analysis import figures as claims
-from pipeline.analysis import metrics
+from pipeline.analysis import metrics, stats
 from pipeline.analysis.decisive import with_resolution
 from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.spec import Spec
@@ -121,3 +123,43 @@ def test_side_by_side_keeps_each_basis_on_its_own_row():
     assert ("output_tokens_per_s", metrics.PRODUCTION_LOAD) in rows
     assert ("output_tokens_per_s", metrics.CAPACITY_AT_SLA) in rows
     assert len(rows) == len(set(rows))
+
+
+def test_over_an_unsteady_level_a_rate_is_not_reproduced_only_when_even_twice_its_interval_falls_short():
+    """The demo's budget-8b at its SLA level: 331 (153 – 509) tokens/s against 4,200 claimed. A window the
+    steady-state test keeps holds at least half the level's, so its rate is at most twice the whole's: 1,017
+    is still below 3,780 (the claim with its 10 % tolerance). fastserve's 1,460 (691 – 2,229) is not."""
+    unsteady = "no steady window: the window is 7.78 s, shorter than its minimum length 20.2 s"
+    row = capacity_row(output_tokens_per_s=330.8, ci_low=152.8, ci_high=508.7, no_steady_window=unsteady)
+    (tokens,) = [f for f in claims.capacity_figures(spec(output_tokens_per_s=4200), [row]) if f["claimed"]]
+    assert tokens["verdict"] == "not reproduced" and tokens["decision_rule"] == stats.BELOW_AT_MOST_FAVOURABLE
+    row |= {"output_tokens_per_s": 1460.0, "ci_low": 690.8, "ci_high": 2229.2}
+    (tokens,) = [f for f in claims.capacity_figures(spec(output_tokens_per_s=4200), [row]) if f["claimed"]]
+    assert tokens["verdict"] == "inconclusive" and tokens["decision_rule"] == stats.UNSTEADY_UNDECIDED
+    # steady, the same interval is judged by itself
+    row.pop("no_steady_window")
+    (tokens,) = [f for f in claims.capacity_figures(spec(output_tokens_per_s=4200), [row]) if f["claimed"]]
+    assert tokens["verdict"] == "not reproduced" and tokens["decision_rule"] == stats.INTERVAL_RULE
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "word", "rule"),
+    [
+        # wholly beyond 250 ms × 1.1: a transient only lengthens a latency, so not reproduced
+        (6609.0, None, "not reproduced", "BEYOND_AFTER_WARMUP"),
+        # wholly below the claim: a latency drifting up could still cross it later, so undecided
+        (38.0, 60.0, "inconclusive", "UNSTEADY_UNDECIDED"),
+        # straddling the claim with its tolerance: undecided, as over a steady window
+        (200.0, 300.0, "inconclusive", "UNSTEADY_UNDECIDED"),
+    ],
+)
+def test_over_an_unsteady_window_a_latency_is_decided_only_beyond_the_claim(low, high, word, rule):
+    """The demo's fastserve at the vendor's conditions: TTFT p95 6,771 ms (6,609 – open) against 250 ms."""
+    out = claims.judged(spec(ttft_ms_p95=250), "ttft_ms_p95", low, high, "no steady window: fewer than 5 spans")
+    assert out["verdict"] == word and out["decision_rule"] == getattr(stats, rule)
+    assert out["no_steady_window"] == "no steady window: fewer than 5 spans"
+
+
+def test_a_steady_verdict_names_the_interval_rule_and_an_unclaimed_figure_none():
+    assert claims.judged(spec(ttft_ms_p95=250), "ttft_ms_p95", 30.0, 60.0)["decision_rule"] == stats.INTERVAL_RULE
+    assert "decision_rule" not in claims.judged(spec(ttft_ms_p95=250), "e2e_ms_p99", 30.0, 60.0)

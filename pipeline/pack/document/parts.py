@@ -147,6 +147,7 @@ class Figure(MeasuredBesideClaim):
     basis: Basis | MISSING = MISSING
     not_judged: str | MISSING = MISSING  # why a claimed figure gets no verdict here (served demand)
     no_steady_window: str | MISSING = MISSING  # read over a window the steady-state tests rejected: why
+    decision_rule: str | MISSING = MISSING  # what decided the verdict (pipeline/analysis/stats.py)
     reason: str | MISSING = MISSING  # why a claimed figure has no value
     setting_to_judge: str | MISSING = MISSING  # a claim no run judges: the spec setting that would
     # an inconclusive claimed figure: the more requests and minutes of its load that would resolve it,
