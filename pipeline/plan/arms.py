@@ -25,11 +25,13 @@ e. `e_arrival_process`: + the buyer's arrival process at the same mean load as t
    the mean rate equals that step's measured request rate (decided after it ran:
    `arrival_process_arm`).
 
-Every arm sends `workload.replay.arms.requests` requests (b–e: the plan's first ones, or the plan
-over again when it is shorter, so that every step has as many as the vendor's arm), except that the
-vendor's arm sends the claim's own `num_requests` where the claim says it and the spec does not set
-`arms.requests` (set, it bounds: the smaller wins); the ladder runs only from a closed loop (a
-claim with `concurrency`);
+A closed loop's arms are sized in waves of the claim's concurrency (the first wave is warm-up): the
+vendor's arm `1 + arms.waves` waves (`vendor_request_count`: the claim's own `num_requests` is the
+vendor's sample, not ours), each ladder step `1 + arms.ladder_waves` (`ladder_request_count`: b–e the
+plan's first ones, or the plan over again when it is shorter). Where the spec sets
+`arms.requests`, every arm sends that many (the vendor's bounded by the claim's `num_requests`); an
+open loop's vendor arm sends the claim's `num_requests`, else `arms.requests`. The ladder runs only
+from a closed loop (a claim with `concurrency`);
 request ids are `<arm>-<n>`, so one arm's rows never mix with another's.
 
 The API the arms speak (`pipeline/replay/api_kinds.py`): (a), (b) and (c) the claim's own
@@ -78,14 +80,32 @@ def closed_loop(conditions: ClaimConditions) -> bool:
     return conditions.concurrency is not None
 
 
+def sized_by_count(arms: Arms) -> bool:
+    """The spec sets `arms.requests`: every arm sends that many (the count, as before waves)."""
+    return "requests" in arms.model_fields_set
+
+
 def vendor_request_count(conditions: ClaimConditions, arms: Arms) -> int:
-    """The vendor's arm's requests: the claim's `num_requests` (its result file's count) unless the
-    spec sets `arms.requests`, which then bounds it (the smaller wins); else `arms.requests`."""
+    """The vendor's arm's requests. A closed loop: `1 + arms.waves` waves of the claim's concurrency
+    (the first wave is warm-up): the claim's own `num_requests` is the vendor's sample, not ours. An
+    open loop: the claim's `num_requests` unless the spec sets `arms.requests`, which then bounds it
+    (the smaller wins); else `arms.requests`. With `arms.requests` set, a closed loop sends that
+    many, bounded by the claim's `num_requests` where it says one."""
+    if closed_loop(conditions) and not sized_by_count(arms):
+        return (1 + arms.waves) * int(conditions.concurrency or 1)
     if conditions.num_requests is None:
         return arms.requests
-    if "requests" in arms.model_fields_set:
+    if sized_by_count(arms):
         return min(conditions.num_requests, arms.requests)
     return conditions.num_requests
+
+
+def ladder_request_count(conditions: ClaimConditions, arms: Arms) -> int:
+    """Each ladder step's requests: `1 + arms.ladder_waves` waves of the claim's concurrency, or
+    `arms.requests` where the spec sets it."""
+    if sized_by_count(arms):
+        return arms.requests
+    return (1 + arms.ladder_waves) * int(conditions.concurrency or 1)
 
 
 # the seed of the vendor's open-loop arrivals: the same offsets every run
@@ -140,7 +160,7 @@ def ladder_arms(
     production = production_requests(plan)
     if not runnable(conditions) or not closed_loop(conditions) or not arms.ladder or not production:
         return []
-    buyer = buyer_requests(production, arms.requests)
+    buyer = buyer_requests(production, ladder_request_count(conditions, arms))
     concurrency, vendor_output = int(conditions.concurrency or 1), int(conditions.output_tokens or 0)
     lengths, outputs = [], []
     for index, item in enumerate(buyer):

@@ -11,6 +11,7 @@ from pipeline.plan.arms import (
     REQUEST_STRUCTURE,
     VENDOR_CONDITIONS,
     closed_loop,
+    ladder_request_count,
     runnable,
     vendor_request_count,
 )
@@ -26,7 +27,7 @@ def planned_arm_requests(spec: Spec, production_requests: int, request_fields: b
         return {}
     planned = {VENDOR_CONDITIONS: vendor_request_count(conditions, arms)}
     if arms.ladder and production_requests and closed_loop(conditions):
-        ladder = arms.requests  # the plan over again when it is shorter (pipeline/plan/arms.py)
+        ladder = ladder_request_count(conditions, arms)  # the plan over again when it is shorter
         planned.update(dict.fromkeys(("b_prompt_lengths", "c_output_lengths", REQUEST_STRUCTURE), ladder))
         if request_fields:
             planned[REQUEST_SETTINGS] = ladder

@@ -4,8 +4,10 @@ The arms are replays like the sweep's levels, so their bounds live under `worklo
 the sweep's (the claim block stays what the vendor published: its figures and conditions; what we
 run to check them, and for how long, is ours). Every arm is a closed loop at the claim's
 concurrency, except the ladder's arrival-process step (an open loop at the same mean load), and
-sends at most `requests` requests within `max_duration_s` (the engine's own bound: a request still
-in flight when it runs out is cut, and one not yet sent is recorded `not_sent`).
+sends its requests within `max_duration_s` (the engine's own bound: a request still in flight when
+it runs out is cut, and one not yet sent is recorded `not_sent`). A closed loop's arms are sized in
+waves of the claim's concurrency, not a fixed count: the vendor's arm `1 + waves` waves (the first is
+warm-up), each ladder step `1 + ladder_waves`; `requests`, when set, is the count of every arm as before.
 
 A closed loop's figures come from its steady window (pipeline/analysis/arms.py): the first
 `concurrency` sends (the simultaneous first wave) and the drain after the last send are left out,
@@ -24,7 +26,20 @@ class Arms(Strict):
     requests: int = Field(
         default=256,
         ge=2,
-        description="requests per arm (and per ladder step); the first `concurrency` (the first wave) are warm-up",
+        description="requests per arm (and per ladder step) when set; unset, a closed loop's arms are sized in "
+        "waves of the claim's concurrency (`waves`, `ladder_waves`) and an open loop's vendor arm sends this many",
+    )
+    waves: int = Field(
+        default=6,
+        ge=1,
+        description="closed loop: the vendor's arm sends 1 + waves waves of the claim's concurrency (the first is "
+        "warm-up); the claim's own num_requests is the vendor's sample, not ours",
+    )
+    ladder_waves: int = Field(
+        default=2,
+        ge=1,
+        description="closed loop: each ladder step sends 1 + ladder_waves waves of the claim's concurrency (the "
+        "steps attribute the change, they judge no claim: fewer waves than the vendor's arm)",
     )
     max_duration_s: float = Field(default=120.0, gt=0, description="hard bound on each arm's replay")
     ladder: bool = Field(

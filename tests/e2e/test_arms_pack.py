@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.plan.arms import LADDER
+from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS
 from tests.support.demo_pack import CANDIDATES, DemoPack
 
 pytestmark = pytest.mark.slow
@@ -21,12 +21,18 @@ def pack(demo_pack: DemoPack) -> dict:
     return json.loads((demo_pack.folder / "evidence_pack.json").read_text())
 
 
-def test_every_arm_sent_its_requests_for_every_candidate(demo_pack: DemoPack):
-    requests = demo_pack.spec["workload"]["replay"]["arms"]["requests"]
+def test_every_arm_sent_its_requests_in_waves_for_every_candidate(demo_pack: DemoPack):
+    """Sized in waves of the claim's concurrency (the first one warm-up): the vendor's arm 1 + waves, each
+    ladder step 1 + ladder_waves; the claim's own count is the vendor's sample, not ours."""
+    arms = demo_pack.spec["workload"]["replay"]["arms"]
+    wave = demo_pack.spec["claim"]["conditions"]["concurrency"]
+    expected = dict.fromkeys(LADDER, (1 + arms["ladder_waves"]) * wave) | {
+        VENDOR_CONDITIONS: (1 + arms["waves"]) * wave
+    }
     rows = pq.read_table(demo_pack.folder / "data" / "arm_timings.parquet", columns=["candidate", "arm"]).to_pylist()
     for candidate in CANDIDATES:
         counts = {arm: sum(1 for r in rows if (r["candidate"], r["arm"]) == (candidate, arm)) for arm in LADDER}
-        assert counts == dict.fromkeys(LADDER, requests)
+        assert counts == expected
 
 
 def test_the_server_was_scraped_beside_every_arm(demo_pack: DemoPack):

@@ -107,9 +107,16 @@ def test_an_aiperf_export_gives_its_figures_and_closed_loop_conditions():
     ("fields", "mode", "concurrency", "count", "lengths"),
     [
         ({"from": "vllm_bench_results.json", "format": "vllm_bench", "record": 0}, "trace", 1, 300, (999, 270)),
-        ({"from": "vllm_bench_results.json", "format": "vllm_bench", "record": 2}, "concurrency", 900, 900, (999, 267)),
-        ({"from": "guidellm_benchmarks.json", "format": "guidellm"}, "concurrency", 1, 256, (257, 128)),
-        ({"from": "aiperf_profile_export_aiperf.json", "format": "aiperf"}, "concurrency", 4, 64, (550, 551)),
+        # a closed loop is sized in waves of its concurrency (1 + 6 by default), not the file's own sample
+        (
+            {"from": "vllm_bench_results.json", "format": "vllm_bench", "record": 2},
+            "concurrency",
+            900,
+            6300,
+            (999, 267),
+        ),
+        ({"from": "guidellm_benchmarks.json", "format": "guidellm"}, "concurrency", 1, 7, (257, 128)),
+        ({"from": "aiperf_profile_export_aiperf.json", "format": "aiperf"}, "concurrency", 4, 28, (550, 551)),
     ],
 )
 def test_the_vendor_arm_reruns_the_files_conditions(fields, mode, concurrency, count, lengths):
@@ -221,7 +228,10 @@ def test_the_packs_vendor_conditions_say_the_open_loop_and_the_count():
     )
     aiperf = {"from": "aiperf_profile_export_aiperf.json", "format": "aiperf"}
     spec = Spec.model_validate(_spec_with(aiperf), context={"spec_dir": FIXTURES})
-    assert conditions_text(spec) == "550 tokens in, 551 out, closed loop at concurrency 4, 64 requests (the claim's 64)"
+    assert conditions_text(spec) == (
+        "550 tokens in, 551 out, closed loop at concurrency 4, 28 requests: 7 waves of 4, the first warm-up "
+        "(the vendor's sample: 64)"
+    )
 
 
 def test_a_vllm_bench_result_with_a_concurrency_cap_and_detailed_lengths(tmp_path: Path):
@@ -236,7 +246,7 @@ def test_a_vllm_bench_result_with_a_concurrency_cap_and_detailed_lengths(tmp_pat
     assert (conditions.input_tokens, conditions.output_tokens, conditions.concurrency) == (999, 400, 16)
     assert (conditions.request_rate, conditions.endpoint) == (10.0, "chat")
     arm = plan_arms.vendor_conditions_arm(conditions, Arms(), TOKENIZER, min_tokens=False)
-    assert arm is not None and (arm.mode, arm.concurrency, len(arm.requests)) == ("concurrency", 16, 300)
+    assert arm is not None and (arm.mode, arm.concurrency, len(arm.requests)) == ("concurrency", 16, 7 * 16)
     assert not {"input_lens", "output_lens", "max_concurrency", "endpoint_type"} & set(read.unmapped)
 
 

@@ -235,7 +235,7 @@ def test_a_figure_without_a_steady_window_needs_one_first_and_no_number_has_an_e
     )
     # the setting that lengthens the replay behind the figure's basis: the vendor's arm, the sweep's levels
     arm = to_resolve(cleared | {"basis": "vendor_conditions"}, 0.95, None)["to_resolve"]
-    assert "steady window (`workload.replay.arms.requests`: a closed loop's first wave is warm-up" in arm
+    assert "steady window (`workload.replay.arms.waves` (and `max_duration_s`): a closed loop's first wave is" in arm
     level = to_resolve(cleared | {"basis": "capacity_at_sla"}, 0.95, None)["to_resolve"]
     assert "steady window (`workload.replay.sweep.duration_s_per_level` and `requests_per_level`)" in level
     # an interval that also falls short: the steady window first, then the length; a tiny duration in seconds

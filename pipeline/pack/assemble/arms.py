@@ -35,7 +35,7 @@ from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS
 from pipeline.pack.document.parts import FigureLineage
 from pipeline.pack.document.section_parts import VendorConditionsRow, WaterfallRow, WaterfallStep
 from pipeline.pack.render import svg
-from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS, vendor_request_count
+from pipeline.plan.arms import LADDER, VENDOR_CONDITIONS, sized_by_count, vendor_request_count
 from pipeline.spec import Spec
 
 CAPACITY_AT_SLA = ("capacity at SLA", "capacity at the buyer's SLA (highest SLA-meeting sweep level)")
@@ -70,8 +70,14 @@ def conditions_text(spec: Spec) -> str:
     else:
         load = f"open loop at {c.request_rate:g} requests/s ({c.arrival_process or 'poisson'} arrivals)"
     text = f"{c.input_tokens} tokens in, {c.output_tokens} out, {load}"
-    if c.num_requests is not None and arms is not None:  # the claim's count, as the arm sent it
-        text += f", {vendor_request_count(c, arms)} requests (the claim's {c.num_requests})"
+    if arms is None:
+        return text
+    sent = vendor_request_count(c, arms)
+    if c.concurrency is not None and not sized_by_count(arms):  # sized in waves: the claim's count is its own sample
+        text += f", {sent} requests: {1 + arms.waves} waves of {c.concurrency}, the first warm-up"
+        return text + (f" (the vendor's sample: {c.num_requests})" if c.num_requests is not None else "")
+    if c.num_requests is not None:  # the claim's count, as the arm sent it
+        text += f", {sent} requests (the claim's {c.num_requests})"
     return text
 
 

@@ -1,0 +1,75 @@
+"""Honest both ways (issue 42, item 6): on the reference endpoint's `demo` serving profile (a real
+HTTP server with a serving model: queueing, batching, decode slow-down), one whole-graph run with the
+default arm sizing (the vendor's arm in waves of the claim's concurrency). A claim set far better
+than the profile can serve is *not reproduced*, at the production load and at the vendor's own
+conditions; the same run judged against a claim set far worse than the profile (the figures
+re-computed from the run's own analysis tables, as `loadproof verify` does) *holds* there. Every
+verdict comes from the one place a verdict is made (`pipeline.analysis.figures.judged`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.analysis.figures_table import figures_from_table, figures_of_folder
+from pipeline.analysis.stats import HOLDS, NOT_REPRODUCED
+from pipeline.cli import app
+from pipeline.reference import ReferenceServer, load_profile
+from pipeline.spec import Spec
+from tests.support.specs import demo_spec_dict
+
+pytestmark = pytest.mark.slow
+
+LATENCY = ("ttft_ms_p95", "e2e_ms_p95", "tpot_ms_p50")
+# the demo profile serves TTFT ~40 ms, E2E ~1-8 s, TPOT ~8-12 ms, ~1,000 output tokens/s at 64 in flight
+FAR_BETTER = {"ttft_ms_p95": 1.0, "e2e_ms_p95": 20.0, "tpot_ms_p50": 0.5, "output_tokens_per_s": 1_000_000.0}
+FAR_WORSE = {"ttft_ms_p95": 60_000.0, "e2e_ms_p95": 300_000.0, "tpot_ms_p50": 2_000.0, "output_tokens_per_s": 1.0}
+JUDGED = {  # where each claim is judged: a capacity claim never at the production load (served demand)
+    "production_load": LATENCY,
+    "vendor_conditions": (*LATENCY, "output_tokens_per_s"),
+}
+
+
+def spec_data(base_url: str, claims: dict[str, float]) -> dict:
+    data = demo_spec_dict()
+    data["candidates"] = data["candidates"][:1]
+    data["candidates"][0]["base_url"] = base_url
+    data["claim"]["figures"] = dict(claims)
+    data["claim"]["conditions"].update(concurrency=64, input_tokens=256, output_tokens=64)
+    data.pop("accuracy")
+    data["sla"].pop("per_user")  # users at a tier are read from a sweep: none here
+    data["workload"]["sample"].update(window_s=40)
+    replay = data["workload"]["replay"]
+    replay.update(warmup_s=2, cooldown_s=2, max_duration_s=90)
+    replay.pop("sweep")
+    replay["arms"] = {"ladder": False}  # the default sizing: 1 + 6 waves of the claim's concurrency
+    return data
+
+
+def verdicts(figures: list[dict]) -> dict[tuple[str, str], str]:
+    return {(f["basis"], f["metric"]): f["verdict"] for f in figures if f.get("claimed") is not None}
+
+
+def test_far_better_claims_are_not_reproduced_and_far_worse_ones_hold(tmp_path: Path, write_spec, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "sk-loadproof-test-0123456789abcdef")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    profile = tmp_path / "demo_profile.yaml"
+    profile.write_text(json.dumps(load_profile("demo").model_dump(mode="json") | {"faults": {"rates": {}}}))
+    with ReferenceServer(str(profile)) as server:
+        spec = write_spec(spec_data(server.base_url, FAR_BETTER))
+        result = CliRunner().invoke(app, ["run", str(spec), "--out", str(tmp_path / "pack")])
+    assert result.exit_code == 0, result.output
+    pack = json.loads((tmp_path / "pack" / "evidence_pack.json").read_text())
+    found = verdicts(pack["figures"])
+    wanted = {(basis, metric) for basis, names in JUDGED.items() for metric in names}
+    assert {key: found.get(key) for key in wanted} == dict.fromkeys(wanted, NOT_REPRODUCED), found
+
+    # the same measurements judged against claims far worse than the profile: they hold
+    (figures_file,) = (tmp_path / "pack" / "candidates").glob("*/*/data/figures.parquet")
+    partition = figures_file.parent.parent
+    worse = Spec.model_validate(spec_data(server.base_url, FAR_WORSE), context={"spec_dir": spec.parent})
+    rejudged = verdicts(figures_from_table(figures_of_folder(partition, worse)))
+    assert {key: rejudged.get(key) for key in wanted} == dict.fromkeys(wanted, HOLDS), rejudged
