@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from pipeline.http_retry import CandidateFailing, retrying_client
 from pipeline.replay.engine import Target
 from pipeline.replay.fingerprint import list_models
 from pipeline.replay.preflight import CandidateUnreachable
@@ -98,13 +99,12 @@ def probe_candidate(url: str, api_key_env: str | None) -> CandidateFacts:
     probe = Target(candidate="--target", base_url=base_url, model="", api_key=api_key, api_key_env=api_key_env)
     hint = "hint: is the server running, and is --target its OpenAI base URL (…/v1)?"
     try:
-        with httpx.Client(timeout=MODELS_TIMEOUT_S, trust_env=False) as client:
+        with retrying_client(MODELS_TIMEOUT_S) as client:  # a 429, a 5xx or a reset is retried
             entries, _headers = list_models(client, probe)
     except CandidateUnreachable as exc:  # no answer, or a refused key (named by its variable, never shown)
         raise InitError(f"{str(exc).replace(f'candidate {probe.candidate!r} at ', '--target ', 1)}; {hint}") from None
-    except httpx.HTTPStatusError as exc:
-        status = exc.response.status_code
-        raise InitError(f"--target {url}: GET {probe.models_url} answered HTTP {status}; {hint}") from None
+    except CandidateFailing as exc:  # an error status (after the retries of a 429 or a 5xx)
+        raise InitError(f"{str(exc).replace(f'candidate {probe.candidate!r} at ', '--target ', 1)}; {hint}") from None
     except (httpx.HTTPError, ValueError) as exc:  # ValueError: a body that is not JSON
         raise InitError(f"--target {url}: GET {probe.models_url} gave no models list ({exc}); {hint}") from None
     models = tuple(str(entry["id"]) for entry in entries if entry.get("id"))
