@@ -25,9 +25,7 @@ KEY_ENV = "LOADPROOF_DEMO_API_KEY"
 
 
 @pytest.mark.slow
-def test_a_30_percent_faulty_endpoint_gives_a_pack_whose_error_rate_says_30_percent(
-    write_spec, tmp_path, monkeypatch
-):
+def test_a_30_percent_faulty_endpoint_gives_a_pack_whose_error_rate_says_30_percent(write_spec, tmp_path, monkeypatch):
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     monkeypatch.setenv(KEY_ENV, "flaky-test-key")
     profile = load_profile("zero").model_dump()
