@@ -117,9 +117,11 @@ def init(
     except InitError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
+    from pipeline.spec.starter import sent_summary
+
     written, surveyed = escape(str(out)), facts.log
     console.print(
-        f"{written}: {surveyed.format} log, busiest {surveyed.window_s:g} s ({surveyed.window_requests} requests), "
+        f"{written}: {surveyed.format} log, {escape(sent_summary(surveyed))}, "
         f"candidate {escape(facts.candidate.model)}; fill in its claim and price, then: loadproof run {written}",
         soft_wrap=True,
     )

@@ -39,6 +39,7 @@ from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, Start
 from pipeline.spec.workload import LogSource, Sample
 from pipeline.workload.anonymize import log_source
 from pipeline.workload.logs.detect import detect_format
+from pipeline.workload.logs.formats import arrival_unit
 from pipeline.workload.logs.ingest import IngestError, ingest
 from pipeline.workload.sampling import draw_sample
 
@@ -133,6 +134,9 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
         _sampled, window = draw_sample(rows_path, sample)
     arrivals = _epoch_us(rows.column("arrival_at"))
     assert window.start_us is not None and window.end_us is not None  # a busiest window has bounds
+    # a trace of relative times (Mooncake's, BurstGPT's, seconds in a column) without an origin:
+    # its times are offsets from 0, shown so (as dates they would read 1970-01-01)
+    when = _offset if arrival_unit(source)[0] == "number" and source.origin is None else _iso
     in_window = int(np.count_nonzero((arrivals >= window.start_us) & (arrivals < window.end_us)))
     return LogFacts(
         path=_path_from_spec(source.path, spec_path),
@@ -141,11 +145,11 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
         columns=source.columns.model_dump(exclude_none=True) if source.columns else None,
         accepted=stats.accepted,
         rejected=stats.rejected,
-        first_arrival=_iso(int(arrivals.min())),
-        last_arrival=_iso(int(arrivals.max())),
+        first_arrival=when(int(arrivals.min())),
+        last_arrival=when(int(arrivals.max())),
         window_s=sample.window_s,
-        window_start=_iso(window.start_us),
-        window_end=_iso(window.end_us),
+        window_start=when(window.start_us),
+        window_end=when(window.end_us),
         window_requests=in_window,
         max_requests=sample.max_requests,
         has_text=without_text < rows.num_rows,
@@ -236,6 +240,11 @@ def _logged_latency(values: pa.ChunkedArray) -> LoggedLatency | None:
 
 def _epoch_us(arrivals: pa.ChunkedArray) -> np.ndarray:
     return pc.cast(pc.cast(arrivals, pa.timestamp("us", tz="UTC")), pa.int64()).to_numpy()
+
+
+def _offset(epoch_us: int) -> str:
+    """A relative trace's time: seconds after its offset 0."""
+    return f"offset {epoch_us / 1e6:,.3f} s"
 
 
 def _iso(epoch_us: int) -> str:
