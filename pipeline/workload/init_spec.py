@@ -39,11 +39,12 @@ from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, Start
 from pipeline.spec.workload import LogSource, Sample
 from pipeline.workload.anonymize import log_source
 from pipeline.workload.logs.detect import detect_format
-from pipeline.workload.logs.formats import arrival_unit
 from pipeline.workload.logs.ingest import IngestError, ingest
 from pipeline.workload.sampling import draw_sample
 
 MODELS_TIMEOUT_S = 10.0
+# a log without an origin whose every time is before 1980 holds offsets from 0, not dates
+RELATIVE_BEFORE_US = int(dt.datetime(1980, 1, 1, tzinfo=dt.UTC).timestamp() * 1e6)
 SURVEYED_COLUMNS = ["arrival_at", "logged_latency_ms", "logged_ttft_ms", "session_id"]
 P95 = 95
 
@@ -135,8 +136,10 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
     arrivals = _epoch_us(rows.column("arrival_at"))
     assert window.start_us is not None and window.end_us is not None  # a busiest window has bounds
     # a trace of relative times (Mooncake's, BurstGPT's, seconds in a column) without an origin:
-    # its times are offsets from 0, shown so (as dates they would read 1970-01-01)
-    when = _offset if arrival_unit(source)[0] == "number" and source.origin is None else _iso
+    # its times are offsets from 0, shown so (as dates they would read 1970-01-01); an epoch
+    # number (openai_jsonl's `created`) is a date
+    relative = source.origin is None and int(arrivals.max()) < RELATIVE_BEFORE_US
+    when = _offset if relative else _iso
     in_window = int(np.count_nonzero((arrivals >= window.start_us) & (arrivals < window.end_us)))
     return LogFacts(
         path=_path_from_spec(source.path, spec_path),

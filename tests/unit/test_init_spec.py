@@ -178,6 +178,7 @@ def test_the_survey_of_the_bundled_log_is_what_the_run_will_sample(tmp_path):
     assert facts.has_text and facts.session_requests == pc.count(rows.column("session_id")).as_py()
     assert 0 < facts.window_requests < rows.num_rows
     assert facts.path == str(DEMO_LOG)  # outside the spec's folder: absolute
+    assert facts.window_start.startswith("2026-")  # epoch numbers (openai_jsonl's `created`): dates, not offsets
     beside = survey_log(load_log_source(), "detected", DEMO_LOG.parent.parent / "spec.yaml", Sample(window_s=60))
     assert beside.path == "data/production_requests.jsonl"  # inside it: relative, so the two move together
 
