@@ -97,9 +97,13 @@ def execute(
     # the shards need processes of their own; a Dask run's steps are the cluster's tasks
     in_process = spec.workload.replay.shards == 1 and spec.workload.replay.executor != "dask"
     results = []
+    # the first candidate's fingerprint before the instance's folder is made: a candidate that keeps
+    # failing its probes (pipeline/http_retry.py) leaves no empty pack folder behind
+    first_version = version_key(fingerprint(endpoint.target(spec.candidates[0])))
     with instance_for(Path(out_dir)) as instance:
         for index, candidate in enumerate(spec.candidates):
-            key = register(instance, candidate.name, version_key(fingerprint(endpoint.target(candidate))))
+            version = first_version if index == 0 else version_key(fingerprint(endpoint.target(candidate)))
+            key = register(instance, candidate.name, version)
             selection = (shared if index == 0 else []) + partitioned
             results.append(execute_recorded(recipe, instance, selection, partition_tags(key), in_process=in_process))
             if not results[-1].success:

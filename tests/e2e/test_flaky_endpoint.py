@@ -47,3 +47,27 @@ def test_a_30_percent_faulty_endpoint_gives_a_pack_whose_error_rate_says_30_perc
     (error_rate,) = [f for f in document["figures"] if f["metric"] == "error_rate" and f["basis"] == "production_load"]
     assert error_rate["n"] > 50
     assert error_rate["ci_low"] <= FAULT_RATE <= error_rate["ci_high"], error_rate
+
+
+def test_a_candidate_whose_probes_keep_failing_is_named_with_its_status_and_the_run_exits_1(
+    write_spec, tmp_path, monkeypatch
+):
+    """Every completion answered 500 (its models list answers): the preflight passes, the
+    fingerprint's probe fails after its retries, in one line naming the candidate and the status;
+    a failed run (exit 1), before any Dagster run or folder."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.setenv(KEY_ENV, "flaky-test-key")
+    profile = load_profile("zero").model_dump()
+    profile.update(faults={**profile["faults"], "rates": {"5xx": 1.0}})
+    profile_path = tmp_path / "broken.yaml"
+    profile_path.write_text(yaml.safe_dump(profile))
+    pack = tmp_path / "pack"
+    with ReferenceServer(str(profile_path)) as server:
+        result = CliRunner().invoke(app, ["run", str(small_spec(write_spec, server.base_url)), "--out", str(pack)])
+        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert result.exit_code == 1 and errors == [
+            f"error: candidate 'fastserve-8b' at {server.base_url}: the fingerprint's probe (POST "
+            "/v1/chat/completions) answered HTTP 500 Internal Server Error after 5 tries (429, 5xx and resets are "
+            "retried with backoff)"
+        ], result.output
+    assert "Traceback" not in result.output and not pack.exists()
