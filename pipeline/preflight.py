@@ -15,7 +15,8 @@ Checked, cheapest first:
   a 5xx and a reset are retried first).
 
 Warned, not refused: a claimed percentile that the sample's budget (`max_requests`, less the
-warm-up and cool-down) cannot bound at the spec's confidence, with the number of requests needed.
+warm-up and cool-down) cannot bound at the spec's confidence, with the number of requests needed
+(the window's own count is the ingest's, in the run: a budget is an upper bound of it).
 """
 
 from __future__ import annotations
@@ -169,9 +170,9 @@ def warn_percentiles(check: Preflight) -> None:
             check.warnings.append(
                 f"{check.loaded.path}: claim.figures.{name}: a {confidence:.0%} interval of the p{quantile * 100:g} "
                 f"needs at least {needed} requests in the steady window; the sample sends at most "
-                f"{sample.max_requests} (about {budget} after warm-up and cool-down), so its verdict will be "
-                "inconclusive; hint: raise "
-                "workload.sample.max_requests and window_s, or use workload.replay.repeats"
+                f"{sample.max_requests} (about {budget} after warm-up and cool-down), so its interval will be "
+                "open-ended and the claim cannot be shown to hold; hint: raise workload.sample.max_requests and "
+                "window_s, or use workload.replay.repeats"
             )
 
 
