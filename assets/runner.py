@@ -110,11 +110,11 @@ def execute(
     # the shards need processes of their own; a Dask run's steps are the cluster's tasks
     in_process = spec.workload.replay.shards == 1 and spec.workload.replay.executor != "dask"
     results: list[JobExecutionResult | RecordedRun] = []
+    # every candidate's fingerprint before the instance's folder is made: a candidate that keeps
+    # failing its probes (pipeline/http_retry.py) leaves no empty pack folder behind
+    versions = [version_key(fingerprint(target)) for target in targets]
     with instance_for(Path(out_dir)) as instance:
-        keys = [
-            register(instance, candidate.name, version_key(fingerprint(target)))
-            for candidate, target in zip(spec.candidates, targets)
-        ]
+        keys = [register(instance, candidate.name, version) for candidate, version in zip(spec.candidates, versions)]
         if side_by_side(spec, targets):
             results.append(execute_recorded(recipe, instance, shared, {}, in_process=True))
             if not results[-1].success:

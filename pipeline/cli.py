@@ -117,9 +117,11 @@ def init(
     except InitError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
+    from pipeline.spec.starter import sent_summary
+
     written, surveyed = escape(str(out)), facts.log
     console.print(
-        f"{written}: {surveyed.format} log, busiest {surveyed.window_s:g} s ({surveyed.window_requests} requests), "
+        f"{written}: {surveyed.format} log, {escape(sent_summary(surveyed))}, "
         f"candidate {escape(facts.candidate.model)}; fill in its claim and price, then: loadproof run {written}",
         soft_wrap=True,
     )
@@ -136,6 +138,9 @@ def verify(
     from pipeline.pack.audit.signing import SigningError
     from pipeline.pack.audit.verify import verify_pack
 
+    if not pack.is_dir():  # a typo, not a verdict on a pack (a folder missing its files is one: exit 1)
+        typer.echo(f"error: {pack}: no such folder; hint: the pack folder `loadproof run --out` wrote", err=True)
+        raise typer.Exit(2)
     try:
         result = verify_pack(pack, public_key)
     except SigningError as exc:  # the key file itself is unusable: a usage error, not a verdict on the pack
@@ -170,6 +175,9 @@ def sign(
     from pipeline.pack.audit.signing import SigningError, sign_pack
     from pipeline.pack.audit.verify import verify_pack
 
+    if not pack.is_dir():
+        typer.echo(f"error: {pack}: no such folder; hint: the pack folder `loadproof run --out` wrote", err=True)
+        raise typer.Exit(2)
     result = verify_pack(pack)  # a signature vouches for a folder that verifies, never for a damaged one
     # the folder's own earlier signature, stale after a re-run, is what this command replaces
     problems = [problem for problem in result.problems if not problem.startswith(f"{PACK_SIGNATURE}:")]

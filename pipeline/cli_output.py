@@ -39,19 +39,29 @@ def load_or_exit(spec: Path):
 def execute_spec(
     spec: Path, out: Path, overrides: dict[str, str], confidence: float, ui_url: str = DEFAULT_UI_URL
 ) -> None:
+    """Preflight (`pipeline/preflight.py`: bad input exits 2 in one line, before any folder is
+    made), then the Dagster runs (a run that fails exits 1)."""
     import httpx
 
     from assets.runner import execute
-    from pipeline.replay.preflight import CandidateUnreachable
+    from pipeline.http_retry import CandidateFailing
+    from pipeline.preflight import PreflightError, preflight
 
+    try:
+        warnings = preflight(load_or_exit(spec), overrides)
+    except PreflightError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     started = time.perf_counter()
     try:
         results = execute(spec, out, overrides, ui_url)
-    except CandidateUnreachable as exc:  # the pre-flight probe: its message names candidate, URL, cause
-        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+    except CandidateFailing as exc:  # a candidate that kept failing its fingerprint after the retries
+        typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     except (httpx.HTTPError, ValueError) as exc:  # fingerprinting a candidate before its run
-        console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", markup=True)
+        typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(1) from None
     elapsed = time.perf_counter() - started
     evaluations = [e for result in results for e in result.get_asset_check_evaluations() if not e.passed]

@@ -17,6 +17,7 @@ import json
 
 import httpx
 
+from pipeline.http_retry import check_status, retrying_client
 from pipeline.replay.engine import Target
 from pipeline.replay.engine_facts import engine_facts
 from pipeline.replay.preflight import models_response
@@ -63,7 +64,7 @@ def stable_facts(entry: dict) -> dict:
 def list_models(client: httpx.Client, target: Target) -> tuple[list[dict], dict]:
     """The models list's entries as the server sent them, sorted by id, and its stable headers."""
     response = models_response(client, target)  # unreachable or key refused: says which candidate
-    response.raise_for_status()
+    check_status(response, target.candidate, target.base_url, "the models list")
     entries = [entry for entry in response.json().get("data", []) if isinstance(entry, dict)]
     headers = {name: response.headers[name] for name in STABLE_HEADERS if name in response.headers}
     return sorted(entries, key=lambda e: str(e.get("id"))), headers
@@ -111,7 +112,7 @@ def probe(client: httpx.Client, target: Target, server: str | None = None) -> tu
         url, body = _probe_request(target, prompt)
         body.update(temperature=0, stream=False, **PROBE_FIELDS_BY_SERVER.get(server or "", {}))
         response = client.post(url, json=body, headers=target.headers())
-        response.raise_for_status()
+        check_status(response, target.candidate, target.base_url, "the fingerprint's probe")
         reply = response.json()
         system_fingerprint = reply.get("system_fingerprint") or system_fingerprint
         hashes.append(hashlib.sha256((_reply_text(target.api, reply) or "").encode()).hexdigest())
@@ -144,7 +145,7 @@ def fingerprint(target: Target, with_probes: bool = True) -> dict:
     `fingerprint_sha256` (everything but the candidate, `engine` and `legacy_version_key`) is the
     same across probes of an unchanged server; `engine` is None where the server says nothing of
     itself."""
-    with httpx.Client(timeout=TIMEOUT_S, trust_env=False) as client:
+    with retrying_client(TIMEOUT_S) as client:  # a 429, a 5xx or a reset is retried (pipeline/http_retry.py)
         models, headers = list_models(client, target)
         probed = probe(client, target, headers.get("server")) if with_probes else ([], None)
         engine = engine_facts(client, target, _entry_of(models, target.model))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import httpx
 
+from pipeline.http_retry import ATTEMPTS, retryable_status, retrying_client
 from pipeline.replay.engine import Target
 
 TIMEOUT_S = 10.0
@@ -32,7 +33,7 @@ def models_response(client: httpx.Client, target: Target) -> httpx.Response:
     except httpx.HTTPError as exc:
         cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise CandidateUnreachable(
-            f"candidate {target.candidate!r} at {target.base_url} cannot be reached ({cause})"
+            f"candidate {target.candidate!r} at {target.base_url} cannot be reached ({cause}, {ATTEMPTS} tries)"
         ) from exc
     if response.status_code in KEY_REFUSED:
         raise CandidateUnreachable(key_refused_message(target, response.status_code))
@@ -47,6 +48,14 @@ def key_refused_message(target: Target, status: int) -> str:
 
 
 def check_reachable(target: Target, timeout_s: float = TIMEOUT_S) -> None:
-    """Raise `CandidateUnreachable` unless the candidate answers its models list with the key."""
-    with httpx.Client(timeout=timeout_s, trust_env=False) as client:
-        models_response(client, target)
+    """Raise `CandidateUnreachable` unless the candidate answers its models list with the key (a
+    429, a 5xx or a reset is retried with backoff first: pipeline/http_retry.py)."""
+    with retrying_client(timeout_s) as client:
+        response = models_response(client, target)
+    if not response.is_success:
+        reason = f" {response.reason_phrase}" if response.reason_phrase else ""
+        raise CandidateUnreachable(
+            f"candidate {target.candidate!r} at {target.base_url} answered HTTP {response.status_code}{reason} to "
+            f"GET {response.request.url.path}"
+            + (f" after {ATTEMPTS} tries" if retryable_status(response.status_code) else "")
+        )

@@ -44,6 +44,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from pipeline.contracts import RUN_ID, SERVER_METRICS, SERVER_METRICS_SCHEMA, PackFile
 from pipeline.files.layout import write_parquet
+from pipeline.http_retry import retrying_client
 
 
 class ReplayBounds(Protocol):
@@ -116,7 +117,9 @@ class ServerMetricsScraper:
 
     def _run(self) -> None:
         deadline = time.perf_counter_ns() + int(self.max_duration_s * 1e9)
-        with httpx.Client(timeout=self.timeout_s, trust_env=False) as client:
+        # a 429, a 5xx or a reset is retried (pipeline/http_retry.py) within one interval; a stop ends the wait
+        retry = {"attempts": 3, "max_delay_s": self.interval_s / 2, "sleep": self._stop.wait}
+        with retrying_client(self.timeout_s, retry) as client:
             while self.scrapes < self.max_scrapes and time.perf_counter_ns() < deadline:
                 started = time.perf_counter_ns()
                 if not self.scrape(client, started):

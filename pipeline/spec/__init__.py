@@ -170,6 +170,16 @@ def load_spec(path: str | Path) -> LoadedSpec:
     return LoadedSpec(spec=spec, path=path.resolve(), sha256=hashlib.sha256(raw).hexdigest())
 
 
+def field_line(path: str | Path, loc: tuple[str | int, ...]) -> int | None:
+    """1-based line of a field in the spec file (the deepest part of `loc` it holds; None where
+    the file cannot be read): for problems found after the spec loaded (the preflight's)."""
+    try:
+        root = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return _line_of(root, list(loc))
+
+
 def _describe_errors(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
     lines = [f"{path}: invalid spec ({exc.error_count()} problem(s))"]
     for error in exc.errors():

@@ -163,6 +163,17 @@ def _max_requests_note(log: LogFacts) -> str:
     return f"the window's first {log.max_requests} of its {log.window_requests} requests are sent"
 
 
+def sent_summary(log: LogFacts) -> str:
+    """What `init` prints of the window: how many requests it holds, how many a run sends and why."""
+    held = f"busiest {_number(log.window_s)} s: {log.window_requests} requests"
+    if log.max_requests >= log.window_requests:
+        return f"{held}, sends all {log.window_requests} (max_requests {log.max_requests})"
+    return (
+        f"{held}, sends the first {log.max_requests} (max_requests: one run's bound on time and cost; "
+        f"--max-requests {log.window_requests} sends them all)"
+    )
+
+
 def _claim_figure(log: LogFacts) -> tuple[str, float, str, str]:
     """The stub's one figure (a claim needs one to load): the log's own p95 latency where it has one."""
     if log.e2e is not None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import httpx
 
+from pipeline.http_retry import retrying_client
 from pipeline.tokens.tokenizers import SPEC_FIELD, TextTokenizer, Tokenizer, TokenizerError
 
 TIMEOUT_S = 30.0
@@ -59,7 +60,8 @@ class ServerTokenizer(TextTokenizer):
 
     def __init__(self, root: str, headers: dict | None = None, model: str | None = None) -> None:
         self.root, self.model = root.rstrip("/"), model
-        self._client = httpx.Client(timeout=TIMEOUT_S, trust_env=False, headers=headers or {})
+        # a 429, a 5xx or a reset is retried with backoff (pipeline/http_retry.py)
+        self._client = retrying_client(TIMEOUT_S, headers=headers or {})
         self.dialect, self._path, self._body = self._probe()
         self.name, self.setting = f"server:{self.dialect}", f"server:{self.root}"
 
@@ -102,7 +104,8 @@ def measure_template_tokens(
     `usage.prompt_tokens` for that chat minus the tokenizer's count of the text alone."""
     body = {"model": model, "messages": [{"role": "user", "content": text}], "max_tokens": 1, "stream": False}
     try:
-        response = httpx.post(chat_url, json=body, headers=headers or {}, timeout=TIMEOUT_S * 4, trust_env=False)
+        with retrying_client(TIMEOUT_S * 4) as client:  # a 429, a 5xx or a reset is retried
+            response = client.post(chat_url, json=body, headers=headers or {})
     except httpx.HTTPError as exc:
         raise TokenizerError(f"{TEMPLATE_FIELD}: the template probe to {chat_url} failed ({exc!r}); set it") from exc
     usage = response.json().get("usage") if response.status_code == 200 and _is_json(response) else None

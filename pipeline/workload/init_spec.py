@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from pipeline.http_retry import CandidateFailing, retrying_client
 from pipeline.replay.engine import Target
 from pipeline.replay.fingerprint import list_models
 from pipeline.replay.preflight import CandidateUnreachable
@@ -42,6 +43,8 @@ from pipeline.workload.logs.ingest import IngestError, ingest
 from pipeline.workload.sampling import draw_sample
 
 MODELS_TIMEOUT_S = 10.0
+# a log without an origin whose every time is before 1980 holds offsets from 0, not dates
+RELATIVE_BEFORE_US = int(dt.datetime(1980, 1, 1, tzinfo=dt.UTC).timestamp() * 1e6)
 SURVEYED_COLUMNS = ["arrival_at", "logged_latency_ms", "logged_ttft_ms", "session_id"]
 P95 = 95
 
@@ -98,13 +101,12 @@ def probe_candidate(url: str, api_key_env: str | None) -> CandidateFacts:
     probe = Target(candidate="--target", base_url=base_url, model="", api_key=api_key, api_key_env=api_key_env)
     hint = "hint: is the server running, and is --target its OpenAI base URL (…/v1)?"
     try:
-        with httpx.Client(timeout=MODELS_TIMEOUT_S, trust_env=False) as client:
+        with retrying_client(MODELS_TIMEOUT_S) as client:  # a 429, a 5xx or a reset is retried
             entries, _headers = list_models(client, probe)
     except CandidateUnreachable as exc:  # no answer, or a refused key (named by its variable, never shown)
         raise InitError(f"{str(exc).replace(f'candidate {probe.candidate!r} at ', '--target ', 1)}; {hint}") from None
-    except httpx.HTTPStatusError as exc:
-        status = exc.response.status_code
-        raise InitError(f"--target {url}: GET {probe.models_url} answered HTTP {status}; {hint}") from None
+    except CandidateFailing as exc:  # an error status (after the retries of a 429 or a 5xx)
+        raise InitError(f"{str(exc).replace(f'candidate {probe.candidate!r} at ', '--target ', 1)}; {hint}") from None
     except (httpx.HTTPError, ValueError) as exc:  # ValueError: a body that is not JSON
         raise InitError(f"--target {url}: GET {probe.models_url} gave no models list ({exc}); {hint}") from None
     models = tuple(str(entry["id"]) for entry in entries if entry.get("id"))
@@ -133,6 +135,11 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
         _sampled, window = draw_sample(rows_path, sample)
     arrivals = _epoch_us(rows.column("arrival_at"))
     assert window.start_us is not None and window.end_us is not None  # a busiest window has bounds
+    # a trace of relative times (Mooncake's, BurstGPT's, seconds in a column) without an origin:
+    # its times are offsets from 0, shown so (as dates they would read 1970-01-01); an epoch
+    # number (openai_jsonl's `created`) is a date
+    relative = source.origin is None and int(arrivals.max()) < RELATIVE_BEFORE_US
+    when = _offset if relative else _iso
     in_window = int(np.count_nonzero((arrivals >= window.start_us) & (arrivals < window.end_us)))
     return LogFacts(
         path=_path_from_spec(source.path, spec_path),
@@ -141,11 +148,11 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
         columns=source.columns.model_dump(exclude_none=True) if source.columns else None,
         accepted=stats.accepted,
         rejected=stats.rejected,
-        first_arrival=_iso(int(arrivals.min())),
-        last_arrival=_iso(int(arrivals.max())),
+        first_arrival=when(int(arrivals.min())),
+        last_arrival=when(int(arrivals.max())),
         window_s=sample.window_s,
-        window_start=_iso(window.start_us),
-        window_end=_iso(window.end_us),
+        window_start=when(window.start_us),
+        window_end=when(window.end_us),
         window_requests=in_window,
         max_requests=sample.max_requests,
         has_text=without_text < rows.num_rows,
@@ -236,6 +243,11 @@ def _logged_latency(values: pa.ChunkedArray) -> LoggedLatency | None:
 
 def _epoch_us(arrivals: pa.ChunkedArray) -> np.ndarray:
     return pc.cast(pc.cast(arrivals, pa.timestamp("us", tz="UTC")), pa.int64()).to_numpy()
+
+
+def _offset(epoch_us: int) -> str:
+    """A relative trace's time: seconds after its offset 0."""
+    return f"offset {epoch_us / 1e6:,.3f} s"
 
 
 def _iso(epoch_us: int) -> str:

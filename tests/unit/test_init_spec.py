@@ -178,6 +178,7 @@ def test_the_survey_of_the_bundled_log_is_what_the_run_will_sample(tmp_path):
     assert facts.has_text and facts.session_requests == pc.count(rows.column("session_id")).as_py()
     assert 0 < facts.window_requests < rows.num_rows
     assert facts.path == str(DEMO_LOG)  # outside the spec's folder: absolute
+    assert facts.window_start.startswith("2026-")  # epoch numbers (openai_jsonl's `created`): dates, not offsets
     beside = survey_log(load_log_source(), "detected", DEMO_LOG.parent.parent / "spec.yaml", Sample(window_s=60))
     assert beside.path == "data/production_requests.jsonl"  # inside it: relative, so the two move together
 
@@ -238,3 +239,35 @@ def test_the_claims_tolerances_and_the_candidates_tokenizer_are_written_commente
     assert loaded.claim.tolerance.model_fields_set == set(Tolerance.model_fields)
     assert loaded.claim.tolerance.of("output_tokens_per_s")[0] == 0.1
     assert loaded.candidates[0].tokenizer == "server"
+
+
+def test_a_relative_trace_shows_offsets_not_1970_dates(tmp_path):
+    from pipeline.spec.workload import LogSource
+
+    trace = tmp_path / "trace.jsonl"
+    lines = [{"timestamp": 1000 * i, "input_length": 100, "output_length": 10, "hash_ids": [i]} for i in range(30)]
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))  # Mooncake: ms after offset 0
+    source = LogSource(path=str(trace), format="mooncake_jsonl")
+    facts = survey_log(source, "given", tmp_path / "spec.yaml", Sample(mode="busiest_window", window_s=10))
+    assert (facts.first_arrival, facts.last_arrival) == ("offset 0.000 s", "offset 29.000 s")
+    assert facts.window_start.startswith("offset ") and "1970" not in facts.window_end
+    dated = LogSource(path=str(trace), format="mooncake_jsonl", origin="2026-11-01T00:00:00Z")
+    dated_facts = survey_log(dated, "given", tmp_path / "spec.yaml", Sample(mode="busiest_window", window_s=10))
+    assert dated_facts.first_arrival == "2026-11-01T00:00:00.000Z"  # with an origin, dates
+
+
+def test_init_says_what_it_sends_of_the_window_and_why():
+    from pipeline.spec.starter import sent_summary
+
+    facts = LogFacts(
+        path="log.jsonl", format="openai_jsonl", detection="detected", columns=None, accepted=900, rejected=0,
+        first_arrival="a", last_arrival="b", window_s=60, window_start="c", window_end="d", window_requests=723,
+        max_requests=500, has_text=True, session_requests=0,
+    )  # fmt: skip
+    assert sent_summary(facts) == (
+        "busiest 60 s: 723 requests, sends the first 500 (max_requests: one run's bound on time and cost; "
+        "--max-requests 723 sends them all)"
+    )
+    assert sent_summary(LogFacts(**{**facts.__dict__, "max_requests": 800})) == (
+        "busiest 60 s: 723 requests, sends all 723 (max_requests 800)"
+    )

@@ -351,3 +351,17 @@ def test_a_failed_check_shows_its_explanation_lines_on_the_page():
     assert HOSTILE not in section  # escaped like every other string
     passing = render_html(pack(data_quality=[{**failed, "passed": True, "explanation": [line]}]), {}, confidence=0.95)
     assert "3 of 20 rows fail" not in passing  # only a failed check explains itself
+
+
+def test_the_markdown_reads_as_written_without_html_escapes_or_runs_of_empty_lines():
+    lagged = {**pack()["figures"][0], "candidate": "fastserve-8b", "timed_from": "from the plan (24 ms > 10 ms) & on"}
+    markdown = render_markdown(
+        pack(figures=[lagged], spec_name="a > b", claim={"source": "x", "figures": {}}), confidence=0.95
+    )
+    assert "(24 ms > 10 ms) & on" in markdown and "# Evidence pack — a > b" in markdown
+    assert "&gt;" not in markdown and "&amp;" not in markdown
+    assert "\n\n\n" not in markdown and not markdown.startswith("\n")
+    assert not re.search(r"\n[ \t]+\n", markdown)
+    hostile = render_markdown(pack(), confidence=0.95)  # what could open a tag or an entity still cannot
+    assert "<script" not in hostile and "&lt;script>" in hostile
+    assert "&amp;lt;" in render_markdown(pack(spec_name="&lt;b>"), confidence=0.95)

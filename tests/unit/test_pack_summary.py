@@ -261,3 +261,21 @@ def test_with_neither_the_vendors_conditions_nor_a_capacity_search_the_first_lin
 )
 def test_numbers_in_words_never_use_an_exponent(value, words):
     assert claim_words.number(value) == words
+
+
+def test_without_the_vendors_arm_the_first_line_names_only_the_sla_and_every_dash_says_why():
+    no_search = "no capacity search ran: a capacity claim is judged at the capacity at the SLA (workload.replay.sweep)"
+    at_load = [f for f in figures(4400, "holds", 3600) if f["basis"] == metrics.PRODUCTION_LOAD]
+    unmeasured = fig("a", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, None, 4200, "inconclusive", reason=no_search)
+    (entry,) = summary.executive_summary([*at_load, unmeasured], [])
+    assert entry["lines"][0].startswith("Claims at your SLA: Output tokens/s: 4,200 tokens/s claimed")
+    assert "vendor" not in entry["lines"][0].split(":")[0]
+    assert entry["lines"][3] == (
+        "Cost per useful decision: 0.4 USD per 1,000 at the production load, — USD per 1,000 (no capacity search "
+        "ran (workload.replay.sweep)) at the capacity at the SLA"
+    )
+    with_sla = figures(4400, "holds", 3600)  # both ran: the title names both
+    assert summary.executive_summary(with_sla, WATERFALL)[0]["lines"][0].startswith(summary.CLAIMS_LINE)
+    vendor_only = [f for f in with_sla if f["basis"] != metrics.CAPACITY_AT_SLA]
+    first = summary.executive_summary(vendor_only, WATERFALL)[0]["lines"][0]
+    assert first.startswith("Claims at the vendor's own conditions: ")

@@ -134,14 +134,20 @@ NOT_RUN = (
 def claims_line(figures: list[dict], candidate: str) -> str:
     """The first line: each claim (cost aside: the cost line's) where the vendor measured it, at the
     vendor's own conditions, and where the buyer needs it, at the capacity at the SLA: one
-    `claim_line` per claimed figure, its measurements side by side (`claim_words`)."""
-    mine = [
-        f
-        for basis in (metrics.VENDOR_CONDITIONS, metrics.CAPACITY_AT_SLA)
-        for f in _at(figures, candidate, basis)
-        if metrics.claim_kind(f["metric"]) != "cost"
+    `claim_line` per claimed figure, its measurements side by side (`claim_words`). Its title names
+    the vendor's conditions only where their arm ran (a measured figure), the SLA only where the
+    claim is read there; with neither, what would run them."""
+    vendor = [
+        f for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS) if metrics.claim_kind(f["metric"]) != "cost"
     ]
-    return CLAIMS_LINE + (claims_in_words(mine, at=True) or NOT_RUN)
+    at_sla = [f for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA) if metrics.claim_kind(f["metric"]) != "cost"]
+    words = claims_in_words(vendor + at_sla, at=True)
+    if not words:
+        return CLAIMS_LINE + NOT_RUN
+    vendor_ran = any(f["measured"] is not None for f in vendor)
+    if vendor_ran and at_sla:
+        return CLAIMS_LINE + words
+    return ("Claims at the vendor's own conditions: " if vendor_ran else "Claims at your SLA: ") + words
 
 
 def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
@@ -167,8 +173,8 @@ def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
                     + _verdicts(production)
                     + (f"; on your labelled slice: {_verdicts(quality)}" if quality else ""),
                     capacity_line(capacity),
-                    f"Cost per useful decision: {_usd(at_production)} at the production load, "
-                    f"{_usd(at_capacity)} at the capacity at the SLA" + replicas_cost(capacity),
+                    f"Cost per useful decision: {_usd(at_production, 'not measured')} at the production load, "
+                    f"{_usd(at_capacity, NO_CAPACITY)} at the capacity at the SLA" + replicas_cost(capacity),
                     "Moved the headline most: " + (_move_text(ranked[0]) if ranked else "no attribution ladder ran"),
                 ],
             }
@@ -228,11 +234,18 @@ def replicas_cost(capacity: dict[str, dict]) -> str:
         return ""
     price = pricing_words(cost.get("interval_method"))
     count = int(replicas["measured"])
-    return f", {_usd(cost)} at {count} {'replica' if count == 1 else 'replicas'}" + (f" ({price})" if price else "")
+    return f", {_usd(cost, 'not measured')} at {count} {'replica' if count == 1 else 'replicas'}" + (
+        f" ({price})" if price else ""
+    )
 
 
-def _usd(figure: dict | None) -> str:
-    """Per 1,000 decisions: a single decision costs fractions of a cent."""
+NO_CAPACITY = "no capacity search ran (workload.replay.sweep)"
+
+
+def _usd(figure: dict | None, missing: str) -> str:
+    """Per 1,000 decisions: a single decision costs fractions of a cent; where there is no number,
+    why (the figure's own reason, else `missing`)."""
     if figure is None or figure["measured"] is None:
-        return "— USD per 1,000"
+        reason = (figure or {}).get("reason") or missing
+        return f"— USD per 1,000 ({reason})"
     return f"{figure['measured'] * 1000:.3g} USD per 1,000"

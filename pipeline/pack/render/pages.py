@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import jinja2
@@ -73,8 +74,15 @@ def delta(figure: dict) -> str:
     return f"{'+' if change >= 0 else '−'}{num(abs(change))}{relative}"
 
 
+# an `&` that a Markdown renderer would read as the start of an entity (`&amp;`, `&#62;`): only it
+# is escaped, so a plain `&` in a URL or a sentence reads as written
+ENTITY_LIKE = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+
+
 def markdown_safe(value: object) -> str:
-    """Any value printed into the Markdown: cannot end a table cell, a line, or open a tag."""
+    """Any value printed into the Markdown: cannot end a table cell, a line, or open a tag. Only
+    `<` (which opens a tag) and an entity-like `&` are escaped; a `>` inline is plain text, so
+    "24 ms > 10 ms" stays readable in the file as well as rendered."""
     text = (
         value
         if isinstance(value, str)
@@ -82,7 +90,8 @@ def markdown_safe(value: object) -> str:
         if isinstance(value, (int, float)) or value is None
         else str(value)
     )
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+    text = ENTITY_LIKE.sub("&amp;", text).replace("<", "&lt;")
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 BASIS_LABELS = {
@@ -190,7 +199,10 @@ _HTML = _environment(autoescape=True, finalize=readable)  # every string HTML-es
 
 def render_markdown(pack: dict, *, confidence: float) -> str:
     """`confidence` is the spec's `analysis.confidence`: every interval header names it."""
-    return _MARKDOWN.get_template("evidence_pack.md.j2").render(pack=pack, level=interval_level(confidence))
+    text = _MARKDOWN.get_template("evidence_pack.md.j2").render(pack=pack, level=interval_level(confidence))
+    # the template's conditional sections leave blank lines behind: one empty line between blocks
+    text = re.sub(r"\n[ \t]+(?=\n)", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).lstrip("\n")
 
 
 def render_html(pack: dict, charts: dict[str, str | None], *, confidence: float) -> str:
