@@ -28,6 +28,7 @@ from assets.support.partitions import (
 from assets.support.run_records import (
     data_quality,
     materialised_assets,
+    plan_run_id,
     shared_inputs_quality,
 )
 from assets.workload import prompt_profile
@@ -163,7 +164,9 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
         CheckResult.model_validate(row) for row in gather.partition_quality(versions) + data_quality(context)
     ]
     assets = materialised_assets(context) + ["candidate_comparison"]
-    pack.lineage = run_lineage(context.run_id, assets, partition_runs=pack.partitions)
+    planned = plan_run_id(context)  # a side-by-side run planned in a run of its own
+    planned_apart = planned if planned not in {v.run_id for v in versions} else None
+    pack.lineage = run_lineage(context.run_id, assets, partition_runs=pack.partitions, plan_run_id=planned_apart)
     # each combined file of the top data/ (the files this pack's figures were read from) with its sha256,
     # where the figures' `combined_url` lands; and the partition files and runs it was merged from
     merged = gather.merged_from(layout, versions)

@@ -45,7 +45,7 @@ from pipeline import REPO_ROOT
 from pipeline.definitions import build_definitions
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.preflight import check_reachable
+from pipeline.replay.reachability import check_reachable
 from pipeline.spec import load_spec
 from resources import EndpointResource
 

@@ -14,6 +14,12 @@ def data_quality(context) -> list[dict]:
     return check_results_of_run(context, context.run_id)
 
 
+def plan_run_id(context) -> str | None:
+    """The run that last planned the replay (materialised the shared log-to-plan assets)."""
+    event = context.instance.get_latest_materialization_event(AssetKey(REPLAY_PLAN.name))
+    return None if event is None else event.run_id
+
+
 def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
     """The checks of the shared inputs (log to plan) from the run that last planned, when this
     partition's run did not materialise them itself (a later candidate of the same CLI run)."""

@@ -20,7 +20,7 @@ import httpx
 from pipeline.http_retry import check_status, retrying_client
 from pipeline.replay.engine import Target
 from pipeline.replay.engine_facts import engine_facts
-from pipeline.replay.preflight import models_response
+from pipeline.replay.reachability import models_response
 
 PROBES = (
     "Reply with the single word: ready.",

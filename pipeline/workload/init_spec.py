@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from pipeline.http_retry import CandidateFailing, retrying_client
 from pipeline.replay.engine import Target
 from pipeline.replay.fingerprint import list_models
-from pipeline.replay.preflight import CandidateUnreachable
+from pipeline.replay.reachability import CandidateUnreachable
 from pipeline.spec import SpecError, load_spec
 from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, StarterFacts, render_starter_spec
 from pipeline.spec.workload import LogSource, Sample

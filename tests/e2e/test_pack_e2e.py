@@ -108,17 +108,23 @@ def test_lineage_leads_to_the_raw_timings_and_the_sql(pack, pack_dir):
     assert pack["lineage"]["run_id"] == pack["run_id"] and pack["lineage"]["asset_keys"] == ["candidate_comparison"]
     partitions = pack["lineage"]["partition_runs"]  # each candidate's run: every other asset
     assert [partition["candidate"] for partition in partitions] == list(CANDIDATES)
-    for index, partition in enumerate(partitions):
+    for partition in partitions:
         sub_pack = json.loads(
             (
                 pack_dir / "candidates" / partition["candidate"] / partition["model_version"] / "evidence_pack.json"
             ).read_text()
         )
         assert sub_pack["run_id"] == partition["run_id"]
-        # the first candidate's run materialises every other asset; a later one reuses the
-        # unpartitioned inputs (log to plan, calibration, labelled slice) the first one made
-        expected = set(ASSETS) - {"candidate_comparison"} - (SHARED_INPUTS if index else set())
+        # the candidates were measured side by side: each partition's run materialises its own
+        # assets and reuses the unpartitioned inputs (log to plan, calibration, labelled slice)
+        # that the plan run made before them; the pack names that run
+        expected = set(ASSETS) - {"candidate_comparison"} - SHARED_INPUTS
         assert set(sub_pack["lineage"]["asset_keys"]) == expected, partition["candidate"]
+    plan_run = pack["lineage"]["plan_run_id"]
+    assert plan_run not in {partition["run_id"] for partition in partitions} | {pack["run_id"]}
+    with DagsterInstance.local_temp(tempdir=str(pack_dir / ".dagster")) as instance:
+        for name in SHARED_INPUTS:
+            assert instance.get_latest_materialization_event(AssetKey(name)).run_id == plan_run, name
 
 
 def test_manifest_hashes_every_pack_file(pack, pack_dir):
@@ -165,8 +171,8 @@ def test_no_secret_in_any_output_including_the_dagster_event_log(pack_dir):
 
 
 def test_every_asset_was_materialised_by_the_pack_runs(pack, pack_dir):
-    runs = {pack["run_id"]} | {partition["run_id"] for partition in pack["partitions"]}
-    assert len(runs) == 1 + len(CANDIDATES)
+    runs = {pack["run_id"], pack["lineage"]["plan_run_id"]} | {partition["run_id"] for partition in pack["partitions"]}
+    assert len(runs) == 2 + len(CANDIDATES)  # the plan run, each candidate's (side by side), the comparison
     with DagsterInstance.local_temp(tempdir=str(pack_dir / ".dagster")) as instance:
         for name in ASSETS:
             event = instance.get_latest_materialization_event(AssetKey(name))

@@ -74,7 +74,7 @@ def test_a_new_version_is_a_new_partition_whose_pack_compares_with_the_previous(
     shutil.copytree(demo_pack.folder, out)
     with DagsterInstance.local_temp(tempdir=str(out / ".dagster")) as instance:
         first = instance.get_runs()
-    assert len(first) == 3  # one partition run per candidate, then the comparison
+    assert len(first) == 4  # the plan run, one partition run per candidate (side by side), then the comparison
     assert {run.status for run in first} == {DagsterRunStatus.SUCCESS}
     data = copy.deepcopy(demo_pack.spec)
     data["candidates"] = data["candidates"][:1]

@@ -183,7 +183,8 @@ def test_the_cli_runs_are_stored_as_runs_of_the_code_location(demo_pack):
     it ran with in its run config (a re-execution from the UI measures the same spec, same folder)."""
     (entry,) = yaml.safe_load((REPO_ROOT / "workspace.yaml").read_text())["load_from"]
     top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
-    cli_runs = {p["run_id"] for p in top["partitions"]} | {top["run_id"]}  # each partition's, the comparison's
+    # the plan run's, each partition's (side by side), the comparison's
+    cli_runs = {p["run_id"] for p in top["partitions"]} | {top["run_id"], top["lineage"]["plan_run_id"]}
     with DagsterInstance.local_temp(tempdir=str(demo_pack.folder / ".dagster")) as instance:
         runs = instance.get_runs()
     assert {run.run_id for run in runs} == cli_runs

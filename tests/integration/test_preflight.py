@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.preflight import preflight, requests_needed
 from pipeline.replay.engine import Target
-from pipeline.replay.preflight import CandidateUnreachable, check_reachable
+from pipeline.replay.reachability import CandidateUnreachable, check_reachable
 from pipeline.spec import field_line, load_spec
 from tests.support.specs import small_spec
 
@@ -186,7 +186,9 @@ def test_a_candidate_that_keeps_answering_500_is_named_with_its_status(write_spe
 def test_a_percentile_the_budget_cannot_bound_is_a_warning_with_the_number_needed(write_spec, monkeypatch, zero_server):
     monkeypatch.setenv(KEY_ENV, SECRET)
     assert requests_needed(0.99, 0.95) == 368 and requests_needed(0.95, 0.95) == 72 and requests_needed(0.5, 0.95) == 6
-    loaded = load_spec(small_spec(write_spec, zero_server.base_url))  # 400 requests, 8 s window, 1 s + 1 s edges
+    data = yaml.safe_load(small_spec(write_spec, zero_server.base_url).read_text())
+    data["workload"]["sample"]["max_requests"] = 400
+    loaded = load_spec(write_spec(data))  # 400 requests, 8 s window, 1 s + 1 s edges
     warnings = preflight(loaded)
     (p99,) = [w for w in warnings if "ttft_ms_p99" in w]
     assert "needs at least 368 requests" in p99 and "at most 400 (about 300 after warm-up and cool-down)" in p99

@@ -1,5 +1,6 @@
 """The spec file: the demo spec parses; a wrong field names the file, the line and the field."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ def test_demo_spec_parses_with_claim_candidate_workload_sla_price():
 
 
 def test_unknown_field_is_named_with_file_and_line(tmp_path: Path):
-    text = DEMO_SPEC.read_text().replace("    window_s: 60", "    window_s: 60\n    windw_s: 30")
+    text = re.sub(r"(?m)^(    window_s: .*)$", "\\1\n    windw_s: 30", DEMO_SPEC.read_text(), count=1)
+    assert "    windw_s: 30" in text
     path = tmp_path / "typo.yaml"
     path.write_text(text)
     with pytest.raises(SpecError) as caught:

@@ -108,11 +108,17 @@ def merged_from(shared: PackLayout, versions: list[MeasuredVersion]) -> list[dic
 
 
 def partition_quality(versions: list[MeasuredVersion]) -> list[dict]:
-    """Every check result recorded in each partition's pack, labelled with its partition (the
-    shared inputs' checks once: a pack that borrowed them from another run marks them `run_id`)."""
-    rows = []
+    """Every check result recorded in each partition's pack, labelled with its partition; the
+    shared inputs' checks once: where a pack borrowed them from the run that planned (it marks
+    them `run_id`: every pack of a side-by-side run does), they keep that run and no partition."""
+    rows: list[dict] = []
+    borrowed: dict[tuple[str, str, str], dict] = {}
     for v in versions:
         pack = json.loads((v.layout.root / JSON_NAME).read_text(encoding="utf-8"))
-        own = [row for row in pack.get("data_quality", []) if "run_id" not in row]
-        rows += [{**row, "partition": f"{v.candidate}|{v.model_version}"} for row in own]
-    return rows
+        for row in pack.get("data_quality", []):
+            if "run_id" in row:
+                borrowed.setdefault((row["run_id"], row["asset"], row["check"]), row)
+            else:
+                rows.append({**row, "partition": f"{v.candidate}|{v.model_version}"})
+    own_assets = {row["asset"] for row in rows}
+    return rows + [row for row in borrowed.values() if row["asset"] not in own_assets]

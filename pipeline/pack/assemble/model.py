@@ -334,10 +334,17 @@ def code_version() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def run_lineage(run_id: str, asset_keys: list[str], partition_runs: list[PartitionRun] | None = None) -> RunLineage:
+def run_lineage(
+    run_id: str,
+    asset_keys: list[str],
+    partition_runs: list[PartitionRun] | None = None,
+    plan_run_id: str | None = None,
+) -> RunLineage:
     """The run-level part of the lineage appendix: which run and assets, which code (and, for the
-    side-by-side pack, each partition's run)."""
+    side-by-side pack, each partition's run and the run that planned the replay they share)."""
     lineage = RunLineage(run_id=run_id, asset_keys=sorted(asset_keys), code_version=code_version())
     if partition_runs is not None:
         lineage.partition_runs = partition_runs
+    if plan_run_id is not None:
+        lineage.plan_run_id = plan_run_id
     return lineage

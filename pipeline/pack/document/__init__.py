@@ -131,6 +131,7 @@ class RunLineage(Part):
     asset_keys: list[str]
     code_version: str
     partition_runs: list[PartitionRun] | MISSING = MISSING  # a side-by-side pack: each partition's run
+    plan_run_id: str | MISSING = MISSING  # a side-by-side pack: the run that ingested, sampled and planned
 
 
 class ManifestEntry(Part):
