@@ -104,16 +104,31 @@ def init(
     out: Path = typer.Option(Path("spec.yaml"), "--out", help="the spec to write (never over an existing file)"),
     log_format: str | None = typer.Option(None, "--format", help="the log's format; default: detected"),
     column: list[str] = typer.Option([], help="csv/parquet: NAME=COLUMN, repeated (arrival=ts, prompt_tokens=p, ...)"),
-    window_s: float = typer.Option(60.0, help="seconds of the log to replay: its busiest window"),
-    max_requests: int = typer.Option(500, help="at most this many of the window's requests are sent"),
+    window_s: float | None = typer.Option(
+        None,
+        help="seconds of the log to replay, its busiest window; default: the shortest (60-600 s) holding the "
+        "requests a p99 claim needs to be decided",
+    ),
+    max_requests: int | None = typer.Option(
+        None, help="at most this many of the window's requests are sent; default: the sized window's, at least 500"
+    ),
     api_key_env: str | None = typer.Option(None, help="the variable holding the API key (the name is written)"),
 ) -> None:
     """Write an annotated spec from LOG (format, busiest window, SLA from its logged latencies) and the
     model at --target, that `loadproof run` accepts as written; then edit its FILL IN lines."""
-    from pipeline.workload.init_spec import InitError, write_starter_spec
+    from pipeline.preflight import SIZED_QUANTILE, window_requests_for
+    from pipeline.spec import Analysis
+    from pipeline.spec.starter import EDGE_SHARE
+    from pipeline.workload.init_spec import InitError, WindowSizing, write_starter_spec
 
+    analysis = Analysis()  # the spec's defaults: the confidence and batches a run will use
+    sizing = WindowSizing(
+        *window_requests_for(SIZED_QUANTILE, analysis.confidence, analysis.interval_batches, EDGE_SHARE)
+    )
     try:
-        facts = write_starter_spec(log, target, out, log_format, tuple(column), window_s, max_requests, api_key_env)
+        facts = write_starter_spec(
+            log, target, out, log_format, tuple(column), window_s, max_requests, api_key_env, sizing
+        )
     except InitError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -125,6 +140,8 @@ def init(
         f"candidate {escape(facts.candidate.model)}; fill in its claim and price, then: loadproof run {written}",
         soft_wrap=True,
     )
+    if surveyed.window_note is not None:
+        console.print(f"window {surveyed.window_s:g} s: {escape(surveyed.window_note)}", soft_wrap=True)
 
 
 @app.command()

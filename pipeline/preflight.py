@@ -25,7 +25,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 
+from pipeline.analysis.dependence import t_quantile
 from pipeline.analysis.metrics import percentile_of
 from pipeline.analysis.stats import order_statistic_ranks
 from pipeline.replay.engine import Target
@@ -153,6 +155,28 @@ def requests_needed(quantile: float, confidence: float) -> int:
     while order_statistic_ranks(n, quantile, confidence).high is None:  # the closed form, checked
         n += 1
     return n
+
+
+SIZED_QUANTILE = 0.99  # `init` sizes a window for the tightest percentile a claim commonly names
+
+
+def window_requests_for(quantile: float, confidence: float, batches: int, edge_share: float) -> tuple[int, str]:
+    """The requests a sample window should hold for a claim on `quantile` to be decidable both
+    ways, and why: the exact interval's count (`requests_needed`), times the batch-means
+    allowance (Woodruff's interval over `batches` send-time batches uses Student's t on
+    batches − 1 degrees of freedom where the exact one uses the normal z: (t / z)² as many
+    requests, for requests as independent as the log's), over the share left after warm-up and
+    cool-down (`edge_share` each)."""
+    exact = requests_needed(quantile, confidence)
+    t = t_quantile(batches, confidence)
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    allowance = (t / z) ** 2 if t is not None else 1.0
+    wanted = math.ceil(exact * allowance / (1.0 - 2 * edge_share))
+    why = (
+        f"sized for a p{quantile * 100:g} claim: {wanted} requests ({exact} for a {confidence:.0%} interval, "
+        f"x{allowance:.1f} for {batches} send-time batches, + warm-up and cool-down)"
+    )
+    return wanted, why
 
 
 def warn_percentiles(check: Preflight) -> None:

@@ -59,6 +59,7 @@ class LogFacts:
     session_requests: int  # requests with a session id
     e2e: LoggedLatency | None = None
     ttft: LoggedLatency | None = None
+    window_note: str | None = None  # why the window is as long as it is (None: given with --window-s)
 
     @property
     def reject_share(self) -> float:
@@ -256,7 +257,11 @@ workload:
   # {{ log.window_end }} (the run draws the same window from the same log).
   sample:
     mode: busiest_window\t# or peak_hour, explicit_window (start_at, end_at), stratified
-    window_s: {{ log.window_s | num }}
+{% if log.window_note %}
+    window_s: {{ log.window_s | num }}	# {{ log.window_note }}
+{% else %}
+    window_s: {{ log.window_s | num }}	# given with --window-s
+{% endif %}
     max_requests: {{ log.max_requests }}\t# {{ max_requests_note }}
 {% if not log.has_text %}
   prompts:\t# the log has lengths, not text: prompts are synthetic, fitted to the logged lengths

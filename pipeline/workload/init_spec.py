@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -59,24 +60,31 @@ def write_starter_spec(
     out: Path,
     log_format: str | None = None,
     columns: tuple[str, ...] = (),
-    window_s: float = 60.0,
-    max_requests: int = 500,
+    window_s: float | None = None,
+    max_requests: int | None = None,
     api_key_env: str | None = None,
+    sizing: WindowSizing | None = None,
 ) -> StarterFacts:
-    """Write the annotated spec for `log` and `target` to `out` (never over an existing file)."""
+    """Write the annotated spec for `log` and `target` to `out` (never over an existing file). A
+    window or a request bound not given is sized by `sizing` (the requests a decidable claim
+    needs) from the log's own arrivals."""
     if out.exists():
         raise InitError(f"{out}: already exists; hint: choose another --out (init never overwrites a spec)")
-    sample = _sample(window_s, max_requests)
+    _sample(window_s or WINDOW_LADDER_S[0], max_requests or DEFAULT_MAX_REQUESTS)  # a bad option fails first
     source, detection = _log_source(log, log_format, list(columns))  # reads the first lines only
     candidate = probe_candidate(target, api_key_env)  # before the whole log is read: a wrong URL fails at once
     facts = StarterFacts(
-        log=survey_log(source, detection, out, sample),
+        log=survey_log(source, detection, out, window_s, max_requests, sizing or WindowSizing()),
         candidate=candidate,
         written_on=dt.datetime.now(dt.UTC).date().isoformat(),
         spec_file=out.name,
     )
     _write_checked(render_starter_spec(facts), out)
     return facts
+
+
+DEFAULT_MAX_REQUESTS = 500  # a run's bound on time and cost, where the sizing asks for fewer
+WINDOW_LADDER_S = (60.0, 90.0, 120.0, 180.0, 240.0, 300.0, 420.0, 600.0)  # the windows init sizes from
 
 
 def openai_base_url(url: str) -> str:
@@ -118,9 +126,49 @@ def probe_candidate(url: str, api_key_env: str | None) -> CandidateFacts:
     return CandidateFacts(target=url, base_url=base_url, models=models, api_key_env=api_key_env)
 
 
-def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sample) -> LogFacts:
+@dataclass(frozen=True)
+class WindowSizing:
+    """The requests a window should hold for a claim to be decidable, and why (the CLI computes
+    it from the statistics: pipeline/preflight.py `window_requests_for`)."""
+
+    wanted: int = DEFAULT_MAX_REQUESTS
+    why: str = "the default"
+
+
+def sized_window(arrivals_us: np.ndarray, wanted: int) -> tuple[float, int]:
+    """The shortest window of `WINDOW_LADDER_S` whose busiest stretch holds `wanted` arrivals (the
+    longest when none does), and how many its busiest stretch holds."""
+    times = np.sort(arrivals_us)
+    held = 0
+    for window_s in WINDOW_LADDER_S:
+        ends = np.searchsorted(times, times + int(window_s * 1e6), side="left")
+        held = int((ends - np.arange(len(times))).max())
+        if held >= wanted:
+            return window_s, held
+    return WINDOW_LADDER_S[-1], held
+
+
+def sizing_note(sizing: WindowSizing, held: int) -> str:
+    """Why the window is as long as it is, in the spec's comment and init's output."""
+    if held >= sizing.wanted:
+        return f"{sizing.why}; the shortest busiest window that holds them"
+    return (
+        f"{sizing.why}; even the longest window init sizes holds only {held}: such a claim will be "
+        "open-ended at this load (a longer log, or time_scale below 1)"
+    )
+
+
+def survey_log(
+    source: LogSource,
+    detection: str,
+    spec_path: Path,
+    window_s: float | None,
+    max_requests: int | None,
+    sizing: WindowSizing,
+) -> LogFacts:
     """What the spec says about the log at `source` (paths relative to the working folder), with
-    its path written relative to the spec's folder; `detection`: how its format was chosen."""
+    its path written relative to the spec's folder; `detection`: how its format was chosen. A
+    window not given is the shortest that holds `sizing.wanted` requests, all of them sent."""
     assert source.path is not None
     with tempfile.TemporaryDirectory(prefix="loadproof-init-") as folder:
         rows_path, quarantine_path = Path(folder) / "rows.parquet", Path(folder) / "quarantine.parquet"
@@ -132,8 +180,14 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
             raise InitError(_nothing_accepted(source, quarantine_path))
         rows = pq.read_table(rows_path, columns=SURVEYED_COLUMNS)  # not the text: a large log stays on disk
         without_text = _null_count(rows_path, "messages_json")
+        arrivals = _epoch_us(rows.column("arrival_at"))
+        window_note = None
+        if window_s is None:
+            window_s, held = sized_window(arrivals, sizing.wanted)
+            window_note = sizing_note(sizing, held)
+            max_requests = max_requests or max(DEFAULT_MAX_REQUESTS, held)  # the sized window, all of it
+        sample = _sample(window_s, max_requests or DEFAULT_MAX_REQUESTS)
         _sampled, window = draw_sample(rows_path, sample)
-    arrivals = _epoch_us(rows.column("arrival_at"))
     assert window.start_us is not None and window.end_us is not None  # a busiest window has bounds
     # a trace of relative times (Mooncake's, BurstGPT's, seconds in a column) without an origin:
     # its times are offsets from 0, shown so (as dates they would read 1970-01-01); an epoch
@@ -151,6 +205,7 @@ def survey_log(source: LogSource, detection: str, spec_path: Path, sample: Sampl
         first_arrival=when(int(arrivals.min())),
         last_arrival=when(int(arrivals.max())),
         window_s=sample.window_s,
+        window_note=window_note,
         window_start=when(window.start_us),
         window_end=when(window.end_us),
         window_requests=in_window,

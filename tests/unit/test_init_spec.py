@@ -15,11 +15,18 @@ import pyarrow.compute as pc
 import pytest
 import yaml
 
+from pipeline.preflight import window_requests_for
 from pipeline.spec import load_spec
 from pipeline.spec.claim import Tolerance
 from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, StarterFacts, render_starter_spec, round_up
-from pipeline.spec.workload import Sample
-from pipeline.workload.init_spec import InitError, openai_base_url, survey_log, write_starter_spec
+from pipeline.workload.init_spec import (
+    InitError,
+    WindowSizing,
+    openai_base_url,
+    sized_window,
+    survey_log,
+    write_starter_spec,
+)
 from pipeline.workload.logs import ingest_log
 from pipeline.workload.logs.detect import UnknownLogFormat, detect_format
 from tests.support.specs import DEMO_LOG
@@ -165,9 +172,7 @@ def test_an_unknown_format_names_the_file_each_formats_reason_and_a_hint(tmp_pat
 
 
 def test_the_survey_of_the_bundled_log_is_what_the_run_will_sample(tmp_path):
-    facts = survey_log(
-        load_log_source(), "detected", tmp_path / "spec.yaml", Sample(mode="busiest_window", window_s=60)
-    )
+    facts = survey_log(load_log_source(), "detected", tmp_path / "spec.yaml", 60.0, 500, WindowSizing())
     rows = ingest_log(DEMO_LOG, "openai_jsonl").rows
     latencies = rows.column("logged_latency_ms").to_numpy()
     assert (facts.accepted, facts.rejected) == (rows.num_rows, 2)  # the bundled log's two bad lines
@@ -179,8 +184,22 @@ def test_the_survey_of_the_bundled_log_is_what_the_run_will_sample(tmp_path):
     assert 0 < facts.window_requests < rows.num_rows
     assert facts.path == str(DEMO_LOG)  # outside the spec's folder: absolute
     assert facts.window_start.startswith("2026-")  # epoch numbers (openai_jsonl's `created`): dates, not offsets
-    beside = survey_log(load_log_source(), "detected", DEMO_LOG.parent.parent / "spec.yaml", Sample(window_s=60))
+    beside = survey_log(load_log_source(), "detected", DEMO_LOG.parent.parent / "spec.yaml", 60.0, 500, WindowSizing())
     assert beside.path == "data/production_requests.jsonl"  # inside it: relative, so the two move together
+
+
+def test_a_window_not_given_is_the_shortest_that_holds_what_a_p99_claim_needs(tmp_path):
+    wanted, why = window_requests_for(0.99, 0.95, 5, 1 / 12)
+    assert wanted == 887 and "368 for a 95% interval, x2.0 for 5 send-time batches" in why
+    every_second = np.arange(0, 3_600, dtype=np.int64) * 1_000_000  # one request a second for an hour
+    assert sized_window(every_second, 100) == (120.0, 120)  # 60 s and 90 s hold fewer
+    assert sized_window(every_second, 5_000) == (600.0, 600)  # none holds them: the longest, and what it holds
+    sizing = WindowSizing(wanted, why)
+    facts = survey_log(load_log_source(), "detected", tmp_path / "spec.yaml", None, None, sizing)
+    assert facts.window_note is not None and why in facts.window_note
+    assert facts.max_requests >= facts.window_requests >= wanted  # the sized window is sent whole, not cut to 500
+    given = survey_log(load_log_source(), "detected", tmp_path / "spec.yaml", 60.0, 500, sizing)
+    assert given.window_note is None and given.window_s == 60.0
 
 
 def load_log_source():
@@ -248,11 +267,11 @@ def test_a_relative_trace_shows_offsets_not_1970_dates(tmp_path):
     lines = [{"timestamp": 1000 * i, "input_length": 100, "output_length": 10, "hash_ids": [i]} for i in range(30)]
     trace.write_text("".join(json.dumps(line) + "\n" for line in lines))  # Mooncake: ms after offset 0
     source = LogSource(path=str(trace), format="mooncake_jsonl")
-    facts = survey_log(source, "given", tmp_path / "spec.yaml", Sample(mode="busiest_window", window_s=10))
+    facts = survey_log(source, "given", tmp_path / "spec.yaml", 10.0, 500, WindowSizing())
     assert (facts.first_arrival, facts.last_arrival) == ("offset 0.000 s", "offset 29.000 s")
     assert facts.window_start.startswith("offset ") and "1970" not in facts.window_end
     dated = LogSource(path=str(trace), format="mooncake_jsonl", origin="2026-11-01T00:00:00Z")
-    dated_facts = survey_log(dated, "given", tmp_path / "spec.yaml", Sample(mode="busiest_window", window_s=10))
+    dated_facts = survey_log(dated, "given", tmp_path / "spec.yaml", 10.0, 500, WindowSizing())
     assert dated_facts.first_arrival == "2026-11-01T00:00:00.000Z"  # with an origin, dates
 
 
