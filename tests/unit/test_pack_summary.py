@@ -210,7 +210,7 @@ def test_a_claim_in_words_names_it_from_the_catalogue_with_each_basis_numbers_ve
     )
 
 
-def test_a_claim_no_run_measured_says_why_and_an_open_end_is_infinite():
+def test_a_claim_no_run_measured_says_why_and_an_open_end_is_not_estimable():
     unjudged = fig("a", "output_tokens_per_s", metrics.CAPACITY_AT_SLA, None, 4200, "inconclusive")
     unjudged.update(reason="no capacity search ran (workload.replay.sweep)", tolerance=0.1)
     assert claim_words.claim_line([unjudged]) == (
@@ -218,9 +218,9 @@ def test_a_claim_no_run_measured_says_why_and_an_open_end_is_infinite():
         "(workload.replay.sweep)): inconclusive (tolerance 10 %)"
     )
     short = fig("a", "ttft_ms_p99", metrics.PRODUCTION_LOAD, 400, 250, "inconclusive", tolerance=0.1)
-    short["ci_high"] = None
+    short.update(ci_high=None, n=120)
     assert claim_words.claim_line([short], at=False) == (
-        "TTFT p99: 250 ms claimed, 400 (380 – ∞) measured: inconclusive (tolerance 10 %)"
+        "TTFT p99: 250 ms claimed, 400 (not estimable from 120 requests) measured: inconclusive (tolerance 10 %)"
     )
     # far above the claim, but read over a window the steady-state tests rejected: the words say why
     unsteady = fig("a", "ttft_ms_p95", metrics.VENDOR_CONDITIONS, 6766, 250, "inconclusive", tolerance=0.1)
@@ -279,3 +279,16 @@ def test_without_the_vendors_arm_the_first_line_names_only_the_sla_and_every_das
     vendor_only = [f for f in with_sla if f["basis"] != metrics.CAPACITY_AT_SLA]
     first = summary.executive_summary(vendor_only, WATERFALL)[0]["lines"][0]
     assert first.startswith("Claims at the vendor's own conditions: ")
+
+
+def test_an_open_interval_is_never_infinite_it_says_what_would_resolve_it():
+    """Issue 42 item 5: never print `(−∞ – ∞)`; say `not estimable from n requests (m needed)`
+    where the figure has requests_to_resolve, else `not estimable from n requests`."""
+    open_high = fig("a", "ttft_ms_p95", metrics.VENDOR_CONDITIONS, 6765, 250, "inconclusive")
+    open_high |= {"ci_low": 6607, "ci_high": None, "n": 80, "requests_to_resolve": 368}
+    words = claim_words.measured_words(open_high)
+    assert "∞" not in words
+    assert "not estimable from 80 requests (368 needed)" in words
+    no_plan = open_high | {"ci_low": None, "requests_to_resolve": None}
+    assert "(not estimable from 80 requests)" in claim_words.measured_words(no_plan)
+    assert claim_words.interval_words(0, 2673) == "(0 – 2,673)"

@@ -46,9 +46,22 @@ def with_unit(value: float | None, unit: str) -> str:
     return number(value) if unit == "fraction" else f"{number(value)} {unit}"
 
 
-def interval_words(low: float | None, high: float | None) -> str:
-    """`(0 – 2,673)`; an open end (the run was too short to bound that side) is ∞."""
-    return f"({'−∞' if low is None else number(low)} – {'∞' if high is None else number(high)})"
+def interval_words(low: float | None, high: float | None, figure: dict | None = None) -> str:
+    """`(0 – 2,673)`; an interval with an open end (the run was too short to bound that side) is
+    never printed as infinite: `(not estimable from 80 requests (368 needed))` where the figure
+    says how many would resolve it, else `(not estimable from 80 requests)`."""
+    if low is not None and high is not None:
+        return f"({number(low)} – {number(high)})"
+    return f"({not_estimable_words(figure or {})})"
+
+
+def not_estimable_words(figure: dict) -> str:
+    """`not estimable from n requests (m needed)`, or without `(m needed)` where the figure has no
+    requests_to_resolve; the words of DESIGN.md for an interval the run could not bound."""
+    n = figure.get("n")
+    needed = figure.get("requests_to_resolve")
+    text = f"not estimable from {number(n)} requests" if n is not None else "not estimable"
+    return f"{text} ({number(needed)} needed)" if needed is not None else text
 
 
 def where(figure: dict) -> str:
@@ -64,7 +77,7 @@ def measured_words(figure: dict, at: bool = True) -> str:
     if figure.get("measured") is None:
         why = figure.get("reason") or "no value"
         return f"not measured{' ' + where(figure) if at else ''} ({why})"
-    return f"{number(figure['measured'])} {interval_words(figure.get('ci_low'), figure.get('ci_high'))} {place}"
+    return f"{number(figure['measured'])} {interval_words(figure.get('ci_low'), figure.get('ci_high'), figure)} {place}"
 
 
 def tolerance_words(figure: dict) -> str:

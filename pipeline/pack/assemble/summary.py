@@ -204,7 +204,7 @@ def capacity_line(capacity: dict[str, dict]) -> str:
         carries += "; "
     served = (
         f"{number(requests['measured'])} requests/s, {number(tokens['measured'])} output tokens/s "
-        f"{interval_words(tokens['ci_low'], tokens['ci_high'])} at load {tokens.get('load_level_label', '?')}"
+        f"{interval_words(tokens['ci_low'], tokens['ci_high'], tokens)} at load {tokens.get('load_level_label', '?')}"
     )
     reason = f"; {tokens['reason']}" if tokens.get("reason") else ""
     return f"Capacity at the SLA: {carries}{served}{reason}{_against_claim(tokens)}"
