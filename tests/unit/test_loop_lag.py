@@ -34,3 +34,24 @@ def test_probe_is_bounded_by_its_sample_cap():
 def test_quantile_is_nearest_rank_and_none_without_samples():
     assert quantile_ms([], 0.99) is None
     assert quantile_ms([1_000_000 * i for i in range(1, 101)], 0.99) == 99.0
+
+
+def test_an_instrument_error_over_a_quarter_of_the_tolerance_keeps_a_latency_from_holding():
+    from pipeline.analysis.stats import (
+        HOLDS,
+        HOLDS_WITHIN_TOLERANCE,
+        INCONCLUSIVE,
+        INSTRUMENT_ERROR_RULE,
+        NOT_REPRODUCED,
+        instrument_verdict,
+    )
+
+    latency = "latency percentile"
+    # the demo: a 250 ms TTFT p95 claim, tolerance 10 % (25 ms): a quarter is 6.25 ms
+    assert instrument_verdict(HOLDS, 250.0, 0.1, 6.25, latency) == (HOLDS, None)
+    assert instrument_verdict(HOLDS, 250.0, 0.1, 12.0, latency) == (INCONCLUSIVE, INSTRUMENT_ERROR_RULE)
+    assert instrument_verdict(HOLDS_WITHIN_TOLERANCE, 250.0, 0.1, 7.0, latency)[0] == INCONCLUSIVE
+    assert instrument_verdict(NOT_REPRODUCED, 250.0, 0.1, 40.0, latency) == (NOT_REPRODUCED, None)
+    assert instrument_verdict(HOLDS, 250.0, 0.1, None, latency) == (HOLDS, None)  # not measured: unchanged
+    assert instrument_verdict(HOLDS, 100.0, 0.1, 40.0, "rate") == (HOLDS, None)  # only latency figures
+    assert "workload.replay.shards" in INSTRUMENT_ERROR_RULE
