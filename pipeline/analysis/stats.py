@@ -165,6 +165,31 @@ UNSTEADY_UNDECIDED = "no steady window: the interval over the window does not ru
 MOST_FAVOURABLE_RATE_FACTOR = 2.0
 
 
+# Instrument error: the client's timing error, measured against the wire where it can be and from
+# the loop's receipt lag everywhere; carried beside each latency figure. Where its p99 exceeds this
+# share of the claim's tolerance (C·t) a latency verdict cannot be holds
+INSTRUMENT_ERROR_SHARE = 0.25
+INSTRUMENT_ERROR_RULE = (
+    "instrument error: the client's timing error (p99) exceeds a quarter of the claim's tolerance, so the client "
+    "cannot tell a hold from a miss; fewer streams a process (workload.replay.shards), a smaller rate or a bigger "
+    "machine fixes it"
+)
+
+
+def instrument_verdict(
+    word: str | None, claimed: float | None, tolerance: float, instrument_error_ms: float | None, kind: str
+) -> tuple[str | None, str | None]:
+    """(verdict, decision rule) of a latency figure (`kind` "latency percentile", in ms) given the
+    instrument error's p99 in ms: a *holds* or *holds within tolerance* becomes *inconclusive*
+    (INSTRUMENT_ERROR_RULE) when that error exceeds INSTRUMENT_ERROR_SHARE · C · t; a late stamp only
+    lengthens a latency, so *not reproduced* stands. (word, None) where the rule does not apply."""
+    if word not in (HOLDS, HOLDS_WITHIN_TOLERANCE) or claimed is None or instrument_error_ms is None:
+        return word, None
+    if kind != "latency percentile" or instrument_error_ms <= INSTRUMENT_ERROR_SHARE * claimed * tolerance:
+        return word, None
+    return INCONCLUSIVE, INSTRUMENT_ERROR_RULE
+
+
 def steady_verdict(word: str | None, no_steady_window: str | None) -> str | None:
     """A verdict over a window with no steady state is inconclusive, whatever the interval says
     (a repeated replay's union of runs: `unsteady_verdict` decides a single window's figure)."""

@@ -20,6 +20,7 @@ import httpx
 from pipeline.replay import aio_request, request, sessions
 from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES, ApiKind
 from pipeline.replay.journal import Journal
+from pipeline.replay.loop_lag import LoopLagProbe
 from pipeline.replay.pacer import DeadlinePacer
 from pipeline.replay.progress import ReplayProgress
 from pipeline.replay.records import PlannedRequest, RequestOutcome, build_record, tool_definition_tokens
@@ -126,6 +127,9 @@ class ReplayStats:
     pool_connections: int = 0
     pool_connections_wanted: int = 0
     pool_setup_ms: float = 0.0
+    # the loop's receipt lag (loop_lag.py): p99 ms of how late this process's loop woke a 5 ms probe
+    loop_lag_p99_ms: float | None = None
+    loop_lag_samples: int = 0
 
 
 def run_replay(
@@ -252,21 +256,31 @@ async def _replay(
         if start_at_ns is not None:  # the time bound counts from the common start, not the wait
             deadline_ns = start_at_ns + int(settings.max_duration_s * 1e9)
         chains = sessions.SessionChains(plan, deadline_ns)  # the plan itself when it has no sessions
-        with progress:
-            if settings.mode == "concurrency":
-                if start_at_ns is not None:
-                    await asyncio.sleep(max(0.0, (start_at_ns - time.perf_counter_ns()) / 1e9))
-                origin = start_at_ns or began
-                unsent = await _closed_loop(chains.leads, settings, origin, deadline_ns, chains.wrap(fire, origin))
-            else:
-                start_ns = start_at_ns or began + START_LEAD_NS
-                unsent = await _open_loop(chains.leads, start_ns, deadline_ns, chains.wrap(fire, start_ns))
+        probe = LoopLagProbe(deadline_ns)
+        probing = asyncio.create_task(probe.run())
+        try:
+            unsent = await _send_plan(chains, settings, progress, began, start_at_ns, deadline_ns, fire)
+        finally:
+            probing.cancel()
+            await asyncio.gather(probing, return_exceptions=True)
+        stats.loop_lag_p99_ms, stats.loop_lag_samples = probe.p99_ms(), len(probe.lags_ns)
         unsent = chains.with_unsent_turns(unsent)
     for item, offset_s in unsent:
         journal.append(_unsent_record(run_id, target.candidate, item, offset_s))
         stats.unsent += 1
     stats.wall_s = (time.perf_counter_ns() - began) / 1e9
     return stats
+
+
+async def _send_plan(chains, settings: ReplaySettings, progress, began: int, start_at_ns, deadline_ns: int, fire):
+    with progress:
+        if settings.mode == "concurrency":
+            if start_at_ns is not None:
+                await asyncio.sleep(max(0.0, (start_at_ns - time.perf_counter_ns()) / 1e9))
+            origin = start_at_ns or began
+            return await _closed_loop(chains.leads, settings, origin, deadline_ns, chains.wrap(fire, origin))
+        start_ns = start_at_ns or began + START_LEAD_NS
+        return await _open_loop(chains.leads, start_ns, deadline_ns, chains.wrap(fire, start_ns))
 
 
 def expected_peak_in_flight(plan: list[PlannedRequest], settings: ReplaySettings) -> int:

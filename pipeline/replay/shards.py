@@ -221,6 +221,9 @@ def merge_shards(reports: list[dict], replay) -> tuple[pa.Table, dict]:
     timings = with_load_level(timings, production_level(replay))
     stats = {key: sum(report["stats"][key] for report in reports) for key in SUMMED_STATS}
     stats["wall_s"] = max(report["stats"]["wall_s"] for report in reports)
+    lags = [report["stats"].get("loop_lag_p99_ms") for report in reports]  # each shard's own loop: the worst
+    if any(lag is not None for lag in lags):
+        stats["loop_lag_p99_ms"] = max(lag for lag in lags if lag is not None)
     # One candidate per partition; the `candidates` map stays because pack/assemble/gather.py merges the
     # partitions' summaries into one for the side-by-side pack.
     summary = {

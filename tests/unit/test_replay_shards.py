@@ -71,3 +71,13 @@ def test_merge_shards_of_one_shard_is_that_replay(tmp_path: Path) -> None:
     totals = {"planned": 1, "sent": 1, "errors": 0, "unsent": 0, "retries": 0, "peak_in_flight": 1, "wall_s": 0.5}
     assert summary["candidates"] == {"alpha": totals} and {k: summary[k] for k in totals} == totals
     assert summary["shards"] == [{"shard": 0, "pid": 7, "clock": "monotonic", **_stats(1, 1, 0, 0, 0, 1, 0.5)}]
+
+
+def test_merge_shards_keeps_the_worst_shards_loop_receipt_lag(tmp_path: Path) -> None:
+    first, second = shards_for(2, tmp_path / "barrier")
+    reports = [
+        _report(tmp_path, first, ["q1"], {**_stats(1, 1, 0, 0, 0, 1, 1.0), "loop_lag_p99_ms": 2.5}, pid=101),
+        _report(tmp_path, second, ["q2"], {**_stats(1, 1, 0, 0, 0, 1, 1.0), "loop_lag_p99_ms": 7.0}, pid=202),
+    ]
+    _, summary = merge_shards(reports, Replay(mode="trace"))
+    assert summary["loop_lag_p99_ms"] == 7.0  # each shard has its own loop: the figure is the worst
