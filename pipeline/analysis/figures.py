@@ -33,7 +33,6 @@ from pipeline.analysis.stats import (
     INTERVAL_RULE,
     NOT_REPRODUCED,
     early_stopping_note,
-    instrument_verdict,
     unsteady_verdict,
     verdict,
 )
@@ -92,22 +91,14 @@ def figure(
     return item
 
 
-def judged(
-    spec: Spec,
-    metric: str,
-    ci_low,
-    ci_high,
-    no_steady_window: str | None = None,
-    instrument_error_ms: float | None = None,
-) -> dict:
+def judged(spec: Spec, metric: str, ci_low, ci_high, no_steady_window: str | None = None) -> dict:
     """The verdict on the claim on `metric` from an interval, the tolerance it was judged with and
     its source (`claim.tolerance`, the catalogue's default by the figure's kind), and the rule that
     decided it (`decision_rule`): the one place a verdict is made (`stats.verdict` holds the rule).
     No claim: no verdict, no tolerance; a spec with `claim.tolerance: null` (a pack written before
     tolerances) judges without one. Over a window the steady-state tests rejected
     (`no_steady_window`: why) a verdict is decisive only in the direction the transient cannot
-    explain (`stats.unsteady_verdict`). A latency figure whose instrument error (p99, ms) exceeds a
-    quarter of C·t is not decided as holding (`stats.instrument_verdict`)."""
+    explain (`stats.unsteady_verdict`)."""
     claimed = spec.claim.figures.get(metric)
     _, larger_is_better = metrics.describe(metric)
     tolerance = 0.0
@@ -123,11 +114,6 @@ def judged(
         out |= {"verdict": word, "no_steady_window": no_steady_window}
         if rule is not None:
             out["decision_rule"] = rule
-    word, rule = instrument_verdict(
-        out["verdict"], claimed, tolerance, instrument_error_ms, metrics.metric(metric).kind
-    )
-    if rule is not None:
-        out |= {"verdict": word, "decision_rule": rule}
     return out
 
 
