@@ -14,7 +14,7 @@ MODEL_STAMP := $(VENV)/.model-installed
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF
 LLAMA_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: demo demo-real lint test test-fast real-model real-model-test dev clean
+.PHONY: demo demo-real lint docs test test-fast real-model real-model-test dev clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ lint: $(STAMP)
 	$(BIN)/sqlfluff lint sql
 	$(BIN)/lint-imports
 
+# the docs site (mkdocs.yml, docs/): built with --strict, so a broken link or anchor, or a page left out of
+# the nav, fails; `make test` builds it before pytest (tests/unit/test_reference_docs.py fails a reference
+# page out of date with the code: `.venv/bin/python docs/gen_reference.py` rewrites them). The site: out/site
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 # pytest-xdist workers for `make test` (tests/conftest.py says what stays together): four on 2 cores
 # bring pytest from ~20 to ~11 minutes (a fresh clone, 2026-12-01); `make test TEST_WORKERS=1` runs it serially
 TEST_WORKERS ?= 4
@@ -56,12 +62,12 @@ XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # and one DuckDB thread in each (pipeline/duck/connect.py): the workers already keep both cores busy
 TEST_DUCKDB_THREADS ?= 1
 
-# the rules, then the whole suite, the real-model tests included (the first run compiles llama.cpp twice, ~10 min on 2 cores).
+# the rules, the docs site, then the whole suite, the real-model tests included (the first run compiles llama.cpp twice, ~10 min on 2 cores).
 # The real-model tests run after the rest, one at a time on a machine nothing else is loading: there
 # llama-server decodes on two threads (tests/real_model/conftest.py), while on one thread beside three other
 # workers it ran 3-4x slower (demo-real's test 556 s in a fresh-clone CI against 132 s alone), and that
 # speed is what their load-behaviour and capacity assertions measure.
-test: lint $(STAMP) $(MODEL_STAMP)
+test: lint docs $(STAMP) $(MODEL_STAMP)
 	LOADPROOF_DUCKDB_THREADS=$(TEST_DUCKDB_THREADS) $(BIN)/python -m pytest $(XDIST) -m "not real_model" --durations=25
 	$(BIN)/python -m pytest -m real_model --durations=10
 

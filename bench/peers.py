@@ -16,7 +16,7 @@ collections, and warmed by an unmeasured burst from loadproof's client at the lo
 their order rotated by one place per rate (at 6 rates and 3 tools each goes first twice).
 
 Per endpoint, rate and tool it prints: schedule-lag p99 (or the peer's nearest figure, see
-bench/README.md), errors, sends per second achieved, client CPU seconds of the tool's whole
+bench/CHANGELOG.md), errors, sends per second achieved, client CPU seconds of the tool's whole
 process tree (start-up included), the start-up part (CPU until its first send) and CPU per request
 from first send to last end, peak RSS, endpoint CPU seconds and full collections during the run,
 and TTFT/E2E p50/p95/p99. Then per tool the highest sustained rate (lag p99 <= 5 ms, no
@@ -286,7 +286,7 @@ def probe_events(folder: Path, name: str, pid: int | None = None) -> list[dict]:
 def warm_up(endpoint: Endpoint, rate: float, seconds: float, out: Path) -> None:
     """An unmeasured burst from loadproof's client, so that no tool meets the endpoint's first-time
     costs: GuideLLM's mock makes its first full collection (~140 ms of CPU, every request in flight
-    waits) ~170–340 requests after it starts (bench/README.md, "Whose stall")."""
+    waits) ~170–340 requests after it starts (bench/CHANGELOG.md, "Whose stall")."""
     out.mkdir(parents=True, exist_ok=True)
     command, env = TOOLS["loadproof"]().command(Load(rate, seconds, None, endpoint.root_url), out)
     started = time.monotonic()
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
         default=True,
         help="a new endpoint process, warmed, for every tool at every rate (default): a tool that fell far "
         "behind left the shared endpoint busier for the next (loadproof at 800 req/s right after GuideLLM: "
-        "lag p99 6.9 ms, 0.5 alone; bench/README.md)",
+        "lag p99 6.9 ms, 0.5 alone; bench/CHANGELOG.md)",
     )
     parser.add_argument("--json-out", type=Path, default=None, help="write every row as JSON here")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep each tool's exports and logs here")

@@ -7,7 +7,7 @@ through DuckDB's relational API and values through `$name` parameters.
 
 A query runs as a prepared statement on the connection (`execute`), not as a relation
 (`con.sql`): DuckDB 2.0's relation layer parses and binds a query once more in Python before it
-runs it, ~20 % of an analysis on demo-sized tables (bench/README.md). The results here are
+runs it, ~20 % of an analysis on demo-sized tables (bench/CHANGELOG.md). The results here are
 aggregates, so the copy DuckDB warns of (a DB-API result's rows copied into Arrow) is small; the
 stages that read whole logs use `pipeline.duck.connect.run`, a lazy relation.
 """

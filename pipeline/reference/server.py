@@ -167,7 +167,7 @@ def build_app(
             state.engine.start()
         # what start-up built (the imports, the profile, the engine) out of the collector's sight:
         # its first full collections otherwise stall every request in flight for 100+ ms under
-        # load (bench/README.md, "Whose stall"), as the replay client already does (engine.py)
+        # load (bench/CHANGELOG.md, "Whose stall"), as the replay client already does (engine.py)
         gc.collect()
         gc.freeze()
         try:

@@ -34,14 +34,14 @@ class Candidate(Strict):
     api: Literal["chat", "completions", "responses"] = Field(
         default="chat",
         description="the OpenAI API the replay speaks: chat (/chat/completions), completions (/completions, legacy: "
-        "the messages as one plain prompt) or responses (/responses, typed events); README, 'The API kind'",
+        "the messages as one plain prompt) or responses (/responses, typed events); docs/agents.md, 'The API kind'",
     )
     api_key_env: str | None = Field(default=None, description="name of the environment variable holding the API key")
     tokenizer: str | None = Field(
         default=None,
         description="the tokenizer of the model this candidate serves, as a workload.prompts.tokenizer setting "
         "(loadproof-approx is the reference endpoint's own); the bill check (billed vs counted tokens) is a verdict "
-        "only when the plan counted under this very setting; README, 'The bill checked'",
+        "only when the plan counted under this very setting; docs/agents.md, 'The bill checked'",
     )
     price: Price
     max_context_tokens: int | None = Field(

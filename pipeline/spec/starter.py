@@ -196,7 +196,7 @@ TEMPLATE = """\
 #   the target: {{ candidate.target }} (GET {{ candidate.base_url }}/models)
 # Each value is a starting point, the reason it was chosen beside it; the lines marked FILL IN are
 # yours to write. Paths are relative to this file's folder. Then: loadproof run {{ facts.spec_file }}
-# Every field is explained in examples/demo.yaml and README.md ("The spec").
+# Every field is explained in examples/demo.yaml and docs/reference/spec.md (the docs site).
 name: {{ ("re-validation of " ~ candidate.model ~ " on " ~ log.path.split("/")[-1]) | q }}
 
 # The vendor's claim: the published figures this re-validation puts to the test.
@@ -223,7 +223,7 @@ claim:
 {% for key, fraction in tolerances %}
   #   {{ key }}: {{ fraction | num }}
 {% endfor %}
-  # (the defaults above apply unless set; why each: ARCHITECTURE.md, "Verdicts")
+  # (the defaults above apply unless set; why each: docs/claim.md, "Verdicts and tolerances")
 
 candidates:
   - name: {{ candidate.name | q }}\t# from the model id (letters, digits, _ . - only)

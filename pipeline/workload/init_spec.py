@@ -240,7 +240,7 @@ def _log_source(log: str, log_format: str | None, columns: list[str]) -> tuple[L
 
 MAPPING_HINT = (
     "csv and parquet logs need --column arrival=COL --column prompt_tokens=COL --column output_tokens=COL "
-    "(NAME a workload.log.columns field: README 'The spec')"
+    "(NAME a workload.log.columns field: docs/reference/log-formats.md)"
 )
 
 

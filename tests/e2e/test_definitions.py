@@ -74,21 +74,21 @@ def test_bad_spec_exits_2_naming_the_field(tmp_path, write_spec):
     assert "sla.ttft_ms: Input should be greater than 0" in result.output
 
 
-def test_the_ui_groups_are_the_asset_modules_and_the_readme_names_each():
+def test_the_ui_groups_are_the_asset_modules_and_the_docs_name_each():
     groups = {spec.group_name for spec in defs.resolve_all_asset_specs()}
     assert groups == {module.__name__.removeprefix("assets.") for module in ASSET_MODULES}
-    listed = re.search(r"one module per group \(([^)]*)\)", (REPO_ROOT / "README.md").read_text())
+    listed = re.search(r"one module per group \(([^)]*)\)", (REPO_ROOT / "docs" / "new-model-version.md").read_text())
     assert listed and set(re.findall(r"`(\w+)`", listed.group(1))) == groups
 
 
 def test_the_ui_command_opens_the_demos_instance_with_the_projects_dagster_yaml():
-    """`make dev`, the README's UI command, copies dagster.yaml (telemetry off, one run at a time)
-    into the instance it opens, the demo's, beside the launchpad's default pack folder."""
+    """`make dev`, the docs' UI command (docs/new-model-version.md), copies dagster.yaml (telemetry off,
+    one run at a time) into the instance it opens, the demo's, beside the launchpad's default pack folder."""
     makefile = (REPO_ROOT / "Makefile").read_text()
     home = re.search(r"^DEV_HOME \?= \$\(CURDIR\)/(\S+)$", makefile, re.MULTILINE)
     assert home and home.group(1) == "out/demo/.dagster"
     recipe = makefile.split("\ndev:", 1)[1].split("\n\n", 1)[0]
     assert "cp dagster.yaml $(DEV_HOME)/dagster.yaml" in recipe and "DAGSTER_HOME=$(DEV_HOME)" in recipe
     assert REPO_ROOT / home.group(1) == Path(defs.resources["storage"].out_dir) / ".dagster"
-    ui = (REPO_ROOT / "README.md").read_text().split("### Open the Dagster UI", 1)[1]
+    ui = (REPO_ROOT / "docs" / "new-model-version.md").read_text().split("## Open the Dagster UI", 1)[1]
     assert ui.split("```bash\n", 1)[1].startswith("make dev ")

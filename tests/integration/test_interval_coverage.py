@@ -1,5 +1,5 @@
 """A coverage floor for the intervals, on a fixed seed (the full measurement is
-bench/ci_coverage.py: 200 runs at two loads, figures in bench/README.md).
+bench/ci_coverage.py: 200 runs at two loads, figures in bench/CHANGELOG.md).
 
 40 demo-sized replays at 85 % of the simulated endpoint's capacity, analysed by the project's own
 code: the share of 95 % intervals that contain the long run's truth, per figure kind. Under this
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 RUNS, SEED, LOAD = 40, 3, 0.85
 FLOOR = 0.75  # every kind but one, dependence-aware (the full bench at 85 %: 0.785 and up)
 # SLA attainment is the known shortfall (full bench 0.73 at 85 %: a calm run's batches all agree,
-# bench/README.md says why); its floor only guards against losing what the batches recover
+# bench/CHANGELOG.md says why); its floor only guards against losing what the batches recover
 SLA_ATTAINMENT_FLOOR = 0.6
 INDEPENDENT_CEILING = 0.5  # what the independent intervals reach for these kinds under this load
 

@@ -9,7 +9,7 @@ as inference-perf writes its per-stage partials, so that a composer can deep-mer
 partial on top (`yq '. * load("other.yaml")'`): no key whose value is null, plain YAML, one file per
 stage, `run.eid` shared by every document of one run and `run.uid` unique to one.
 
-What BR0.2 gets and what it cannot (README "Export to Benchmark Report v0.2" lists it field by field):
+What BR0.2 gets and what it cannot (docs/export.md lists it field by field):
 `results.request_performance.aggregate.requests` (total, failures); `.latency` (TTFT, TPOT, ITL,
 E2E: the pack's p50, p90, p95, p99 and p99.9 where it read them, and the mean, min and max BR's
 `Statistics` requires, from `latency_stats` over the figures' own requests); `.throughput`

@@ -30,7 +30,7 @@ class LogFormat:
     # read on every thread into a stored table (its rowid numbers the lines) instead of numbered as
     # read on one: pays where the fields query costs far more per line than storing the line (OTLP's
     # nested parse: 2× faster at 10 M spans); a 10 M-row LiteLLM log spilled its stored lines and
-    # took 1.5× as long (bench/README.md, "Line numbers read in parallel")
+    # took 1.5× as long (bench/CHANGELOG.md, "Line numbers read in parallel")
     read_in_parallel: bool = False
 
 
