@@ -281,8 +281,9 @@ def exit_statuses_page() -> str:
         HEADER.format(source="pipeline/exit_statuses.py")
         + "# Exit statuses\n\n"
         + "Every `loadproof` command exits with one of these (`tests/integration/test_exit_statuses.py` holds the "
-        "commands to status 2; `tests/unit/test_exit_statuses_table.py` holds every status the CLI's code can "
-        "exit with to this table).\n\n"
+        "commands to status 2, `tests/integration/test_signal_statuses.py` the signals outside a run; "
+        "`tests/unit/test_exit_statuses_table.py` holds every status the CLI's code can exit with to this "
+        "table).\n\n"
         + "| status | meaning |\n|---|---|\n"
         + rows
         + "\n\n## Stopped by a signal\n\n"
