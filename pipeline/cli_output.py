@@ -105,7 +105,7 @@ def execute_spec(
 
 
 def print_privacy(spec: Path, out: Path) -> None:
-    """Where the customer text is (ARCHITECTURE.md 4.13): never in the pack unless the spec keeps it."""
+    """Where the customer text is (docs/privacy.md): never in the pack unless the spec keeps it."""
     from pipeline.privacy import private_root
 
     policy = load_spec(spec).spec.privacy.text

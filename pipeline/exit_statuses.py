@@ -1,7 +1,8 @@
 """What each exit status of `loadproof` means, and what a signal does to each command: the table the
 docs' reference page (`docs/reference/exit-statuses.md`) is generated from. A leaf: standard library
 only. `tests/unit/test_exit_statuses_table.py` holds every `typer.Exit(N)` of the CLI to this table,
-and `tests/integration/test_exit_statuses.py` the commands to status 2 on bad input."""
+`tests/integration/test_exit_statuses.py` the commands to status 2 on bad input and
+`tests/integration/test_signal_statuses.py` the signal rows outside a run."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The spec's `privacy` section: what of the buyer's customer text a re-validation keeps.
 
 The replay always sends the real text to the candidates; this setting decides only what is
-*kept* (pack files, journals, Dagster metadata, log lines). ARCHITECTURE.md ("Privacy") lists
+*kept* (pack files, journals, Dagster metadata, log lines). docs/privacy.md lists
 what stays under each value and where the text the replay needs lives meanwhile.
 """
 

@@ -11,6 +11,8 @@ or run, and say why where they do it:
 - test_reliability_kills: a run killed mid-replay, then re-run into the same folder;
 - test_definitions: a blocking check that fails on the first asset (the run stops there);
 - test_init_then_run: the spec `loadproof init` writes, run as written (its own window and candidate);
+- test_docs_commands: the docs' quick start, every command as written (`init` on the bundled log with
+  a 10 s window, `run`, then the task pages' commands on its pack);
 - test_partitions: continues from a copy of this pack with a second model version;
 - test_privacy_canary: a log and a slice with canaries planted, run under the default and `keep`.
 

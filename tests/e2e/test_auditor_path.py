@@ -8,7 +8,7 @@ The clicks are counted from the figure's lineage row to the raw-timings hash on 
 2. "[Show Markdown]" on its `figures` metadata: every figure of the partition with its value,
    interval, verdict and the sha256 of each input file, the raw timings first.
 A screenshot of each step is kept (`LOADPROOF_AUDITOR_PATH_DIR`, else the test's tmp dir);
-docs/auditor-path/ holds the ones the README shows.
+docs/auditor-path/ holds the ones docs/auditor.md shows.
 
 The same UI lists the runs `loadproof run` made under the code location (issue 29 item 5), as its
 Overview timeline and each asset's history read them (their GraphQL fields), and from the
@@ -123,7 +123,7 @@ def test_one_figure_from_the_pack_to_its_raw_timings_hash_in_the_ui(demo_pack: D
         finally:
             browser.close()
     assert clicks <= MOST_CLICKS
-    assert clicks == 2  # the path as documented in README ("The auditor's path")
+    assert clicks == 2  # the path as documented in docs/auditor.md
 
 
 # the fields the UI's Overview timeline (RunTimelineFragment) and an asset's history

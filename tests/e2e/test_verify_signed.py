@@ -1,6 +1,6 @@
 """`loadproof sign FOLDER --key` and `loadproof verify FOLDER --public-key`: a signed demo pack
 verifies with its key, and fails (naming why) with another key, without a signature, and after
-any byte below the folder changed (ARCHITECTURE.md § 4.1, pipeline/pack/audit/signing.py).
+any byte below the folder changed (docs/contracts.md § 4.1, pipeline/pack/audit/signing.py).
 
 The session's demo pack is copied and signed once per run (signing verifies the folder first: a
 whole re-computation), and each test takes its own copy of that signed folder (no whole-graph run

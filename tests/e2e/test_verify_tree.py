@@ -1,6 +1,6 @@
 """`loadproof verify FOLDER` covers the whole folder: a byte flipped, a file deleted or added, a
 manifest edited — in the top pack's own files or in a candidate × version sub-pack — fails the
-verification and names the path (ARCHITECTURE.md § 4.1).
+verification and names the path (docs/contracts.md § 4.1).
 
 Each test tampers with a copy of the session's demo pack (no whole-graph run of its own); the
 copy leaves out the Dagster instance folder, the one exclusion, which one test adds back."""

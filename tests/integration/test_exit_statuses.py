@@ -2,7 +2,7 @@
 2 with one line on stderr and leaves no folder behind (issue 43, item 2). Each case is the bad
 input a user meets first: a path that is not there, a closed port, an unknown name. (1, a failed
 run or a pack that differs, is held by tests/e2e/test_verify_tree.py and test_reliability_kills.py;
-128 + N by the signal tests.)"""
+128 + N by tests/integration/test_signal_statuses.py.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each metric as a small unit with a hand-computed answer (ARCHITECTURE.md, "Metric definitions")."""
+"""Each metric as a small unit with a hand-computed answer (docs/statistics.md, "Definitions")."""
 
 from datetime import UTC, datetime
 
