@@ -153,7 +153,7 @@ def test_the_cli_runs_show_under_the_code_location_in_the_timeline_and_asset_his
     top = json.loads((demo_pack.folder / "evidence_pack.json").read_text())
     partition_runs = {p["run_id"] for p in top["partitions"]}
     runs = {run["id"]: run for run in _graphql(ui, RUNS)["runsOrError"]["results"]}
-    assert set(runs) == partition_runs | {top["run_id"]}
+    assert set(runs) == partition_runs | {top["run_id"], top["lineage"]["plan_run_id"]}  # + the plan run (side by side)
     job = {"repositoryLocationName": location, "repositoryName": "__repository__", "pipelineName": "revalidation"}
     for run in runs.values():
         assert (run["pipelineName"], run["repositoryOrigin"]) == ("revalidation", under_location), run
