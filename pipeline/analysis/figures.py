@@ -110,7 +110,9 @@ def judged(spec: Spec, metric: str, ci_low, ci_high, no_steady_window: str | Non
     if out["verdict"] is not None:
         out["decision_rule"] = INTERVAL_RULE
     if no_steady_window is not None:
-        word, rule = unsteady_verdict(out["verdict"], claimed, ci_low, ci_high, metrics.metric(metric).kind, tolerance)
+        word, rule = unsteady_verdict(
+            out["verdict"], claimed, ci_low, ci_high, metrics.metric(metric).kind, tolerance, larger_is_better
+        )
         out |= {"verdict": word, "no_steady_window": no_steady_window}
         if rule is not None:
             out["decision_rule"] = rule

@@ -158,6 +158,10 @@ BELOW_AT_MOST_FAVOURABLE = (
     "no steady window: the rate's interval lies below the claim with its tolerance even at the most favourable "
     "window the steady-state test could have kept (half the window or more: at most twice its rate)"
 )
+ERRORS_AFTER_WARMUP = (
+    "no steady window: the error rate's whole interval over every request after warm-up lies above the claim with "
+    "its tolerance (a warm-up transient or a queue still filling only adds errors)"
+)
 UNSTEADY_UNDECIDED = "no steady window: the interval over the window does not rule the transient out"
 # a window the steady-state test keeps holds at least half the configured one (pipeline/analysis/steady_state.py
 # trims a leading ramp only when its change point lies in the first half), so a rate over it is at most twice
@@ -203,6 +207,7 @@ def unsteady_verdict(
     ci_high: float | None,
     kind: str,
     tolerance: float = 0.0,
+    larger_is_better: bool = True,
 ) -> tuple[str | None, str | None]:
     """(verdict, decision rule) of a figure read over a window the steady-state tests rejected:
     decided only in the direction the transient cannot explain. A latency percentile (`kind`
@@ -211,11 +216,15 @@ def unsteady_verdict(
     lengthens latencies, so the steady latency is no better, and an overloaded closed loop (its queue
     full throughout) is itself the answer for that concurrency. A rate (`kind` "rate", larger is
     better) is *not reproduced* when even twice its interval's upper end (`MOST_FAVOURABLE_RATE_FACTOR`)
-    lies below C·(1 − t). Everything else stays inconclusive."""
+    lies below C·(1 − t). A proportion where smaller is better (the error rate) is *not reproduced*
+    on the latency's rule: time-outs and 429s while a queue fills only add errors. Everything else
+    stays inconclusive."""
     if word is None:
         return None, None
     if claimed is not None and kind == "latency percentile" and word == NOT_REPRODUCED:
         return NOT_REPRODUCED, BEYOND_AFTER_WARMUP
+    if claimed is not None and kind == "proportion" and not larger_is_better and word == NOT_REPRODUCED:
+        return NOT_REPRODUCED, ERRORS_AFTER_WARMUP
     favourable = None if ci_high is None else ci_high * MOST_FAVOURABLE_RATE_FACTOR
     if claimed is not None and kind == "rate" and favourable is not None and favourable < claimed * (1.0 - tolerance):
         return NOT_REPRODUCED, BELOW_AT_MOST_FAVOURABLE

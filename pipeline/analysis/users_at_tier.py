@@ -16,7 +16,8 @@ Made from the capacity search's levels, as the capacity at the SLA is:
 - **Users at the tier** (sql/sweep_summary.sql): the users of the highest level meeting the tier
   below the first level that misses it (every lighter level met it too), with the **bracket** as
   its interval: from those users (the point itself: users are claimed only where the tier was
-  met) to the users of the first level missed (open where none missed: a lower bound). The search
+  met) to the users of the first level missed (open where none missed, or where that level's
+  Little's-law users came out no higher — failed requests end early: a lower bound). The search
   bisects on the SLA, not on the tier, so the bracket is as tight as the levels it ran near the
   tier's knee; `tier_bracket_closed` says whether it is within the search's precision.
 - **Cost per user-hour** at the tier: the level's cost (sql/cost_per_decision.sql: a per-hour price
@@ -131,6 +132,8 @@ def tier_columns(spec: Spec, summary: dict, precision: float) -> dict:
         summary.get("cost_per_user_hour_at_max_tier_load_usd"),
         summary.get("cost_per_user_hour_at_first_tier_miss_usd"),
     )
+    if users_missed is not None and users_missed <= users:  # an open loop's Little's-law users can fall as
+        users_missed = cost_missed = None  # failures shorten E2E: the level missed bounds nothing (open end)
     ends = [value for value in (cost, cost_missed) if value is not None]
     both = cost is not None and cost_missed is not None
     out.update(

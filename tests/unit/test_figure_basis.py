@@ -163,3 +163,22 @@ def test_over_an_unsteady_window_a_latency_is_decided_only_beyond_the_claim(low,
 def test_a_steady_verdict_names_the_interval_rule_and_an_unclaimed_figure_none():
     assert claims.judged(spec(ttft_ms_p95=250), "ttft_ms_p95", 30.0, 60.0)["decision_rule"] == stats.INTERVAL_RULE
     assert "decision_rule" not in claims.judged(spec(ttft_ms_p95=250), "e2e_ms_p99", 30.0, 60.0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "low", "high", "word", "rule"),
+    [
+        # the error rate wholly above 1 %: time-outs and 429s while a queue fills only add errors
+        ("error_rate", 0.024, 0.081, "not reproduced", "ERRORS_AFTER_WARMUP"),
+        # wholly below it: the queue still filling could add errors later, so undecided
+        ("error_rate", 0.0, 0.008, "inconclusive", "UNSTEADY_UNDECIDED"),
+        # a proportion where larger is better: a transient can lower it, so a low one decides nothing
+        ("sla_attainment", 0.40, 0.60, "inconclusive", "UNSTEADY_UNDECIDED"),
+    ],
+)
+def test_over_an_unsteady_window_a_proportion_is_decided_only_where_the_transient_cannot_explain_it(
+    metric, low, high, word, rule
+):
+    """The demo's budget-8b at the vendor's conditions: 4.5 % injected 429s and 5xx against a 1 % claim."""
+    out = claims.judged(spec(**{metric: 0.01 if metric == "error_rate" else 0.95}), metric, low, high, "unsteady")
+    assert out["verdict"] == word and out["decision_rule"] == getattr(stats, rule)

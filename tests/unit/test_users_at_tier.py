@@ -11,7 +11,7 @@ import pytest
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.capacity import capacity_rows
 from pipeline.analysis.figures import capacity_figures
-from pipeline.analysis.users_at_tier import CLOSED_LOOP_USERS, OPEN_LOOP_USERS, per_user_table
+from pipeline.analysis.users_at_tier import CLOSED_LOOP_USERS, OPEN_LOOP_USERS, per_user_table, tier_columns
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.replay.sweep import LoadLevel, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
@@ -188,3 +188,24 @@ def test_a_bad_tier_is_an_error_naming_file_line_and_field(write_spec, per_user,
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if text.strip() == "per_user:")
     reported = int(re.search(re.escape(str(path)) + r":(\d+): sla\.per_user", str(error.value)).group(1))
     assert line <= reported <= line + len(per_user)  # the tier's line or the line of the field inside it
+
+
+def test_a_missed_level_with_no_more_users_leaves_the_bracket_open_not_inverted():
+    """The demo's budget-8b (4.5 % injected faults, an open loop): its first level missing the tier counted
+    0.789 users by Little's law against 0.804 at the level met (failed requests end early). The bracket
+    then bounds nothing above: open, never [0.804, 0.789]."""
+
+    summary = {
+        "max_tier_load_level": 1.41,
+        "first_tier_missing_load_level": 1.68,
+        "users_at_max_tier_load": 0.8037,
+        "users_at_first_tier_miss": 0.7888,
+        "cost_per_user_hour_at_max_tier_load_usd": 0.2,
+        "cost_per_user_hour_at_first_tier_miss_usd": 0.21,
+    }
+    out = tier_columns(spec(replay={"mode": "trace"}), summary, 0.1)
+    assert out["users_at_slo_tier"] == out["users_at_slo_tier_ci_low"] == 0.8037
+    assert out["users_at_slo_tier_ci_high"] is None and out["cost_per_user_hour_usd_ci_low"] is None
+    summary["users_at_first_tier_miss"] = 0.95  # more users at the level missed: the bracket holds
+    out = tier_columns(spec(replay={"mode": "trace"}), summary, 0.1)
+    assert (out["users_at_slo_tier_ci_low"], out["users_at_slo_tier_ci_high"]) == (0.8037, 0.95)
