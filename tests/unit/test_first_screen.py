@@ -90,7 +90,7 @@ def test_each_tolerance_source_is_stated_once_in_the_glossary(demo, pages):
 
 def test_the_steady_state_table_never_breaks_a_series_name(pages):
     html = pages["html"]
-    assert "#steady-state-table code { word-break: normal; white-space: nowrap; }" in html
+    assert "#steady-state-table code, ul.tolerances code { word-break: normal; white-space: nowrap; }" in html
     table = html.split('<table id="steady-state-table">')[1].split("</table>")[0]
     assert table.count('<td class="tests"><div><code>') == 2
 
