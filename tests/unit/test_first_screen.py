@@ -13,6 +13,7 @@ import pytest
 
 from pipeline import REPO_ROOT
 from pipeline.analysis import metrics
+from pipeline.cli_output import print_headline
 from pipeline.pack.assemble import claim_words, summary
 from pipeline.pack.document import EvidencePack
 from pipeline.pack.render.pages import render_html, render_markdown
@@ -102,3 +103,10 @@ def test_a_line_longer_than_its_limit_is_cut_at_a_word():
     assert len(line) <= 240 and line.endswith("…") and line.startswith("Capacity at the SLA: unknown: no load level")
     assert claim_words.fit("a " * 200) == ("a " * 119).strip() + "…"
     assert claim_words.fit("head", "; one", "; " + "x" * 300) == "head; one"
+
+
+def test_the_cli_headline_never_prints_an_infinite_or_dashed_interval_end(demo, capsys):
+    print_headline(demo, 0.95)
+    printed = capsys.readouterr().out
+    assert "TTFT" in printed or "ttft_ms_p95" in printed
+    assert "∞" not in printed and "– —" not in printed and "≥" in printed
