@@ -16,7 +16,7 @@ from pipeline.analysis import metrics
 from pipeline.cli_output import print_headline
 from pipeline.pack.assemble import claim_words, summary
 from pipeline.pack.document import EvidencePack
-from pipeline.pack.render.pages import render_html, render_markdown
+from pipeline.pack.render.pages import open_end, render_html, render_markdown
 
 DEMO = REPO_ROOT / "tests" / "fixtures" / "packs" / "demo_pack.json"
 
@@ -73,6 +73,12 @@ def test_no_page_prints_an_infinite_interval(pages, demo):
         assert "∞" not in text
         assert "≥ " in text  # an open end keeps its bounded side
     assert pages["markdown"].count("An interval written ≥ x (or ≤ x) has one open end") == 2  # note, glossary
+    # in the HTML, a figure's open end says why in the cell's title, in claim_words' words
+    assert '<td class="num" title="its upper end not estimable from 187 requests">≥ 6,612</td>' in pages["html"]
+    needed = {"ci_low": 2200.0, "ci_high": None, "n": 80, "requests_to_resolve": 368}
+    assert open_end(needed) == "its upper end not estimable from 80 requests (368 needed)"
+    assert open_end({"ci_low": None, "ci_high": 5.0, "n": 80}) == "its lower end not estimable from 80 requests"
+    assert open_end({"ci_low": 1.0, "ci_high": 2.0}) == open_end({"ci_low": None, "ci_high": None}) == ""
 
 
 def test_each_tolerance_source_is_stated_once_in_the_glossary(demo, pages):

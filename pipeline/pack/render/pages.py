@@ -10,6 +10,7 @@ from pathlib import Path
 import jinja2
 
 from pipeline.files.hashing import sha256_file
+from pipeline.pack.assemble.claim_words import not_estimable_words
 from pipeline.pack.assemble.summary import FIRST_REASONS
 from pipeline.pack.audit.tree import JSON_NAME, covered_by, subpack_entry
 from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry, SubPack
@@ -62,6 +63,15 @@ def interval(low: object, high: object) -> str:
     if _bounded(high):
         return f"≤ {num(high)}"
     return "—"
+
+
+def open_end(figure: dict) -> str:
+    """`its upper end not estimable from 187 requests (368 needed)` for a figure's interval with
+    one open end (`claim_words`' words: the HTML cell's title), else ''."""
+    low, high = figure.get("ci_low"), figure.get("ci_high")
+    if _bounded(low) == _bounded(high):
+        return ""
+    return f"its {'upper' if _bounded(low) else 'lower'} end {not_estimable_words(figure)}"
 
 
 def readable(value: object) -> object:
@@ -215,6 +225,7 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["tolerances"] = tolerances
     env.filters["resolve_short"] = resolve_short
     env.filters["ui_links"] = ui_links
+    env.filters["open_end"] = open_end
     env.globals["open_end_note"] = OPEN_END_NOTE
     env.globals["first_reasons"] = FIRST_REASONS  # the proxy verdict's reasons per candidate on the first screen
     return env
