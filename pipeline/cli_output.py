@@ -19,6 +19,7 @@ from pipeline.pack.render.pages import (
     JSON_NAME,
     MARKDOWN_NAME,
     basis_label,
+    interval,
     interval_level,
     num,
     verdict_label,
@@ -145,7 +146,7 @@ def print_headline(pack: dict, confidence: float) -> None:
             basis_label(figure),
             num(figure["claimed"]),
             num(figure["measured"]),
-            f"{num(figure['ci_low'])} – {num(figure['ci_high'])}",
+            interval(figure["ci_low"], figure["ci_high"]),  # an open end: ≥ low, never "– —" or ∞
             str(figure["n"]),
             verdict_label(figure),
             "—" if figure.get("tolerance") is None else f"{figure['tolerance'] * 100:g} %",

@@ -144,7 +144,9 @@ def test_number_and_delta_formatting():
     assert delta({"claimed": 4200.0, "measured": 259.0}) == "−3,941 (-94%)"
     assert delta({"claimed": None, "measured": 1.0}) == "—"
     assert num(9.8e-05) == "0.000098" and num(True) == "yes" and num(0.0) == "0"  # never an exponent or a repr
-    assert interval(2200.0, None) == "2,200 – ∞" and interval(None, None) == "—"  # an open side is unbounded
+    # an open side is never infinite (issue 42): the bounded end alone, with the page's note
+    assert interval(2200.0, None) == "≥ 2,200" and interval(None, 5.0) == "≤ 5.0" and interval(None, None) == "—"
+    assert interval(2200.0, float("inf")) == "≥ 2,200"
 
 
 def test_the_workload_section_renders_nested_profile_values_as_tables():

@@ -4,8 +4,10 @@ The proxy verdict is *measured* (issue 15, item 6) once the claim's own benchmar
 candidate's published figures are a good-enough proxy when every claim reproduces (holds, or holds
 within its tolerance: `claim.tolerance`) at the vendor's conditions and the buyer's capacity at the
 SLA is within `proxy_tolerance.capacity_ratio` of each claimed capacity figure; otherwise they must
-be re-measured, and the reasons are ordered by the moves the attribution ladder measured (the axis
-that moved the headline most first).
+be re-measured, and the reasons are ordered by what matters most: the moves the attribution ladder
+resolved (the axis that moved the headline most first), then the claims that did not reproduce, then
+the moves whose interval includes no change. The first screen shows the first `FIRST_REASONS` of
+each candidate's.
 Without a vendor-conditions arm (the claim names no conditions), the rule on condition divergence
 (`pipeline/workload/divergence.py`) stays the verdict; with one, it stays as "what to expect".
 
@@ -19,11 +21,12 @@ from pipeline.analysis import metrics
 from pipeline.analysis.replicas import pricing_words
 from pipeline.analysis.stats import REPRODUCED
 from pipeline.pack.assemble.claim_words import (
+    LINE_LIMIT,
     claim_line,
-    claims_in_words,
+    fit,
     interval_words,
     number,
-    tolerance_words,
+    verdict_summary,
     verdict_words,
     with_unit,
 )
@@ -106,7 +109,15 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
                     "(workload.proxy_tolerance.capacity_ratio)"
                 )
         verdict = RE_MEASURE if facts else GOOD_ENOUGH
-        reasons = [_move_text(move) for move in moves(waterfall, candidate)] + facts if facts else facts
+        ranked = moves(waterfall, candidate)
+        # what moved the headline (resolved moves), then what failed, then moves no interval resolves
+        reasons = (
+            [_move_text(m) for m in ranked if m["resolved"]]
+            + facts
+            + [_move_text(m) for m in ranked if not m["resolved"]]
+            if facts
+            else facts
+        )
         per_candidate.append({"candidate": candidate, "verdict": verdict, "reasons": reasons})
     overall = GOOD_ENOUGH if all(c["verdict"] == GOOD_ENOUGH for c in per_candidate) else RE_MEASURE
     reasons = [f"{c['candidate']}: {reason}" for c in per_candidate for reason in c["reasons"]]
@@ -119,10 +130,7 @@ def measured_proxy_verdict(figures: list[dict], waterfall: list[dict], capacity_
     return {"verdict": overall, "reasons": reasons, "basis": MEASURED, "candidates": per_candidate}
 
 
-def _verdicts(figures: list[dict]) -> str:
-    """Each claimed figure in words with its numbers, verdict and tolerance (`claim_words`)."""
-    return claims_in_words(figures) or "no claimed figure measured here"
-
+FIRST_REASONS = 3  # the reasons per candidate behind the proxy verdict on the first screen
 
 CLAIMS_LINE = "Claims at the vendor's own conditions and at your SLA: "
 NOT_RUN = (
@@ -131,29 +139,53 @@ NOT_RUN = (
 )
 
 
+def _summarised(parts: list[tuple[str, list[dict]]]) -> str:
+    """`title` + the verdict summary of its figures, for each part, joined by `; `, within the
+    line's limit: every group not holding names its furthest claim where that fits, else only each
+    part's worst group, else only the first part's, else none; a line still too long is cut (the
+    tables below have every claim)."""
+    line = ""
+    for first, rest in ((3, 3), (1, 1), (1, 0), (0, 0)):
+        line = "; ".join(
+            title + verdict_summary(group, first if at == 0 else rest) for at, (title, group) in enumerate(parts)
+        )
+        if len(line) <= LINE_LIMIT:
+            return line
+    return fit(line)
+
+
 def claims_line(figures: list[dict], candidate: str) -> str:
-    """The first line: each claim (cost aside: the cost line's) where the vendor measured it, at the
-    vendor's own conditions, and where the buyer needs it, at the capacity at the SLA: one
-    `claim_line` per claimed figure, its measurements side by side (`claim_words`). Its title names
-    the vendor's conditions only where their arm ran (a measured figure), the SLA only where the
-    claim is read there; with neither, what would run them."""
+    """The first line: the claims (cost aside: the cost line's) where the vendor measured them, at
+    the vendor's own conditions, and where the buyer needs them, at the capacity at the SLA, each
+    place's counted by verdict with the claim furthest from its own named (`verdict_summary`); the
+    per-claim numbers are the tables'. The vendor's conditions are named only where their arm ran
+    (a measured figure); with neither place, what would run them."""
     vendor = [
-        f for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS) if metrics.claim_kind(f["metric"]) != "cost"
+        f
+        for f in _at(figures, candidate, metrics.VENDOR_CONDITIONS)
+        if metrics.claim_kind(f["metric"]) != "cost" and f["claimed"] is not None
     ]
-    at_sla = [f for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA) if metrics.claim_kind(f["metric"]) != "cost"]
-    words = claims_in_words(vendor + at_sla, at=True)
-    if not words:
-        return CLAIMS_LINE + NOT_RUN
+    at_sla = [
+        f
+        for f in _at(figures, candidate, metrics.CAPACITY_AT_SLA)
+        if metrics.claim_kind(f["metric"]) != "cost" and f["claimed"] is not None
+    ]
     vendor_ran = any(f["measured"] is not None for f in vendor)
-    if vendor_ran and at_sla:
-        return CLAIMS_LINE + words
-    return ("Claims at the vendor's own conditions: " if vendor_ran else "Claims at your SLA: ") + words
+    if not vendor_ran:
+        at_sla, vendor = vendor + at_sla, []
+    if not vendor and not at_sla:
+        return CLAIMS_LINE + NOT_RUN
+    parts = [("Claims at the vendor's own conditions: ", vendor)] if vendor else []
+    if at_sla:
+        parts.append(("at your SLA: " if parts else "Claims at your SLA: ", at_sla))
+    return _summarised(parts)
 
 
 def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
-    """Five lines per candidate: each claim at the vendor's conditions and the capacity at the SLA,
-    each at the buyer's load, the capacity at the SLA, cost per useful decision at production and at capacity, and the
-    axis that moved the headline most."""
+    """Five lines per candidate, each at most `LINE_LIMIT` characters: the claims at the vendor's
+    conditions and at the SLA, the claims at the buyer's load, the capacity at the SLA, cost per
+    useful decision at production and at capacity, and the axis that moved the headline most. Each
+    summarises; the per-claim detail is the tables'."""
     out = []
     for candidate in candidates_in(figures):
         at_load = _at(figures, candidate, metrics.PRODUCTION_LOAD)
@@ -164,18 +196,22 @@ def executive_summary(figures: list[dict], waterfall: list[dict]) -> list[dict]:
         at_production = cost.get("cost_per_decision_usd")
         at_capacity = cost.get("cost_per_decision_at_max_sla_load_usd")
         ranked = moves(waterfall, candidate)
+        at_your_load = [("At your production load: ", production)]
         out.append(
             {
                 "candidate": candidate,
                 "lines": [
                     claims_line(figures, candidate),
-                    "At your production load: "
-                    + _verdicts(production)
-                    + (f"; on your labelled slice: {_verdicts(quality)}" if quality else ""),
+                    _summarised(at_your_load + ([("on your labelled slice: ", quality)] if quality else [])),
                     capacity_line(capacity),
-                    f"Cost per useful decision: {_usd(at_production, 'not measured')} at the production load, "
-                    f"{_usd(at_capacity, NO_CAPACITY)} at the capacity at the SLA" + replicas_cost(capacity),
-                    "Moved the headline most: " + (_move_text(ranked[0]) if ranked else "no attribution ladder ran"),
+                    fit(
+                        f"Cost per useful decision: {_usd(at_production, 'not measured')} at the production load, "
+                        f"{_usd(at_capacity, NO_CAPACITY)} at the capacity at the SLA",
+                        replicas_cost(capacity),
+                    ),
+                    fit(
+                        "Moved the headline most: " + (_move_text(ranked[0]) if ranked else "no attribution ladder ran")
+                    ),
                 ],
             }
         )
@@ -189,34 +225,40 @@ def capacity_line(capacity: dict[str, dict]) -> str:
     tokens, requests = capacity.get("output_tokens_per_s"), capacity.get("requests_per_s")
     if tokens is None or tokens["measured"] is None or requests is None:
         reason = tokens.get("reason") if tokens else "no capacity search ran (workload.replay.sweep)"
-        return f"Capacity at the SLA: unknown: {reason}"
+        return fit(f"Capacity at the SLA: unknown: {reason}")
     fraction, replicas = capacity.get("capacity_fraction"), capacity.get("replicas_at_sla")
-    carries = ""
+    peak = capacity.get("replicas_at_sla_peak")
+    carries, sized, at_peak = "", "", ""
     if fraction is not None and fraction["measured"] is not None:
         high = "open" if fraction["ci_high"] is None else number(fraction["ci_high"])
-        carries = (
-            f"carries {number(fraction['measured'])}× of your load at the SLA ({number(fraction['ci_low'])} – {high})"
-        )
+        carries = f"carries {number(fraction['measured'])}× of your load ({number(fraction['ci_low'])} – {high})"
         if replicas is not None and replicas["measured"] is not None:
-            carries += f": {_replicas(replicas)}"
-            peak = capacity.get("replicas_at_sla_peak")
-            carries += f", {_replicas(peak)} at its peak" if peak is not None and peak["measured"] is not None else ""
-        carries += "; "
-    served = (
-        f"{number(requests['measured'])} requests/s, {number(tokens['measured'])} output tokens/s "
+            sized = f": {_replicas(replicas)}"
+            at_peak = f", {_replicas(peak)} at its peak" if peak is not None and peak["measured"] is not None else ""
+    tokens_served = (
+        f"{number(tokens['measured'])} output tokens/s "
         f"{interval_words(tokens['ci_low'], tokens['ci_high'], tokens)} at load {tokens.get('load_level_label', '?')}"
     )
     reason = f"; {tokens['reason']}" if tokens.get("reason") else ""
-    return f"Capacity at the SLA: {carries}{served}{reason}{_against_claim(tokens)}"
+    # the most detail that fits the line: the search's reason, the peak's replicas, the requests/s
+    # and the replicas go first, in that order; what it carries and the verdict on the claim stay
+    for keep in range(4, -1, -1):
+        head = carries + (sized if keep >= 1 else "") + (at_peak if keep >= 3 else "")
+        served = (f"{number(requests['measured'])} requests/s, " if keep >= 2 else "") + tokens_served
+        line = f"Capacity at the SLA: {head}{'; ' if head else ''}{served}{_against_claim(tokens)}"
+        line += reason if keep >= 4 else ""
+        if len(line) <= LINE_LIMIT:
+            return line
+    return fit(line)
 
 
 def _against_claim(figure: dict) -> str:
-    """`; against the claimed 4,200 tokens/s: not reproduced (tolerance 10 %, …)`, or nothing."""
+    """`; against the claimed 4,200 tokens/s: not reproduced`, or nothing (its tolerance is the
+    glossary's)."""
     if figure.get("claimed") is None or not figure.get("verdict"):
         return ""
-    tolerance = tolerance_words(figure)
     claimed = with_unit(figure["claimed"], metrics.metric(figure["metric"]).unit)
-    return f"; against the claimed {claimed}: {verdict_words(figure)}" + (f" ({tolerance})" if tolerance else "")
+    return f"; against the claimed {claimed}: {verdict_words(figure)}"
 
 
 def _replicas(figure: dict) -> str:

@@ -192,11 +192,16 @@ class ProxyVerdict(Part):
     candidates: list[CandidateProxyVerdict] | MISSING = MISSING  # measured: each candidate's own
 
 
+FIRST_SCREEN_LINE = 240  # characters, at most, in a line of the five (issue 42, item 5)
+FirstScreenLine = Annotated[str, StringConstraints(max_length=FIRST_SCREEN_LINE)]
+
+
 class ExecutiveSummary(Part):
-    """Five lines a committee reads first, per candidate (pipeline/pack/assemble/summary.py)."""
+    """Five lines a committee reads first, per candidate (pipeline/pack/assemble/summary.py): each
+    a summary of at most `FIRST_SCREEN_LINE` characters; the per-claim detail is the tables'."""
 
     candidate: str
-    lines: list[str] = Field(min_length=5, max_length=5)
+    lines: list[FirstScreenLine] = Field(min_length=5, max_length=5)
 
 
 class DivergenceAxis(Part):

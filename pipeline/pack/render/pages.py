@@ -10,6 +10,8 @@ from pathlib import Path
 import jinja2
 
 from pipeline.files.hashing import sha256_file
+from pipeline.pack.assemble.claim_words import not_estimable_words
+from pipeline.pack.assemble.summary import FIRST_REASONS
 from pipeline.pack.audit.tree import JSON_NAME, covered_by, subpack_entry
 from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry, SubPack
 
@@ -39,12 +41,37 @@ def num(value: object) -> str:
     return str(value)
 
 
+OPEN_END_NOTE = (
+    "An interval written ≥ x (or ≤ x) has one open end: the run was too short to bound that side at this "
+    "confidence (not estimable from the row's n requests); what would resolve a claimed figure is listed under "
+    "the table of claims (How far the headline moved)."
+)
+
+
+def _bounded(value: object) -> bool:
+    return value is not None and not (isinstance(value, float) and not math.isfinite(value))
+
+
 def interval(low: object, high: object) -> str:
-    """An interval's two ends; an open end (None: the run was too short to bound that side) is
-    ∞, and an interval with neither end (none was computed) is '—'."""
-    if low is None and high is None:
-        return "—"
-    return f"{'−∞' if low is None else num(low)} – {'∞' if high is None else num(high)}"
+    """An interval's two ends; never infinite: an open end (None: the run was too short to bound
+    that side, `OPEN_END_NOTE`) leaves `≥ low` or `≤ high`, and an interval with neither end (none
+    was computed) is '—'."""
+    if _bounded(low) and _bounded(high):
+        return f"{num(low)} – {num(high)}"
+    if _bounded(low):
+        return f"≥ {num(low)}"
+    if _bounded(high):
+        return f"≤ {num(high)}"
+    return "—"
+
+
+def open_end(figure: dict) -> str:
+    """`its upper end not estimable from 187 requests (368 needed)` for a figure's interval with
+    one open end (`claim_words`' words: the HTML cell's title), else ''."""
+    low, high = figure.get("ci_low"), figure.get("ci_high")
+    if _bounded(low) == _bounded(high):
+        return ""
+    return f"its {'upper' if _bounded(low) else 'lower'} end {not_estimable_words(figure)}"
 
 
 def readable(value: object) -> object:
@@ -147,12 +174,21 @@ def resolve_short(item) -> str:
 
 
 def tolerances(items) -> list[dict]:
-    """Each tolerance the verdicts used, once: `{label, source}`, in first-seen order."""
+    """Each tolerance the verdicts used, once (the glossary's entries; a verdict's cell gives only
+    the percentage): `{label, setting, why, source, metrics}` in first-seen order: the value, the
+    setting it came from (`claim.tolerance.latency, default`), the reason its source gives, and the
+    figures judged with it."""
     seen: dict[str, dict] = {}
     for item in items:
         if item.get("tolerance") is not None and item.get("tolerance_source"):
-            key = f"{item['tolerance']}|{item['tolerance_source']}"
-            seen.setdefault(key, {"label": f"{item['tolerance'] * 100:g} %", "source": item["tolerance_source"]})
+            source = item["tolerance_source"]
+            setting, _, why = source.partition(": ")
+            entry = seen.setdefault(
+                f"{item['tolerance']}|{source}",
+                {"label": tolerance_percent(item), "setting": setting, "why": why, "source": source, "metrics": []},
+            )
+            if item["metric"] not in entry["metrics"]:
+                entry["metrics"].append(item["metric"])
     return list(seen.values())
 
 
@@ -185,11 +221,13 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["columns"] = columns
     env.filters["basis"] = basis_label
     env.filters["verdict"] = verdict_label
-    env.filters["tolerance"] = tolerance_label
     env.filters["tolerance_percent"] = tolerance_percent
     env.filters["tolerances"] = tolerances
     env.filters["resolve_short"] = resolve_short
     env.filters["ui_links"] = ui_links
+    env.filters["open_end"] = open_end
+    env.globals["open_end_note"] = OPEN_END_NOTE
+    env.globals["first_reasons"] = FIRST_REASONS  # the proxy verdict's reasons per candidate on the first screen
     return env
 
 
