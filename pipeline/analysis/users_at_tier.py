@@ -132,7 +132,7 @@ def tier_columns(spec: Spec, summary: dict, precision: float) -> dict:
         summary.get("cost_per_user_hour_at_max_tier_load_usd"),
         summary.get("cost_per_user_hour_at_first_tier_miss_usd"),
     )
-    if users_missed is not None and users_missed <= users:  # an open loop's Little's-law users can fall as
+    if users_missed is not None and users_missed < users:  # an open loop's Little's-law users can fall as
         users_missed = cost_missed = None  # failures shorten E2E: the level missed bounds nothing (open end)
     ends = [value for value in (cost, cost_missed) if value is not None]
     both = cost is not None and cost_missed is not None
@@ -167,6 +167,12 @@ def tier_note(row: dict, name: str) -> dict:
         note["reason"] = "not measured at that level"
     elif row.get("tier_first_missed_level") is None:
         note["reason"] = f"no level missed the SLO tier up to {note['load_level_label']} (a lower bound)"
+    elif row.get("users_at_slo_tier_ci_high") is None:
+        note["reason"] = (
+            f"the level first missing the SLO tier ({row.get('tier_first_missed_level_label')}) held fewer users "
+            f"than {note['load_level_label']} by Little's law (failed requests end early): the upper end is open, "
+            "a lower bound"
+        )
     elif not row.get("tier_bracket_closed"):
         note["reason"] = (
             f"the tier's bracket is not closed: met at {note['load_level_label']}, first missed at "

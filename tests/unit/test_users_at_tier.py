@@ -11,7 +11,7 @@ import pytest
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis.capacity import capacity_rows
 from pipeline.analysis.figures import capacity_figures
-from pipeline.analysis.users_at_tier import CLOSED_LOOP_USERS, OPEN_LOOP_USERS, per_user_table, tier_columns
+from pipeline.analysis.users_at_tier import CLOSED_LOOP_USERS, OPEN_LOOP_USERS, per_user_table, tier_columns, tier_note
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.replay.sweep import LoadLevel, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
@@ -206,6 +206,11 @@ def test_a_missed_level_with_no_more_users_leaves_the_bracket_open_not_inverted(
     out = tier_columns(spec(replay={"mode": "trace"}), summary, 0.1)
     assert out["users_at_slo_tier"] == out["users_at_slo_tier_ci_low"] == 0.8037
     assert out["users_at_slo_tier_ci_high"] is None and out["cost_per_user_hour_usd_ci_low"] is None
+    out |= {"tier_level_label": "1.41×", "tier_first_missed_level_label": "1.68×"}
+    assert "held fewer users than 1.41× by Little's law" in tier_note(out, "users_at_slo_tier")["reason"]
+    summary["users_at_first_tier_miss"] = 0.8037  # as many: a closed bracket, [0.8037, 0.8037]
+    out = tier_columns(spec(replay={"mode": "trace"}), summary, 0.1)
+    assert (out["users_at_slo_tier_ci_low"], out["users_at_slo_tier_ci_high"]) == (0.8037, 0.8037)
     summary["users_at_first_tier_miss"] = 0.95  # more users at the level missed: the bracket holds
     out = tier_columns(spec(replay={"mode": "trace"}), summary, 0.1)
     assert (out["users_at_slo_tier_ci_low"], out["users_at_slo_tier_ci_high"]) == (0.8037, 0.95)
