@@ -48,6 +48,11 @@ def percent_words(percent: float | None) -> str:
     return f"{sign}{size:,.0f} %" if size >= 10 else f"{sign}{size:.1f} %"
 
 
+def share_words(share: float | None) -> str:
+    """A decided share as a percentage: `62 %`; `—` for none."""
+    return "—" if share is None else f"{share * 100:.0f} %"
+
+
 def usd_per_thousand(figure: dict | None) -> str:
     """The cost per useful decision per 1,000 decisions (a single one costs fractions of a cent)."""
     if figure is None or figure.get("measured") is None:
