@@ -248,10 +248,10 @@ def _before_tolerances(figures: list[dict]) -> bool:
 
 
 def _rederive_summary(pack: dict, spec, result: Verification) -> None:
-    """The measured proxy verdict and the executive summary follow from the figures checked
-    above, the headline waterfall and the precision each fingerprint says its candidate serves:
-    derived again, they must be what the pack says (the top
-    pack's document is hashed by nothing above it, so an edited verdict is caught only here)."""
+    """The measured proxy verdict, the executive summary and the decision block follow from the
+    figures checked above, the headline waterfall and the precision each fingerprint says its
+    candidate serves: derived again, they must be what the pack says (the top pack's document is
+    hashed by nothing above it, so an edited verdict is caught only here)."""
     waterfall = pack.get("headline_waterfall") or []
     proxy = pack.get("proxy_verdict") or {}
     if proxy.get("basis") == MEASURED:
