@@ -161,6 +161,12 @@ def test_no_candidate_when_every_one_is_refuted_at_your_load_or_none_is_priced()
         "no candidate: every candidate has a claim not reproduced at your load (a: "
     )
     assert "; b: Accuracy 0.8 vs 0.92 claimed at your load, 0.87×)" in recommendation["reason"]
+    alone = decision.decision_block(_pack_figures(refuted[:2]))["recommendation"]
+    assert alone["candidate"] is None
+    assert alone["reason"] == (
+        "no candidate: the only candidate has a claim not reproduced at your load "
+        "(a: TTFT p95 600 vs 250 ms claimed at your load, 2.4×)"
+    )
     unpriced = [_figure("a", "ttft_ms_p95", "production_load", 250.0, 100.0, "holds"), _cost("a", None)]
     reason = decision.decision_block(_pack_figures(unpriced))["recommendation"]["reason"]
     assert reason == "no candidate: no cost per useful decision was measured for a"
@@ -225,3 +231,10 @@ def test_the_decision_is_on_the_first_screen_of_a_1400_by_1000_window(demo, tmp_
             browser.close()
     assert len(bottoms) == 3 and visible
     assert max(bottoms) <= 1000, bottoms
+
+
+def test_a_candidate_with_no_claim_judged_has_no_decided_share():
+    (entry,) = (block := decision.decision_block(_pack_figures([_cost("solo", 2e-4)])))["candidates"]
+    assert (entry["decided"], entry["judged"], entry["decided_share"], entry["claims"]) == (0, 0, None, [])
+    assert entry["bottom_line"] == "solo: no claim judged; 0.2 USD per 1,000 useful decisions at your load"
+    assert block["recommendation"]["reason"] == "the only candidate, and none of its claims is refuted at your load"

@@ -155,7 +155,8 @@ def recommendation(figures: list[dict], candidates: list[str]) -> dict:
     if not candidates:
         reason = "no candidate: no figure was measured"
     elif not eligible:
-        reason = f"no candidate: every candidate has a claim not reproduced at your load ({out_of_it})"
+        who = "the only candidate has" if len(candidates) == 1 else "every candidate has"
+        reason = f"no candidate: {who} a claim not reproduced at your load ({out_of_it})"
     elif not priced:
         reason = f"no candidate: no cost per useful decision was measured for {', '.join(eligible)}"
     elif len(candidates) == 1:
