@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pipeline.pack.assemble.decision import times_words
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.pack.render.pages import (
     HTML_NAME,
@@ -98,6 +99,7 @@ def execute_spec(
             ),
             markup=False,
         )
+    print_decision(pack)
     console.print(
         f"evidence pack: {(out / HTML_NAME).resolve()} (+ {MARKDOWN_NAME}, {JSON_NAME}); runs {run_ids}, "
         f"{elapsed:.0f} s; re-check it with: loadproof verify {out}"
@@ -159,3 +161,31 @@ def print_headline(pack: dict, confidence: float) -> None:
     console.print(
         f"schedule lag p99 {num(validity['schedule_lag_ms_p99'])} ms; client limited: {num(validity['client_limited'])}"
     )
+
+
+def print_decision(pack: dict) -> None:
+    """The pack's decision block (pipeline/pack/assemble/decision.py), last before where the pack is:
+    per candidate its bottom line and each judged claim (claimed, measured, verdict, how far ×), then
+    the recommendation; nothing for a pack without one."""
+    decision = pack.get("decision")
+    if not decision:
+        return
+    table = Table(title="Decision")
+    for column in ("candidate", "claim", "measured at", "claimed", "measured", "verdict", "×"):
+        table.add_column(column, justify="right" if column in {"claimed", "measured", "×"} else "left")
+    for candidate in decision["candidates"]:
+        for claim in candidate["claims"]:
+            unit = "" if claim["unit"] == "fraction" else f" {claim['unit']}"
+            table.add_row(
+                candidate["candidate"],
+                claim["display"],
+                basis_label(claim),
+                num(claim["claimed"]) + unit,
+                num(claim["measured"]),
+                claim["verdict"],
+                times_words(claim["times_claimed"]),
+            )
+    console.print(table)
+    for candidate in decision["candidates"]:
+        console.print(candidate["bottom_line"], markup=False, soft_wrap=True)
+    console.print(decision["recommendation"]["line"], markup=False, soft_wrap=True)

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from pipeline.analysis import figures as made
 from pipeline.analysis.catalogue import PRODUCTION_LOAD
 from pipeline.analysis.decisive import with_resolution
+from pipeline.analysis.how_far import with_how_far
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.analysis.unjudged_claims import unjudged_claims
 from pipeline.contracts import (
@@ -62,6 +63,8 @@ VALUE_COLUMNS = (
     "requests_to_resolve",
     "minutes_to_resolve",
     "to_resolve",
+    "times_claimed",
+    "percent_from_claim",
 )
 ROW_KEY = ("candidate", "metric", "basis", "repeat")
 # keys a figure has only when they say something (pack/document/parts.py Figure: absent, not null)
@@ -82,6 +85,8 @@ _ONLY_WHEN_SET = (
     "requests_to_resolve",
     "minutes_to_resolve",
     "to_resolve",
+    "times_claimed",
+    "percent_from_claim",
 )
 # the files each query's figures are read from, for their lineage
 TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
@@ -120,7 +125,8 @@ def partition_figures(
     figures += unjudged_claims(spec, figures)  # every claim accounted for
     # each inconclusive claimed figure with what would resolve it
     throughput = tables.get("throughput") or []
-    return with_resolution(figures, spec.analysis.confidence, throughput, arm_rows, spec.analysis.interval_batches)
+    resolved = with_resolution(figures, spec.analysis.confidence, throughput, arm_rows, spec.analysis.interval_batches)
+    return with_how_far(resolved)  # each judged figure: how far from its claim
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:

@@ -128,6 +128,8 @@ _FIGURES: Mapping[str, str] = {
     "measured design effect and distance to the claim (pipeline/analysis/decisive.py)",
     "minutes_to_resolve": "those requests in minutes at the load that measured the figure (none without a rate)",
     "to_resolve": "for an inconclusive claimed figure: what would resolve it in words, or why length alone cannot",
+    "times_claimed": "for a judged figure: measured ÷ claimed (pipeline/analysis/how_far.py); NULL for any other",
+    "percent_from_claim": "for a judged figure: (measured − claimed) ÷ claimed × 100; NULL for any other",
     "early_stopping": "MLPerf LoadGen's rule: confidence, the samples needed to hold, whether the run was long enough",
     "delta": "accuracy: measured − claimed",
     "not_judged": "why a claimed figure has no verdict",

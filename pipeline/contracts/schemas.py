@@ -278,6 +278,9 @@ FIGURES_SCHEMA = pa.schema(
         ("requests_to_resolve", pa.int64()),  # more requests at its design effect and distance to the claim
         ("minutes_to_resolve", pa.float64()),  # those requests at the load that measured it
         ("to_resolve", pa.string()),  # the two in words, or why length alone cannot resolve it
+        # a judged figure: how far from its claim (pipeline/analysis/how_far.py)
+        ("times_claimed", pa.float64()),  # measured ÷ claimed
+        ("percent_from_claim", pa.float64()),  # (measured − claimed) ÷ claimed × 100
         ("timed_from", pa.string()),
         ("sampled", pa.string()),
         ("between_run_sd", pa.float64()),

@@ -403,3 +403,26 @@ def test_the_steady_window_is_detected_and_shown_with_its_tests(pack, pack_dir):
     html = (pack_dir / "evidence_pack.html").read_text()
     assert 'id="steady-state-table"' in html
     assert "**Steady window**" in (pack_dir / "evidence_pack.md").read_text()
+
+
+def test_the_decision_block_is_built_printed_and_rederived_by_verify(demo_pack: DemoPack, pack, pack_dir, tmp_path):
+    """Issue 42 item 5: each candidate's bottom line and judged claims with how far from the claim
+    (the figures' own `times_claimed`), the recommendation printed as the run closes, and an edited
+    recommendation in the top document named by verify."""
+    decision = pack["decision"]
+    assert [c["candidate"] for c in decision["candidates"]] == list(CANDIDATES)
+    for entry in decision["candidates"]:
+        judged = [f for f in pack["figures"] if f["candidate"] == entry["candidate"] and f.get("verdict")]
+        assert entry["judged"] == len(judged) == len(entry["claims"]) > 0
+        assert len(entry["bottom_line"]) <= 240 and entry["bottom_line"] in demo_pack.output
+        for claim, figure in zip(entry["claims"], judged, strict=True):
+            assert claim["times_claimed"] == figure.get("times_claimed")
+    assert decision["recommendation"]["line"] in demo_pack.output
+    copy = tmp_path / "pack"
+    shutil.copytree(pack_dir, copy, ignore=shutil.ignore_patterns(".dagster"))
+    document = json.loads((copy / "evidence_pack.json").read_text())
+    document["decision"]["recommendation"]["reason"] = "the vendor said so"
+    (copy / "evidence_pack.json").write_text(json.dumps(document, indent=2) + "\n")
+    result = CliRunner().invoke(app, ["verify", str(copy)])
+    assert result.exit_code == 1
+    assert "decision: differs from the decision block derived from the figures again" in result.output

@@ -18,6 +18,7 @@ from pipeline.pack.assemble import comparison, served_precision, summary
 from pipeline.pack.assemble import sweep as pack_sweep
 from pipeline.pack.assemble.bill_check import bill_check_section
 from pipeline.pack.assemble.capacity import capacity_section
+from pipeline.pack.assemble.decision import decision_block
 from pipeline.pack.assemble.inputs import PackInputs
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.pack.assemble.steady_state import steady_state_section
@@ -30,6 +31,7 @@ from pipeline.pack.document import (
     parts,
     section_parts,
 )
+from pipeline.pack.document.decision_parts import Decision
 from pipeline.pack.document.section_parts import CapacityRow
 from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
@@ -163,6 +165,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         ),
         proxy_verdict=_part(parts.ProxyVerdict, measured or expected),
         expected_proxy_verdict=_part(parts.ProxyVerdict, expected if measured else None),
+        decision=Decision.model_validate(decision_block(figures)),
         executive_summary=_parts(parts.ExecutiveSummary, summary.executive_summary(figures, waterfall)),
         claim_divergence=_parts(parts.DivergenceAxis, divergence["axes"]),
         profile=inputs.profile,

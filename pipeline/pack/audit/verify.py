@@ -57,6 +57,7 @@ from pipeline.contracts import (
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
+from pipeline.pack.assemble.decision import decision_block
 from pipeline.pack.assemble.served_precision import served_precision_rows, with_served_precision
 from pipeline.pack.assemble.summary import MEASURED, executive_summary, measured_proxy_verdict
 from pipeline.pack.audit.arm_verify import recompute_arms
@@ -71,6 +72,7 @@ from pipeline.spec import load_spec
 # verdict edited there is caught only by re-deriving it (or by a signature)
 COMPARED = ("measured", "ci_low", "ci_high", "n", "verdict", "tolerance", "tolerance_source")
 RESOLUTION = ("requests_to_resolve", "minutes_to_resolve", "to_resolve")  # what would settle an inconclusive one
+HOW_FAR = ("times_claimed", "percent_from_claim")  # how far from its claim (absent in packs written before it)
 ITL_HISTOGRAM_KEY = ("candidate", "load_level", "in_steady_window", "prompt_bucket_lower", "gap_us")
 
 
@@ -222,6 +224,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     result.problems += recheck_bill_section(pack, rows["throughput"], recomputed)
     fresh = {figure_key(f): f for f in recomputed}
     resolution = any("to_resolve" in figure for figure in pack["figures"])  # absent in packs written before it
+    how_far = HOW_FAR if any("times_claimed" in figure for figure in pack["figures"]) else ()
     for figure in pack["figures"]:
         key = figure_key(figure)
         again = fresh.get(key)
@@ -229,7 +232,7 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
             result.problems.append(f"{key[0]}/{key[1]} ({key[2]}): not re-computable from the raw timings")
             continue
         result.figures_recomputed += 1
-        for name in COMPARED + (RESOLUTION if resolution else ()):
+        for name in COMPARED + (RESOLUTION if resolution else ()) + how_far:
             if not same_value(figure.get(name), again.get(name)):
                 result.problems.append(
                     f"{key[0]}/{key[1]}: {name} in the pack {figure.get(name)!r}, re-computed {again.get(name)!r}"
@@ -245,10 +248,10 @@ def _before_tolerances(figures: list[dict]) -> bool:
 
 
 def _rederive_summary(pack: dict, spec, result: Verification) -> None:
-    """The measured proxy verdict and the executive summary follow from the figures checked
-    above, the headline waterfall and the precision each fingerprint says its candidate serves:
-    derived again, they must be what the pack says (the top
-    pack's document is hashed by nothing above it, so an edited verdict is caught only here)."""
+    """The measured proxy verdict, the executive summary and the decision block follow from the
+    figures checked above, the headline waterfall and the precision each fingerprint says its
+    candidate serves: derived again, they must be what the pack says (the top pack's document is
+    hashed by nothing above it, so an edited verdict is caught only here)."""
     waterfall = pack.get("headline_waterfall") or []
     proxy = pack.get("proxy_verdict") or {}
     if proxy.get("basis") == MEASURED:
@@ -260,6 +263,8 @@ def _rederive_summary(pack: dict, spec, result: Verification) -> None:
             result.problems.append("proxy_verdict: differs from the verdict derived from the figures again")
     if "executive_summary" in pack and pack["executive_summary"] != executive_summary(pack["figures"], waterfall):
         result.problems.append("executive_summary: differs from the summary derived from the figures again")
+    if "decision" in pack and pack["decision"] != decision_block(pack["figures"]):
+        result.problems.append("decision: differs from the decision block derived from the figures again")
 
 
 def _recompute_sweep(

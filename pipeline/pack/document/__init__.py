@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import MISSING, Field
 
+from pipeline.pack.document.decision_parts import Decision
 from pipeline.pack.document.endpoint_parts import (
     ClientValidity,
     ColdCacheNote,
@@ -166,6 +167,8 @@ class EvidencePackDraft(Part):
     proxy_verdict: ProxyVerdict | None | MISSING = MISSING  # None: the claim divergence did not run
     # the rule on condition divergence, kept as "what to expect" once the proxy verdict is measured
     expected_proxy_verdict: ProxyVerdict | None | MISSING = MISSING
+    # per candidate the bottom line and its claims, then the recommendation (pack/assemble/decision.py)
+    decision: Decision | MISSING = MISSING
     executive_summary: list[ExecutiveSummary] | MISSING = MISSING
     claim_divergence: list[DivergenceAxis] | MISSING = MISSING
     profile: dict[str, Any] | MISSING = MISSING  # prompt_profile.json, as the workload stage wrote it

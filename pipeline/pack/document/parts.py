@@ -135,8 +135,7 @@ class Figure(MeasuredBesideClaim):
     lineage: FigureLineage
     early_stopping: EarlyStopping | MISSING = MISSING  # percentiles
     sampled: str | MISSING = MISSING  # ITL read from a sample of the gaps
-    # how the interval was found (pipeline/analysis/dependence.py): "order statistic", "Wilson",
-    # or "batch means (B send-time batches, t)" where the run's batches showed dependence
+    # how the interval was found (analysis/dependence.py): order statistic, Wilson, batch means (B batches, t)
     interval_method: str | MISSING = MISSING
     design_effect: Number | None | MISSING = MISSING  # percentiles: batch-means variance / independent
     delta: Number | None | MISSING = MISSING  # accuracy: measured − claimed
@@ -155,6 +154,8 @@ class Figure(MeasuredBesideClaim):
     requests_to_resolve: Count | MISSING = MISSING
     minutes_to_resolve: Number | MISSING = MISSING
     to_resolve: str | MISSING = MISSING
+    times_claimed: Number | MISSING = MISSING  # a judged figure: measured ÷ claimed (pipeline/analysis/how_far.py)
+    percent_from_claim: Number | MISSING = MISSING  # (measured − claimed) ÷ claimed × 100
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 

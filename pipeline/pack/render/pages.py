@@ -11,6 +11,7 @@ import jinja2
 
 from pipeline.files.hashing import sha256_file
 from pipeline.pack.assemble.claim_words import not_estimable_words
+from pipeline.pack.assemble.decision import percent_words, share_words, times_words
 from pipeline.pack.assemble.summary import FIRST_REASONS
 from pipeline.pack.audit.tree import JSON_NAME, covered_by, subpack_entry
 from pipeline.pack.document import EvidencePack, EvidencePackDraft, ManifestEntry, SubPack
@@ -226,6 +227,9 @@ def _environment(**options) -> jinja2.Environment:
     env.filters["resolve_short"] = resolve_short
     env.filters["ui_links"] = ui_links
     env.filters["open_end"] = open_end
+    env.filters["times"] = times_words  # the decision block's how far: 1.6×, +60 %, a decided share 62 %
+    env.filters["percent"] = percent_words
+    env.filters["share"] = share_words
     env.globals["open_end_note"] = OPEN_END_NOTE
     env.globals["first_reasons"] = FIRST_REASONS  # the proxy verdict's reasons per candidate on the first screen
     return env
