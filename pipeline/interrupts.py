@@ -31,6 +31,7 @@ STOP_FILE_ENV = "LOADPROOF_STOP_FILE"
 GRACE_ENV = "LOADPROOF_STOP_GRACE_S"
 DEFAULT_GRACE_S = 10.0
 INTERRUPTED_NAME = "INTERRUPTED.json"  # in the pack folder of an interrupted run, in place of a pack
+PACK_DOCUMENTS = ("evidence_pack.json", "evidence_pack.md", "evidence_pack.html")  # pages.py's, tree.py's
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 WAIT_STEP_S = 0.1  # how often the main thread looks at the worker and the grace's end
 
@@ -135,7 +136,7 @@ def exit_status(signum: int) -> int:
     return 128 + signum
 
 
-def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool], None]) -> T:
+def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool], object]) -> T:
     """Run `body` in a worker thread while the main thread waits, its handlers for SIGINT and
     SIGTERM turning a signal into the stop request. Once `body` ends after a signal,
     `on_interrupted(signal, False)` runs and the process exits 128 + the signal; a second signal
@@ -195,3 +196,33 @@ def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool
         else:
             os.environ[STOP_FILE_ENV] = previous_file
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_interrupted(out: Path, signum: int, forced: bool) -> Path | None:
+    """`INTERRUPTED.json` in the run's pack folder, in place of a pack: the signal, the stage it
+    came in, when, and what the stopped replays flushed. A pack document already there (an
+    earlier run's) is removed, so the folder never looks complete. None when the run made no folder."""
+    if not out.is_dir():
+        return None  # stopped before anything was written: nothing to mark
+    for name in PACK_DOCUMENTS:
+        (out / name).unlink(missing_ok=True)
+    replays = flushed()
+    if replays:
+        stage = "replay (" + ", ".join(sorted({note["replay"] for note in replays})) + ")"
+    elif (out / ".dagster").is_dir():
+        stage = "the Dagster run, outside a replay"
+    else:
+        stage = "before the Dagster run"
+    note = {
+        "interrupted": True,
+        "signal": signal_name(signum),
+        "exit_status": exit_status(signum),
+        "stage": stage,
+        "at": datetime.now(UTC).isoformat(),
+        "forced": forced,  # a second signal or the grace's end: the run did not finish stopping
+        "flushed": replays,
+        "pack": "none: an interrupted run writes no evidence pack; run it again for one",
+    }
+    path = out / INTERRUPTED_NAME
+    path.write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
+    return path
