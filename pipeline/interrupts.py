@@ -226,3 +226,20 @@ def write_interrupted(out: Path, signum: int, forced: bool) -> Path | None:
     path = out / INTERRUPTED_NAME
     path.write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def interrupted_problem(folder: Path) -> str | None:
+    """What `loadproof verify` says of a run's folder that holds `INTERRUPTED.json`; None without one."""
+    path = folder / INTERRUPTED_NAME
+    if not path.is_file():
+        return None
+    try:
+        note = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        note = {}
+    flushed_rows = sum(entry.get("rows", 0) for entry in note.get("flushed", []))
+    return (
+        f"{INTERRUPTED_NAME}: the run was interrupted ({note.get('signal', 'a signal')} during "
+        f"{note.get('stage', 'the run')}, at {note.get('at', '?')}): no evidence pack; {flushed_rows} raw-timing "
+        "records flushed; run it again for a pack"
+    )
