@@ -273,7 +273,12 @@ async def _replay(
             probing.cancel()
             await asyncio.gather(probing, return_exceptions=True)
         stats.loop_lag_p99_ms, stats.loop_lag_samples = probe.p99_ms(), len(probe.lags_ns)
-        unsent = stopping.not_started(plan, stop.started) if unsent is None else chains.with_unsent_turns(unsent)
+        closed_loop = settings.mode == "concurrency"
+        unsent = (
+            stopping.not_started(plan, stop.started, closed_loop)
+            if unsent is None
+            else chains.with_unsent_turns(unsent)
+        )
     reason = stopping.interrupted_reason() if stop.stopped else stopping.NOT_SENT_BY_TIME_BOUND
     for item, offset_s in unsent:
         journal.append(stopping.unsent_record(run_id, target.candidate, item, offset_s, reason))

@@ -62,9 +62,12 @@ class StopWatch:
         return sending.result()
 
 
-def not_started(plan: list[PlannedRequest], started: set[str]) -> list[tuple[PlannedRequest, float | None]]:
-    """The planned requests (session turns too) a stopped replay never started."""
-    return [(item, item.scheduled_offset_s) for item in plan if item.request_id not in started]
+def not_started(
+    plan: list[PlannedRequest], started: set[str], closed_loop: bool
+) -> list[tuple[PlannedRequest, float | None]]:
+    """The planned requests (session turns too) a stopped replay never started, with their offset
+    (none in a closed loop, whose requests have no planned instant)."""
+    return [(item, None if closed_loop else item.scheduled_offset_s) for item in plan if item.request_id not in started]
 
 
 def cancelled_outcome(t_started_ns: int, started_at: datetime) -> RequestOutcome:

@@ -47,12 +47,15 @@ def poll_until(condition, what: str) -> None:
         time.sleep(0.02)  # polling interval, not a wait for readiness
 
 
-def test_a_stopped_replay_cancels_in_flight_sends_nothing_more_and_flushes_parquet(tmp_path, stop_file):
+@pytest.mark.parametrize(
+    "settings", [ReplaySettings(), ReplaySettings(mode="concurrency", concurrency=16)], ids=["open", "closed"]
+)
+def test_a_stopped_replay_cancels_in_flight_sends_nothing_more_and_flushes_parquet(tmp_path, stop_file, settings):
     journal = tmp_path / "journal" / "ref.jsonl"
-    requests = plan(400)  # 8 s of arrivals: far from done when stopped
+    requests = plan(400)  # 8 s of arrivals (25 s at 16 at once): far from done when stopped
     raised: list[BaseException] = []
     with ReferenceServer("demo", timeline_path=tmp_path / "timeline.jsonl") as server:
-        run = ReplayRun(requests, Target("ref", server.base_url, "reference-model"), ReplaySettings(), "run-1", journal)
+        run = ReplayRun(requests, Target("ref", server.base_url, "reference-model"), settings, "run-1", journal)
 
         def replay() -> None:
             try:
