@@ -141,7 +141,10 @@ def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool
     SIGTERM turning a signal into the stop request. Once `body` ends after a signal,
     `on_interrupted(signal, False)` runs and the process exits 128 + the signal; a second signal
     or the grace's end calls `on_interrupted(signal, True)`, stops the child processes
-    (`at_forced_exit`) and exits at once. Without a signal, `body`'s result or exception."""
+    (`at_forced_exit`) and exits at once. Without a signal, `body`'s result or exception. Called
+    off the main thread (no handler can be installed there), `body` simply runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return body()
     folder = tempfile.mkdtemp(prefix="loadproof-stop-")
     previous_file = os.environ.get(STOP_FILE_ENV)
     os.environ[STOP_FILE_ENV] = str(Path(folder) / "stop")  # inherited by every child started from now on
