@@ -113,6 +113,8 @@ def execute(
     # every candidate's fingerprint before the instance's folder is made: a candidate that keeps
     # failing its probes (pipeline/http_retry.py) leaves no empty pack folder behind
     versions = [version_key(fingerprint(target)) for target in targets]
+    interrupts.raise_if_stopped("the Dagster runs")  # a signal before them: no run, the folder untouched
+    interrupts.note_writing()
     with instance_for(Path(out_dir)) as instance:
         keys = [register(instance, candidate.name, version) for candidate, version in zip(spec.candidates, versions)]
         if side_by_side(spec, targets):

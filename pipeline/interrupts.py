@@ -40,6 +40,7 @@ T = TypeVar("T")
 _stop = threading.Event()
 _received: list[int] = []  # the signals this process was sent, in order
 _forced_exit: list[Callable[[], object]] = []  # what a forced exit stops first (child processes)
+_writing: list[bool] = []  # set once the run may write into its pack folder (`note_writing`)
 
 
 class StopRequested(Exception):
@@ -125,11 +126,18 @@ def at_forced_exit(stop: Callable[[], object]) -> None:
     _forced_exit.append(stop)
 
 
+def note_writing() -> None:
+    """The run is about to write into its pack folder (the Dagster runs start): from now on an
+    interruption marks the folder (`write_interrupted`); before, an earlier run's pack is left whole."""
+    _writing.append(True)
+
+
 def reset() -> None:
     """Forget any stop request and signal (a new run in the same process, and the tests)."""
     _stop.clear()
     _received.clear()
     _forced_exit.clear()
+    _writing.clear()
 
 
 def exit_status(signum: int) -> int:
@@ -204,9 +212,10 @@ def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool
 def write_interrupted(out: Path, signum: int, forced: bool) -> Path | None:
     """`INTERRUPTED.json` in the run's pack folder, in place of a pack: the signal, the stage it
     came in, when, and what the stopped replays flushed. A pack document already there (an
-    earlier run's) is removed, so the folder never looks complete. None when the run made no folder."""
-    if not out.is_dir():
-        return None  # stopped before anything was written: nothing to mark
+    earlier run's) is removed, so the folder never looks complete. None when the run was stopped
+    before it wrote anything there (`note_writing`): the folder, if any, is left as it was."""
+    if not _writing or not out.is_dir():
+        return None
     for name in PACK_DOCUMENTS:
         (out / name).unlink(missing_ok=True)
     replays = flushed()

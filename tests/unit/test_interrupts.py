@@ -108,9 +108,11 @@ def test_the_grace_s_end_forces_the_exit(tmp_path):
 
 def test_interrupted_json_replaces_the_pack_and_verify_names_it(tmp_path):
     out = tmp_path / "pack"
-    assert interrupts.write_interrupted(out, signal.SIGINT, False) is None  # no folder made: nothing to mark
     out.mkdir()
     (out / "evidence_pack.json").write_text("{}")  # an earlier run's
+    assert interrupts.write_interrupted(out, signal.SIGINT, False) is None  # stopped before writing: left whole
+    assert (out / "evidence_pack.json").exists() and not (out / interrupts.INTERRUPTED_NAME).exists()
+    interrupts.note_writing()  # the Dagster runs began
     interrupts.note_flushed(out / "journal" / "x.parquet", 7, "x")
     written = interrupts.write_interrupted(out, signal.SIGINT, False)
     assert written == out / interrupts.INTERRUPTED_NAME and not (out / "evidence_pack.json").exists()
