@@ -88,21 +88,25 @@ FORCED = """
 import os, signal, sys, threading
 from pathlib import Path
 from pipeline import interrupts
-out = Path(sys.argv[1])
+out, second = Path(sys.argv[1]), sys.argv[2] == "second"
 def body():
     os.kill(os.getpid(), signal.SIGTERM)
+    if second:
+        interrupts._stop.wait()
+        os.kill(os.getpid(), signal.SIGINT)
     threading.Event().wait()  # never stops by itself
 interrupts.run_interruptible(body, lambda signum, forced: out.write_text(f"{signum} {forced}"))
 """
 
 
-def test_the_grace_s_end_forces_the_exit(tmp_path):
-    env = {**os.environ, interrupts.GRACE_ENV: "0.2"}
+@pytest.mark.parametrize(("how", "grace_s"), [("grace", "0.2"), ("second", "600")])
+def test_the_grace_s_end_or_a_second_signal_forces_the_exit(how, grace_s, tmp_path):
+    env = {**os.environ, interrupts.GRACE_ENV: grace_s}
     env.pop(interrupts.STOP_FILE_ENV)
     process = subprocess.run(
-        [sys.executable, "-c", FORCED, str(tmp_path / "note")], cwd=REPO_ROOT, env=env, timeout=WAIT_S
+        [sys.executable, "-c", FORCED, str(tmp_path / "note"), how], cwd=REPO_ROOT, env=env, timeout=WAIT_S
     )
-    assert process.returncode == 143
+    assert process.returncode == 143  # the first signal's status
     assert (tmp_path / "note").read_text() == f"{int(signal.SIGTERM)} True"
 
 
