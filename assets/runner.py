@@ -41,7 +41,7 @@ from dagster._serdes import serialize_value
 from assets import ASSET_MODULES
 from assets.automation import REVALIDATION_JOB, RUN_CONFIG
 from assets.support.partitions import register
-from pipeline import REPO_ROOT
+from pipeline import REPO_ROOT, interrupts
 from pipeline.definitions import build_definitions
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.replay.fingerprint import fingerprint, version_key
@@ -113,21 +113,23 @@ def execute(
     # every candidate's fingerprint before the instance's folder is made: a candidate that keeps
     # failing its probes (pipeline/http_retry.py) leaves no empty pack folder behind
     versions = [version_key(fingerprint(target)) for target in targets]
+    interrupts.raise_if_stopped("the Dagster runs")  # a signal before them: no run, the folder untouched
+    interrupts.note_writing()
     with instance_for(Path(out_dir)) as instance:
         keys = [register(instance, candidate.name, version) for candidate, version in zip(spec.candidates, versions)]
         if side_by_side(spec, targets):
             results.append(execute_recorded(recipe, instance, shared, {}, in_process=True))
-            if not results[-1].success:
+            if not results[-1].success or interrupts.stop_requested():  # a stop: no next run
                 return results
             results += execute_side_by_side(recipe, instance, keys, partitioned, in_process)
-            if not all(result.success for result in results):
+            if not all(result.success for result in results) or interrupts.stop_requested():
                 return results
         else:
             for index, key in enumerate(keys):
                 selection = (shared if index == 0 else []) + partitioned
                 tags = partition_tags(key)
                 results.append(execute_recorded(recipe, instance, selection, tags, in_process=in_process))
-                if not results[-1].success:
+                if not results[-1].success or interrupts.stop_requested():
                     return results
         results.append(execute_recorded(recipe, instance, [COMPARISON], {}, in_process=True))
     return results
@@ -191,6 +193,7 @@ def execute_side_by_side(
             )
             command = [sys.executable, "-m", "dagster", "api", "execute_run", serialize_value(args)]
             processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
+            interrupts.at_forced_exit(processes[-1].kill)  # a forced exit (pipeline/interrupts.py) runs no finally
         for process in processes:
             process.wait()
     finally:

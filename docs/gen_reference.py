@@ -191,7 +191,8 @@ def exit_statuses_page() -> str:
         HEADER.format(source="pipeline/exit_statuses.py")
         + "# Exit statuses\n\n"
         + "Every `loadproof` command exits with one of these (`tests/integration/test_exit_statuses.py` holds the "
-        "commands to status 2, `tests/integration/test_signal_statuses.py` the signals outside a run; "
+        "commands to status 2, `tests/integration/test_signal_statuses.py` the signals outside a run, "
+        "`tests/integration/test_signal_run.py` those during a run; "
         "`tests/unit/test_exit_statuses_table.py` holds every status the CLI's code can exit with to this "
         "table).\n\n"
         + "| status | meaning |\n|---|---|\n"
@@ -201,7 +202,10 @@ def exit_statuses_page() -> str:
         "128 + N: 130 for SIGINT, 143 for SIGTERM).\n\n"
         + "| command | SIGINT (Ctrl-C) | SIGTERM |\n|---|---|---|\n"
         + signal_rows
-        + "\n"
+        + "\n\nAn interrupted run's folder holds `INTERRUPTED.json` (`signal`, `exit_status`, `stage`, `at`, "
+        "`forced`, `flushed`: each stopped replay's Parquet file and its rows) and no `evidence_pack.json`; "
+        "`loadproof verify` on it exits 1 naming the interruption. What to do: "
+        "[troubleshooting](../troubleshooting.md#an-interrupted-run).\n"
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import cast
@@ -12,7 +13,7 @@ from typing import cast
 import typer
 from rich.markup import escape
 
-from pipeline import REPO_ROOT
+from pipeline import REPO_ROOT, interrupts
 from pipeline.cli_output import console, execute_spec, load_or_exit
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 
@@ -32,6 +33,10 @@ def demo(
     ui_url: str = typer.Option(DEFAULT_UI_URL, "--ui-url", help=UI_URL_HELP),
 ) -> None:
     """Replay the bundled sample log against the bundled reference endpoint; write the pack."""
+    interruptible(out, lambda: _demo(out, ui_url))
+
+
+def _demo(out: Path, ui_url: str) -> None:
     from pipeline.reference import ReferenceServer
 
     loaded = load_or_exit(DEMO_SPEC)
@@ -43,6 +48,7 @@ def demo(
         for candidate in loaded.spec.candidates:  # one reference endpoint per candidate
             profile, oracle = endpoints.get(candidate.name, (DEMO_PROFILE, None))
             server = stack.enter_context(ReferenceServer(profile=profile, oracle=oracle))
+            interrupts.at_forced_exit(server.stop)
             console.print(f"{candidate.name}: reference endpoint ({Path(profile).stem} profile) on {server.base_url}")
             overrides[candidate.name] = server.base_url
         execute_spec(DEMO_SPEC, out, overrides, loaded.spec.analysis.confidence, ui_url)
@@ -64,9 +70,20 @@ def demo_real(
         raise typer.Exit(2)
     loaded = load_or_exit(DEMO_REAL_SPEC)
     (candidate,) = loaded.spec.candidates
-    with LlamaServer(parallel=4, n_threads=threads) as server:
-        console.print(f"{candidate.name}: llama-server (4 slots, {threads} threads) on {server.base_url}")
-        execute_spec(DEMO_REAL_SPEC, out, {candidate.name: server.base_url}, loaded.spec.analysis.confidence)
+
+    def body() -> None:
+        with LlamaServer(parallel=4, n_threads=threads) as server:
+            interrupts.at_forced_exit(server.stop)
+            console.print(f"{candidate.name}: llama-server (4 slots, {threads} threads) on {server.base_url}")
+            execute_spec(DEMO_REAL_SPEC, out, {candidate.name: server.base_url}, loaded.spec.analysis.confidence)
+
+    interruptible(out, body)
+
+
+def interruptible(out: Path, body: Callable[[], None]) -> None:
+    """`body` (a run) stopped by SIGINT or SIGTERM: `INTERRUPTED.json` in `out`, exit 128 + the signal
+    (`pipeline/interrupts.py`)."""
+    interrupts.run_interruptible(body, lambda signum, forced: interrupts.write_interrupted(out, signum, forced))
 
 
 def demo_endpoints() -> dict[str, tuple[str, str | None]]:
@@ -94,7 +111,7 @@ def run(
 ) -> None:
     """Run a re-validation spec end to end and write its evidence pack."""
     loaded = load_or_exit(spec)
-    execute_spec(spec, out, {}, loaded.spec.analysis.confidence, ui_url)
+    interruptible(out, lambda: execute_spec(spec, out, {}, loaded.spec.analysis.confidence, ui_url))
 
 
 @app.command()

@@ -1,5 +1,6 @@
 from dagster import ConfigurableResource
 
+from pipeline import interrupts
 from pipeline.spec import LoadedSpec, load_spec
 
 
@@ -9,4 +10,6 @@ class SpecResource(ConfigurableResource):
     spec_path: str
 
     def load(self) -> LoadedSpec:
+        # every step reads the spec first: a run asked to stop (pipeline/interrupts.py) starts no further step
+        interrupts.raise_if_stopped("the next step")
         return load_spec(self.spec_path)

@@ -39,7 +39,10 @@ _RAW_TIMINGS: Mapping[str, str] = {
     "output_tokens_client": "output tokens as the client counted them",
     "max_tokens": "the output cap sent",
     "status": "ok or error",
-    "error_type": "which error: http_5xx, http_429, connection_reset, total_timeout, stream_cut, not_sent, …",
+    "error_type": (
+        "which error: http_5xx, http_429, connection_reset, total_timeout, stream_cut, not_sent, cancelled (in "
+        "flight when the run was interrupted), …"
+    ),
     "error_message": "the error's message (server text withheld unless kept)",
     "http_status": "the HTTP status of the response",
     "retry_count": "attempts − 1",

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import httpx
 
-from pipeline.replay import aio_request, request, sessions
+from pipeline.replay import aio_request, request, sessions, stopping
 from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES, ApiKind
 from pipeline.replay.journal import Journal
 from pipeline.replay.loop_lag import LoopLagProbe
@@ -193,6 +193,7 @@ async def _replay(
             request.open_connections,
         )
     client_cm, send, open_connections = transport
+    stop = stopping.StopWatch()
     async with client_cm as client:
         stats.pool_connections_wanted = expected_peak_in_flight(plan, settings)
         pool_started = time.perf_counter_ns()
@@ -215,12 +216,17 @@ async def _replay(
             return await send(client, target.request_url, body, headers, timeout_s, target.api)
 
         async def fire(item: PlannedRequest, t_scheduled_ns: int, offset_s: float | None) -> RequestOutcome:
+            stop.track()  # cancelled on a stop request, waiting or in flight
             if cap is not None:
                 await cap.acquire()  # a capped open loop: waiting here shows up as schedule lag
             stats.in_flight += 1
             stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+            stop.started.add(item.request_id)
+            fired_ns, fired_at = time.perf_counter_ns(), datetime.now(UTC)
             try:
                 outcome, attempts = await _with_retries(attempt, item, settings, deadline_ns)
+            except asyncio.CancelledError:  # in flight at a stop: recorded as cancelled, then the task ends
+                outcome, attempts = stopping.cancelled_outcome(fired_ns, fired_at), []
             finally:
                 stats.in_flight -= 1
                 if cap is not None:
@@ -250,6 +256,8 @@ async def _replay(
             stats.errors += record["status"] != "ok"
             stats.retries += record["retry_count"]
             progress.advance()
+            if stop.stopped:
+                raise asyncio.CancelledError
             return outcome
 
         start_at_ns = await asyncio.to_thread(start_at) if start_at is not None else None
@@ -259,14 +267,21 @@ async def _replay(
         probe = LoopLagProbe(deadline_ns)
         probing = asyncio.create_task(probe.run())
         try:
-            unsent = await _send_plan(chains, settings, progress, began, start_at_ns, deadline_ns, fire)
+            sending = asyncio.create_task(_send_plan(chains, settings, progress, began, start_at_ns, deadline_ns, fire))
+            unsent = await stop.guard(sending)  # None: stopped (stopping.py)
         finally:
             probing.cancel()
             await asyncio.gather(probing, return_exceptions=True)
         stats.loop_lag_p99_ms, stats.loop_lag_samples = probe.p99_ms(), len(probe.lags_ns)
-        unsent = chains.with_unsent_turns(unsent)
+        closed_loop = settings.mode == "concurrency"
+        unsent = (
+            stopping.not_started(plan, stop.started, closed_loop)
+            if unsent is None
+            else chains.with_unsent_turns(unsent)
+        )
+    reason = stopping.interrupted_reason() if stop.stopped else stopping.NOT_SENT_BY_TIME_BOUND
     for item, offset_s in unsent:
-        journal.append(_unsent_record(run_id, target.candidate, item, offset_s))
+        journal.append(stopping.unsent_record(run_id, target.candidate, item, offset_s, reason))
         stats.unsent += 1
     stats.wall_s = (time.perf_counter_ns() - began) / 1e9
     return stats
@@ -377,24 +392,3 @@ async def _closed_loop(plan, settings: ReplaySettings, began_ns: int, deadline_n
 
     await asyncio.gather(*(worker(index) for index in range(workers)))
     return unsent
-
-
-def _unsent_record(run_id: str, candidate: str, item: PlannedRequest, offset_s: float | None) -> dict:
-    """A planned request the replay never sent because its time bound ran out."""
-    outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime.now(UTC), t_end_ns=0)
-    outcome.error_type, outcome.error_message = "not_sent", "replay time bound (max_duration_s) reached"
-    record = build_record(
-        run_id=run_id,
-        candidate=candidate,
-        request_id=item.request_id,
-        scheduled_offset_s=offset_s,
-        t_scheduled_ns=0,
-        prompt_tokens_client=item.prompt_tokens_client,
-        max_tokens=item.max_tokens,
-        outcome=outcome,
-        labelled_item_id=item.labelled_item_id,
-    )
-    record.update(sent_at=None, schedule_lag_ms=None, t_sent_ns=None, t_end_ns=None, t_scheduled_ns=None)
-    record.update(ttft_from_schedule_ms=None, e2e_from_schedule_ms=None, t_send_call_ns=None, connect_ms=None)
-    sessions.add_record_columns(record, item)
-    return record

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from pipeline import interrupts
+from pipeline.replay import stopping
 from pipeline.replay.engine import ReplaySettings, ReplayStats, Target, run_replay
 from pipeline.replay.journal import Journal, journal_to_table
 from pipeline.replay.records import PlannedRequest
@@ -86,7 +88,12 @@ class RunOutcome:
 def execute(run: ReplayRun, beside: AbstractContextManager | None = None) -> RunOutcome:
     """Send `run` through the engine (`run_replay`) into its journal, inside `beside` (what runs
     beside this one run, e.g. `ScrapesBeside.around(...)`: entered before the journal is opened,
-    left after it is closed)."""
+    left after it is closed). A stop request (`pipeline/interrupts.py`) before it starts raises
+    `StopRequested`; one during it ends it early (`stopping.py`): its journal flushed to Parquet, then
+    `ReplayStopped` — so the sweep's levels, the arms and the capacity search stop between levels."""
+    interrupts.raise_if_stopped(f"replay {run.journal.stem}")
     with beside if beside is not None else nullcontext(), Journal(run.journal) as journal:
         stats = run_replay(run.requests, run.target, run.settings, run.run_id, journal, start_at=run.start_at)
+    if interrupts.stop_requested():
+        stopping.flush_stopped(run.journal)
     return RunOutcome(run.journal, stats)

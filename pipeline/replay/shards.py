@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline import interrupts
 from pipeline.contracts import SERVER_METRICS
 from pipeline.files.layout import PackLayout, write_parquet, write_text
 from pipeline.replay.cluster_clock import DaskBarrier
@@ -123,6 +124,7 @@ def common_start_ns(shard: Shard, timeout_s: float) -> tuple[int, str]:
         documents = [json.loads(path.read_text()) for path in folder.glob("ready-*.json")]
         if len(documents) >= shard.count:
             break
+        interrupts.raise_if_stopped(f"{shard.label}'s replay")  # a shard never waits out a stopped run
         if time.perf_counter() > deadline:
             raise TimeoutError(
                 f"{shard.label}: only {len(documents)} of {shard.count} shards ready after {timeout_s} s"

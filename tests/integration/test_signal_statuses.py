@@ -2,9 +2,8 @@
 exit-status page say: a command outside a Dagster run stopped by Ctrl-C exits 130 and is killed by
 SIGTERM (a shell reports 143); `serve-reference` stops cleanly on Ctrl-C (0), at once on SIGTERM. The command is caught
 while it waits on a candidate that accepted its connection and never answers: the listening socket's
-`accept` says when it is there, so no fixed wait. (A signal during a Dagster run is the run's own
-interruption, marked failed, exit 1: measured by hand on 2026-12-05, SIGINT and SIGTERM 30 s into
-`loadproof run`; not held here, a run costs a minute.)"""
+`accept` says when it is there, so no fixed wait. (A signal during a run stops it, writes
+INTERRUPTED.json and exits 130 / 143: `test_signal_run.py`, slow, since a run costs a minute.)"""
 
 from __future__ import annotations
 

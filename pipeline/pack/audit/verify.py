@@ -39,6 +39,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import interrupts
 from pipeline.analysis import sweep as sweep_analysis
 from pipeline.analysis import tables as analysis_tables
 from pipeline.analysis.capacity import capacity_rows, peak_to_mean_of
@@ -94,6 +95,9 @@ class Verification:
 def verify_pack(pack_dir: Path, public_key: Path | None = None) -> Verification:
     """Verify the folder; with `public_key` (a PEM file), also its root's signature by that key."""
     result = Verification()
+    if (interrupted := interrupts.interrupted_problem(Path(pack_dir))) is not None:
+        result.problems.append(interrupted)  # a run stopped by a signal: no pack to verify
+        return result
     _verify(Path(pack_dir), "", result, keyed=public_key is not None)
     if public_key is not None and (Path(pack_dir) / JSON_NAME).is_file():
         problem = signature_problem(Path(pack_dir), public_key)

@@ -1,0 +1,257 @@
+"""The process-wide stop request: how SIGTERM and SIGINT stop `loadproof run` / `demo` mid-run.
+
+Why a request and not the signal itself: a signal handler runs only on the main thread, and the
+work that has to stop — the replay's event loop, the Dagster run's steps, the shards and the
+partitions' run workers in processes of their own — runs elsewhere. So the CLI runs the Dagster
+job in a worker thread (`run_interruptible`); the main thread only waits and turns a signal into
+the request: a `threading.Event` for this process, and the stop file `$LOADPROOF_STOP_FILE` for its
+children (made before the work starts, so every child inherits its name; it exists once a stop is
+asked). The replay checks `stop_requested()` (`pipeline/replay/stopping.py`): no new send, the
+requests in flight cancelled and recorded, the journal flushed to Parquet (`note_flushed` lists
+what was, for `INTERRUPTED.json`); the step then fails and the run ends. A second signal, or the
+grace `$LOADPROOF_STOP_GRACE_S` (default 10 s) running out, forces the exit. Either way the
+status is 128 + the signal (130 for SIGINT, 143 for SIGTERM). A leaf: standard library only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+STOP_FILE_ENV = "LOADPROOF_STOP_FILE"
+GRACE_ENV = "LOADPROOF_STOP_GRACE_S"
+DEFAULT_GRACE_S = 10.0
+INTERRUPTED_NAME = "INTERRUPTED.json"  # in the pack folder of an interrupted run, in place of a pack
+PACK_DOCUMENTS = ("evidence_pack.json", "evidence_pack.md", "evidence_pack.html")  # pages.py's, tree.py's
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+WAIT_STEP_S = 0.1  # how often the main thread looks at the worker and the grace's end
+
+T = TypeVar("T")
+
+_stop = threading.Event()
+_received: list[int] = []  # the signals this process was sent, in order
+_forced_exit: list[Callable[[], object]] = []  # what a forced exit stops first (child processes)
+_writing: list[bool] = []  # set once the run may write into its pack folder (`note_writing`)
+
+
+class StopRequested(Exception):
+    """The run was asked to stop: raised where work ends early, so the Dagster step fails and its run ends."""
+
+
+def stop_file() -> Path | None:
+    """The stop file this process and its children share, where one is named."""
+    value = os.environ.get(STOP_FILE_ENV)
+    return Path(value) if value else None
+
+
+def request_stop(signum: int | None = None) -> None:
+    """Ask every part of the run, in this process and in its children, to stop."""
+    if signum is not None:
+        _received.append(signum)
+    _stop.set()
+    path = stop_file()
+    if path is not None and not path.exists():
+        note = {"signal": signal_name(signum), "at": datetime.now(UTC).isoformat()}
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(json.dumps(note), encoding="utf-8")
+        temporary.replace(path)  # whole or absent: a child never reads half a note
+
+
+def stop_requested() -> bool:
+    """Whether a stop was asked of this process or, through the stop file, of the run it belongs to."""
+    if _stop.is_set():
+        return True
+    path = stop_file()
+    return path is not None and path.exists()
+
+
+def raise_if_stopped(what: str) -> None:
+    """Raise `StopRequested` before `what` starts, once a stop was asked (a sweep's next level, an arm, ...)."""
+    if stop_requested():
+        raise StopRequested(f"run interrupted ({signal_name(stop_signal())}): {what} not started")
+
+
+def stop_signal() -> int | None:
+    """The signal that asked for the stop: this process's first, else the stop file's."""
+    if _received:
+        return _received[0]
+    path = stop_file()
+    if path is None or not path.exists():
+        return None
+    name = json.loads(path.read_text(encoding="utf-8")).get("signal")
+    return int(signal.Signals[name]) if name in signal.Signals.__members__ else None
+
+
+def signal_name(signum: int | None) -> str | None:
+    return signal.Signals(signum).name if signum is not None else None
+
+
+def note_flushed(path: Path, rows: int, replay: str) -> None:
+    """Record that a stopped replay flushed `rows` records to `path` (read back by `flushed()`):
+    one line appended with one write, so the shards' processes may note theirs at once."""
+    stop = stop_file()
+    if stop is None:
+        return
+    line = json.dumps({"replay": replay, "path": str(path), "rows": rows}) + "\n"
+    with stop.with_name(stop.name + ".flushed").open("a", encoding="utf-8") as handle:
+        handle.write(line)
+
+
+def flushed() -> list[dict]:
+    """What the stopped replays flushed, every process's (`note_flushed`)."""
+    stop = stop_file()
+    notes = stop.with_name(stop.name + ".flushed") if stop is not None else None
+    if notes is None or not notes.exists():
+        return []
+    return [json.loads(line) for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def grace_s() -> float:
+    """How long a stopping run may take before its exit is forced: `$LOADPROOF_STOP_GRACE_S`, default 10 s."""
+    value = os.environ.get(GRACE_ENV)
+    return float(value) if value else DEFAULT_GRACE_S
+
+
+def at_forced_exit(stop: Callable[[], object]) -> None:
+    """Call `stop` (e.g. a child process's terminate) before a forced exit, which runs no cleanup."""
+    _forced_exit.append(stop)
+
+
+def note_writing() -> None:
+    """The run is about to write into its pack folder (the Dagster runs start): from now on an
+    interruption marks the folder (`write_interrupted`); before, an earlier run's pack is left whole."""
+    _writing.append(True)
+
+
+def reset() -> None:
+    """Forget any stop request and signal (a new run in the same process, and the tests)."""
+    _stop.clear()
+    _received.clear()
+    _forced_exit.clear()
+    _writing.clear()
+
+
+def exit_status(signum: int) -> int:
+    return 128 + signum
+
+
+def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool], object]) -> T:
+    """Run `body` in a worker thread while the main thread waits, its handlers for SIGINT and
+    SIGTERM turning a signal into the stop request. Once `body` ends after a signal,
+    `on_interrupted(signal, False)` runs and the process exits 128 + the signal; a second signal
+    or the grace's end calls `on_interrupted(signal, True)`, stops the child processes
+    (`at_forced_exit`) and exits at once. Without a signal, `body`'s result or exception. Called
+    off the main thread (no handler can be installed there), `body` simply runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return body()
+    folder = tempfile.mkdtemp(prefix="loadproof-stop-")
+    previous_file = os.environ.get(STOP_FILE_ENV)
+    os.environ[STOP_FILE_ENV] = str(Path(folder) / "stop")  # inherited by every child started from now on
+    reset()
+    outcome: dict[str, object] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome["value"] = body()
+        except BaseException as exc:  # noqa: BLE001 (typer.Exit, SystemExit: re-raised on the main thread)
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    def force(signum: int) -> None:
+        on_interrupted(signum, True)
+        for stop in _forced_exit:
+            try:
+                stop()
+            except Exception:  # noqa: BLE001, S110 (a child already gone: nothing left to stop)
+                pass
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_status(signum))
+
+    def handler(signum: int, _frame: object) -> None:
+        if _received:
+            force(_received[0])  # the second signal: no more waiting
+        request_stop(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in SIGNALS}
+    try:
+        threading.Thread(target=work, name="loadproof-run", daemon=True).start()
+        deadline: float | None = None
+        while not done.wait(WAIT_STEP_S):
+            if _received and deadline is None:
+                deadline = time.monotonic() + grace_s()
+            if deadline is not None and time.monotonic() >= deadline:
+                force(_received[0])
+        if _received:
+            on_interrupted(_received[0], False)
+            raise SystemExit(exit_status(_received[0]))
+        if "error" in outcome:
+            raise outcome["error"]  # type: ignore[misc]
+        return outcome.get("value")  # type: ignore[return-value]
+    finally:
+        for sig, handler_before in previous.items():
+            signal.signal(sig, handler_before)
+        if previous_file is None:
+            os.environ.pop(STOP_FILE_ENV, None)
+        else:
+            os.environ[STOP_FILE_ENV] = previous_file
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_interrupted(out: Path, signum: int, forced: bool) -> Path | None:
+    """`INTERRUPTED.json` in the run's pack folder, in place of a pack: the signal, the stage it
+    came in, when, and what the stopped replays flushed. A pack document already there (an
+    earlier run's) is removed, so the folder never looks complete. None when the run was stopped
+    before it wrote anything there (`note_writing`): the folder, if any, is left as it was."""
+    if not _writing or not out.is_dir():
+        return None
+    for name in PACK_DOCUMENTS:
+        (out / name).unlink(missing_ok=True)
+    replays = flushed()
+    if replays:
+        stage = "replay (" + ", ".join(sorted({note["replay"] for note in replays})) + ")"
+    elif (out / ".dagster").is_dir():
+        stage = "the Dagster run, outside a replay"
+    else:
+        stage = "before the Dagster run"
+    note = {
+        "interrupted": True,
+        "signal": signal_name(signum),
+        "exit_status": exit_status(signum),
+        "stage": stage,
+        "at": datetime.now(UTC).isoformat(),
+        "forced": forced,  # a second signal or the grace's end: the run did not finish stopping
+        "flushed": replays,
+        "pack": "none: an interrupted run writes no evidence pack; run it again for one",
+    }
+    path = out / INTERRUPTED_NAME
+    path.write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def interrupted_problem(folder: Path) -> str | None:
+    """What `loadproof verify` says of a run's folder that holds `INTERRUPTED.json`; None without one."""
+    path = folder / INTERRUPTED_NAME
+    if not path.is_file():
+        return None
+    try:
+        note = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        note = {}
+    flushed_rows = sum(entry.get("rows", 0) for entry in note.get("flushed", []))
+    return (
+        f"{INTERRUPTED_NAME}: the run was interrupted ({note.get('signal', 'a signal')} during "
+        f"{note.get('stage', 'the run')}, at {note.get('at', '?')}): no evidence pack; {flushed_rows} raw-timing "
+        "records flushed; run it again for a pack"
+    )

@@ -1,0 +1,100 @@
+"""A replay stopped mid-way (`pipeline/interrupts.py`, `pipeline/replay/stopping.py`), against the
+reference endpoint on loopback: the requests in flight are recorded `cancelled`, the rest
+`not_sent` and never reach the server, the journal is flushed to a readable Parquet file, and a
+replay asked to start after the stop sends nothing. The stop is asked once the journal holds its
+first records (polled, no fixed wait)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import interrupts
+from pipeline.reference import ReferenceServer
+from pipeline.replay.engine import ReplaySettings, Target
+from pipeline.replay.records import PlannedRequest
+from pipeline.replay.runs import ReplayRun, execute
+from pipeline.replay.stopping import ReplayStopped
+from pipeline.tokens import count_message_tokens
+from tests.support.replay_driver import count_lines
+
+MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]
+WAIT_S = 60  # a generous guard on every poll, not a timing threshold
+
+
+@pytest.fixture()
+def stop_file(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv(interrupts.STOP_FILE_ENV, str(tmp_path / "stop"))
+    interrupts.reset()
+    yield tmp_path / "stop"
+    interrupts.reset()
+
+
+def plan(n: int) -> list[PlannedRequest]:
+    # 64 tokens at the demo profile's ~8 ms each: every request is in flight for half a second or more
+    return [PlannedRequest(f"q{i}", i * 0.02, MESSAGES, 64, count_message_tokens(MESSAGES)) for i in range(n)]
+
+
+def poll_until(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)  # polling interval, not a wait for readiness
+
+
+@pytest.mark.parametrize(
+    "settings", [ReplaySettings(), ReplaySettings(mode="concurrency", concurrency=16)], ids=["open", "closed"]
+)
+def test_a_stopped_replay_cancels_in_flight_sends_nothing_more_and_flushes_parquet(tmp_path, stop_file, settings):
+    journal = tmp_path / "journal" / "ref.jsonl"
+    requests = plan(400)  # 8 s of arrivals (25 s at 16 at once): far from done when stopped
+    raised: list[BaseException] = []
+    with ReferenceServer("demo", timeline_path=tmp_path / "timeline.jsonl") as server:
+        run = ReplayRun(requests, Target("ref", server.base_url, "reference-model"), settings, "run-1", journal)
+
+        def replay() -> None:
+            try:
+                execute(run)
+            except BaseException as exc:  # noqa: BLE001 (kept for the assertions below)
+                raised.append(exc)
+
+        worker = threading.Thread(target=replay)
+        worker.start()
+        poll_until(lambda: count_lines(journal) >= 3, "the replay's first records")
+        interrupts.request_stop()
+        worker.join(WAIT_S)
+        assert not worker.is_alive()
+    assert len(raised) == 1 and isinstance(raised[0], ReplayStopped), raised
+    assert interrupts.stop_requested() and stop_file.exists()  # the request reached the stop file
+
+    table = pq.read_table(journal.with_suffix(".parquet"))  # readable, one row per planned request
+    rows = table.to_pylist()
+    assert sorted(row["request_id"] for row in rows) == sorted(item.request_id for item in requests)
+    by_type: dict[str | None, list[dict]] = {}
+    for row in rows:
+        by_type.setdefault(row["error_type"], []).append(row)
+    assert by_type.get(None), "no request finished before the stop"
+    cancelled, not_sent = by_type.get("cancelled", []), by_type.get("not_sent", [])
+    assert cancelled, "no request was in flight at the stop"
+    assert not_sent, "every request was sent"
+    assert all(row["t_sent_ns"] is not None and row["t_end_ns"] >= row["t_sent_ns"] for row in cancelled)
+    assert all(row["e2e_ms"] is None and row["ttft_ms"] is None for row in cancelled)  # no latency made of a cut
+    assert all("interrupted" in row["error_message"] for row in cancelled + not_sent)
+    # nothing planned after the stop reached the server: every request it saw was recorded as sent
+    arrived = {json.loads(line)["request_id"] for line in (tmp_path / "timeline.jsonl").read_text().splitlines()}
+    assert not arrived & {row["request_id"] for row in not_sent}
+    assert interrupts.flushed() == [{"replay": "ref", "path": str(journal.with_suffix(".parquet")), "rows": len(rows)}]
+
+
+def test_a_replay_asked_to_start_after_the_stop_sends_nothing(tmp_path, stop_file):
+    interrupts.request_stop()
+    target = Target("ref", "http://127.0.0.1:9/v1", "reference-model")  # never reached
+    run = ReplayRun(plan(3), target, ReplaySettings(), "run-1", tmp_path / "journal" / "level2.jsonl")
+    with pytest.raises(interrupts.StopRequested, match="level2 not started"):
+        execute(run)
+    assert not run.journal.exists()
