@@ -4,6 +4,7 @@ published one, traceable to the raw timings."""
 
 import json
 import shutil
+from datetime import UTC
 
 from dagster import (
     AssetCheckExecutionContext,
@@ -18,6 +19,7 @@ from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import TABLES, figures, sweep_summary
 from assets.replay import endpoint_fingerprint
 from assets.support.checks import check_result, tied_check
+from assets.support.metadata import input_run_id
 from assets.support.partitions import (
     MODEL_VERSIONS,
     REVALIDATION_PARTITIONS,
@@ -34,6 +36,7 @@ from assets.support.run_records import (
 from assets.workload import prompt_profile
 from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
 from pipeline.analysis.figures_table import claimed_figures, claimed_verdicts
+from pipeline.contracts import RAW_TIMINGS
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble import gather, history
@@ -52,14 +55,27 @@ from resources import PackStorage, SpecResource
 GROUP = "pack"
 
 
-def assemble(context, loaded: LoadedSpec, layout: PackLayout) -> EvidencePackDraft:
-    """The pack from the files in `layout` (one partition's, or the gathered comparison)."""
+def assemble(
+    context, loaded: LoadedSpec, layout: PackLayout, run_id: str | None = None, generated_at: str | None = None
+) -> EvidencePackDraft:
+    """The pack from the files in `layout` (one partition's, or the gathered comparison); `run_id`
+    and `generated_at`: the run it documents, when that is not this one (`measuring_run`)."""
     shutil.copyfile(loaded.path, layout.spec_copy)
     claim_file = loaded.spec.claim.from_
     if claim_file is not None and (copy := layout.claim_file_copy(claim_file)) is not None:
         copy.parent.mkdir(parents=True, exist_ok=True)  # the vendor's result file, as the claim read it
         shutil.copyfile(loaded.resolve(claim_file), copy)
-    return build_pack(context.run_id, read_pack_inputs(loaded, layout))
+    return build_pack(run_id or context.run_id, read_pack_inputs(loaded, layout), generated_at=generated_at)
+
+
+def measuring_run(context, layout: PackLayout) -> tuple[str, str | None]:
+    """The run a candidate's pack documents: the one that made its raw timings (the run id they
+    carry), and when it was created (UTC). A run that re-materialises the pack on the same files
+    writes the same bytes: its own id and clock are in the instance, not in the pack."""
+    run_id = input_run_id(layout, [RAW_TIMINGS]) or context.run_id
+    record = context.instance.get_run_record_by_id(run_id)
+    created = None if record is None else record.create_timestamp.astimezone(UTC).isoformat(timespec="seconds")
+    return run_id, created
 
 
 def write(
@@ -121,9 +137,10 @@ PACK_DEPS = [
 def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: PackStorage) -> MaterializeResult:
     loaded, shared, layout = spec.load(), storage.layout(), partition_layout(storage, context)
     candidate, version = partition_of(context)
-    pack = assemble(context, loaded, layout)
+    run_id, created = measuring_run(context, layout)
+    pack = assemble(context, loaded, layout, run_id, created)
     pack.partition = Partition(candidate=candidate, model_version=version)
-    link_figures(pack.figures, {candidate: (version, context.run_id)}, storage.ui_url)
+    link_figures(pack.figures, {candidate: (version, run_id)}, storage.ui_url)
     keys = [
         REVALIDATION_PARTITIONS.get_partition_key_from_str(k)
         for k in context.instance.get_materialized_partitions(context.asset_key)
@@ -132,13 +149,14 @@ def evidence_pack(context: AssetExecutionContext, spec: SpecResource, storage: P
     before = history.previous_version(context.instance.get_dynamic_partitions(MODEL_VERSIONS.name), measured, version)
     previous = history.load_previous_pack(shared.candidate_dir(candidate), before)
     pack.history = History.model_validate(history.compare(pack.document(), previous, before))
-    evaluated = data_quality(context)
+    evaluated = data_quality(context, run_id)
     pack.data_quality = [
-        CheckResult.model_validate(row) for row in shared_inputs_quality(context, evaluated) + evaluated
+        CheckResult.model_validate(row) for row in shared_inputs_quality(context, evaluated, run_id) + evaluated
     ]
-    pack.lineage = run_lineage(context.run_id, materialised_assets(context) + ["evidence_pack"])
+    upstream = [key for key in materialised_assets(context, run_id) if key != "evidence_pack"]
+    pack.lineage = run_lineage(run_id, [*upstream, "evidence_pack"])
     result = write(context, loaded, layout, pack)
-    gather.record_latest(shared, candidate, version, context.run_id)
+    gather.record_latest(shared, candidate, version, run_id)
     return result
 
 

@@ -182,6 +182,11 @@ def verify(
         raise typer.Exit(2) from None
     for problem in result.problems:
         typer.echo(f"FAIL {problem}", err=True)
+    if result.rewritten:  # who wrote the differing bytes, from the pack's Dagster instance
+        from assets.support.rewrites import rewriting_runs
+
+        for path, words in rewriting_runs(pack, result.rewritten).items():
+            typer.echo(f"     {path}: {words}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
     sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
     sweep += f" and {result.arm_rows_recomputed} arm rows" if result.arm_rows_recomputed else ""

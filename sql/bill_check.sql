@@ -13,8 +13,11 @@
 -- batch-means standard error, sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, an aggregate over the
 -- batches (a macro parameter replaces every identifier of its name in the body). noqa CP05: the
 -- linter parses a macro's untyped parameter names as data types.
+-- Floating-point sums are taken over sorted lists (list_sum(list_sort(list(x)))): DuckDB's
+-- multithreaded sum adds in whatever order its threads meet the rows, so the last bits of a
+-- plain sum(DOUBLE) could differ between two runs on the same rows (the same inputs, the same bytes).
 CREATE OR REPLACE TEMP MACRO ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total) AS  -- noqa: CP05
-sqrt(count(*) / nullif(count(*) - 1, 0) * sum((batch_value - ratio_estimate * batch_base) ^ 2))
+sqrt(count(*) / nullif(count(*) - 1, 0) * list_sum(list_sort(list((batch_value - ratio_estimate * batch_base) ^ 2))))
 / nullif(base_total, 0);
 
 WITH compared AS (
@@ -49,7 +52,7 @@ batch_sums AS (
         candidate,
         batch,
         count(*) AS batch_requests,
-        sum(COLUMNS('^(prompt|output|cost)_(billed|counted)$'))
+        list_sum(list_sort(list(COLUMNS('^(prompt|output|cost)_(billed|counted)$'))))
     FROM priced
     GROUP BY candidate, batch
 ),
@@ -57,7 +60,7 @@ totals AS (
     SELECT
         candidate,
         CAST(sum(batch_requests) AS BIGINT) AS bill_requests,
-        sum(COLUMNS('^(prompt|output|cost)_(billed|counted)$'))
+        list_sum(list_sort(list(COLUMNS('^(prompt|output|cost)_(billed|counted)$'))))
     FROM batch_sums
     GROUP BY candidate
 ),
@@ -71,7 +74,11 @@ parts AS (
     INTO NAME part VALUE billed, counted
 ),
 part_ratios AS (
-    SELECT candidate, part, sum(counted) AS counted, sum(billed) / nullif(sum(counted), 0) AS ratio
+    SELECT
+        candidate,
+        part,
+        list_sum(list_sort(list(counted))) AS counted,
+        list_sum(list_sort(list(billed))) / nullif(list_sum(list_sort(list(counted))), 0) AS ratio
     FROM parts
     GROUP BY candidate, part
 ),

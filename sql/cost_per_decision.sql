@@ -9,6 +9,9 @@
 -- staged: steady_requests; views: prices (candidate, usd_per_hour, replicas,
 -- usd_per_million_input_tokens, usd_per_million_output_tokens), accuracy_by_candidate
 -- (candidate, accuracy; no row when the task is not scored)
+-- Floating-point sums are taken over sorted lists (list_sum(list_sort(list(x)))): DuckDB's
+-- multithreaded sum adds in whatever order its threads meet the rows, so the last bits of a
+-- plain sum(DOUBLE) could differ between two runs on the same rows (the same inputs, the same bytes).
 WITH levels AS (
     SELECT
         candidate,
@@ -53,7 +56,7 @@ per_candidate AS (
         candidate,
         any_value(pricing) AS pricing,
         count(*) AS load_levels,
-        sum(window_hours) AS window_hours,
+        list_sum(list_sort(list(window_hours))) AS window_hours,
         CAST(sum(requests_in_window) AS BIGINT) AS requests_in_window,
         CAST(sum(decisions_within_sla) AS BIGINT) AS decisions_within_sla,
         CAST(sum(retries) AS BIGINT) AS retries,
@@ -61,8 +64,8 @@ per_candidate AS (
         CAST(sum(output_tokens_billed) AS BIGINT) AS output_tokens_billed,
         CAST(sum(output_tokens_ok) AS BIGINT) AS output_tokens_ok,
         any_value(accuracy) AS accuracy,
-        sum(useful_decisions) AS useful_decisions,
-        sum(cost_usd) AS cost_usd
+        list_sum(list_sort(list(useful_decisions))) AS useful_decisions,
+        list_sum(list_sort(list(cost_usd))) AS cost_usd
     FROM costed_levels
     GROUP BY candidate
 )

@@ -8,6 +8,8 @@
 -- its seconds) × their mean E2E (send to end, a failed one's too); a closed loop's users are its
 -- concurrency (pipeline/analysis/users_at_tier.py picks which, sql/sweep_levels.sql applies it).
 -- staged: steady_requests
+-- Float sums and means are taken over sorted lists (list_sum(list_sort(list(x)))): the same rows
+-- in any order give the same bits (the same inputs, the same bytes; sql/throughput.sql says why).
 WITH streams AS (
     SELECT
         candidate,
@@ -44,7 +46,8 @@ SELECT
     END AS streams_meeting_tier,
     quantile_cont(stream_output_tokens_per_s, 0.5) FILTER (WHERE status = 'ok') AS stream_output_tokens_per_s_p50,
     greatest(any_value(window_end_ns) - any_value(window_start_ns), 0) / 1e9 AS users_window_s,
-    sum(e2e_ms) / 1e3 / nullif(greatest(any_value(window_end_ns) - any_value(window_start_ns), 0) / 1e9, 0)
+    list_sum(list_sort(list(e2e_ms))) / 1e3
+    / nullif(greatest(any_value(window_end_ns) - any_value(window_start_ns), 0) / 1e9, 0)
         AS mean_in_flight
 FROM judged
 GROUP BY candidate, load_level

@@ -6,6 +6,8 @@
 -- time between them where the exporter has the counter, else the mean of the power gauge.
 -- view: server_metrics; view: raw_timings (production requests, the first run of a repeated
 -- replay); params: $warmup_s, $cooldown_s
+-- Float sums and means are taken over sorted lists (list_sum(list_sort(list(x)))): the same rows
+-- in any order give the same bits (the same inputs, the same bytes; sql/throughput.sql says why).
 WITH windows AS (
     SELECT
         run_id,
@@ -21,11 +23,15 @@ per_scrape AS (
         windows.candidate,
         server_metrics.scrape,
         min(server_metrics.t_ns) AS t_ns,
-        sum(server_metrics.value) FILTER (
+        list_sum(list_sort(list(server_metrics.value) FILTER (
             WHERE server_metrics.family = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION'
-        ) AS energy_mj,
-        sum(server_metrics.value) FILTER (WHERE server_metrics.family = 'DCGM_FI_DEV_POWER_USAGE') AS power_w,
-        avg(server_metrics.value) FILTER (WHERE server_metrics.family = 'DCGM_FI_DEV_GPU_UTIL') AS gpu_util_pct,
+        ))) AS energy_mj,
+        list_sum(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metrics.family = 'DCGM_FI_DEV_POWER_USAGE'
+        ))) AS power_w,
+        list_avg(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metrics.family = 'DCGM_FI_DEV_GPU_UTIL'
+        ))) AS gpu_util_pct,
         count(DISTINCT json_extract_string(server_metrics.labels_json, '$.gpu')) AS gpus
     FROM server_metrics
     JOIN windows
@@ -42,8 +48,8 @@ spans AS (
         max(gpus) AS gpus,
         (max(t_ns) - min(t_ns)) / 1e9 AS seconds,
         arg_max(energy_mj, t_ns) - arg_min(energy_mj, t_ns) AS energy_mj,
-        avg(power_w) AS power_w_mean,
-        avg(gpu_util_pct) AS gpu_util_pct_mean
+        list_avg(list_sort(list(power_w))) AS power_w_mean,
+        list_avg(list_sort(list(gpu_util_pct))) AS gpu_util_pct_mean
     FROM per_scrape
     GROUP BY candidate
 )

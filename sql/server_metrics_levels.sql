@@ -9,6 +9,8 @@
 -- load_level, or NULL without a sweep); a sweep level's carry its own.
 -- view: server_metrics; view: raw_timings (production requests, the first run of a repeated
 -- replay); view: sweep_timings; view: server_metric_series
+-- Float sums and means are taken over sorted lists (list_sum(list_sort(list(x)))): the same rows
+-- in any order give the same bits (the same inputs, the same bytes; sql/throughput.sql says why).
 WITH spans AS (
     SELECT
         run_id,
@@ -43,13 +45,25 @@ per_scrape AS (
         spans.load_level_label,
         spans.production,
         server_metrics.scrape,
-        sum(server_metrics.value) FILTER (WHERE server_metric_series.series = 'running') AS running,
-        sum(server_metrics.value) FILTER (WHERE server_metric_series.series = 'waiting') AS waiting,
+        list_sum(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metric_series.series = 'running'
+        ))) AS running,
+        list_sum(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metric_series.series = 'waiting'
+        ))) AS waiting,
         max(server_metrics.value) FILTER (WHERE server_metric_series.series = 'kv_cache_use') AS kv_cache_use,
-        sum(server_metrics.value) FILTER (WHERE server_metric_series.series = 'preemptions') AS preemptions_total,
-        sum(server_metrics.value) FILTER (WHERE server_metric_series.series = 'prefix_cache_hits') AS hits_total,
-        sum(server_metrics.value) FILTER (WHERE server_metric_series.series = 'prefix_cache_queries') AS queries_total,
-        avg(server_metrics.value) FILTER (WHERE server_metric_series.series = 'prefix_cache_hit_rate') AS hit_rate_gauge
+        list_sum(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metric_series.series = 'preemptions'
+        ))) AS preemptions_total,
+        list_sum(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metric_series.series = 'prefix_cache_hits'
+        ))) AS hits_total,
+        list_sum(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metric_series.series = 'prefix_cache_queries'
+        ))) AS queries_total,
+        list_avg(list_sort(list(server_metrics.value) FILTER (
+            WHERE server_metric_series.series = 'prefix_cache_hit_rate'
+        ))) AS hit_rate_gauge
     FROM server_metrics
     JOIN spans
         ON server_metrics.run_id = spans.run_id
@@ -71,16 +85,16 @@ SELECT
     load_level_label,
     production,
     count(*) AS scrapes,
-    avg(running) AS running_mean,
+    list_avg(list_sort(list(running))) AS running_mean,
     max(running) AS running_max,
-    avg(waiting) AS waiting_mean,
+    list_avg(list_sort(list(waiting))) AS waiting_mean,
     max(waiting) AS waiting_max,
-    avg(kv_cache_use) AS kv_cache_use_mean,
+    list_avg(list_sort(list(kv_cache_use))) AS kv_cache_use_mean,
     max(kv_cache_use) AS kv_cache_use_max,
     max(preemptions_total) - min(preemptions_total) AS preemptions,
     coalesce(
         (max(hits_total) - min(hits_total)) / nullif(max(queries_total) - min(queries_total), 0),
-        avg(hit_rate_gauge)
+        list_avg(list_sort(list(hit_rate_gauge)))
     ) AS prefix_cache_hit_rate
 FROM per_scrape
 GROUP BY candidate, load_level, load_level_label, production

@@ -6,18 +6,20 @@
 -- counter's, in tokens; where the server exports only a hit-rate gauge, that gauge; NULL where
 -- it queried nothing in between). A counter's `_created` sample is not a value.
 -- staged: server_metrics_by_candidate
+-- Float sums and means are taken over sorted lists (list_sum(list_sort(list(x)))): the same rows
+-- in any order give the same bits (the same inputs, the same bytes; sql/throughput.sql says why).
 WITH per_scrape AS (
     SELECT
         candidate,
         scrape,
         min(second) AS second,
-        sum(value) FILTER (WHERE series = 'running') AS running,
-        sum(value) FILTER (WHERE series = 'waiting') AS waiting,
+        list_sum(list_sort(list(value) FILTER (WHERE series = 'running'))) AS running,
+        list_sum(list_sort(list(value) FILTER (WHERE series = 'waiting'))) AS waiting,
         max(value) FILTER (WHERE series = 'kv_cache_use') AS kv_cache_use,
-        sum(value) FILTER (WHERE series = 'preemptions') AS preemptions_total,
-        sum(value) FILTER (WHERE series = 'prefix_cache_hits') AS hits_total,
-        sum(value) FILTER (WHERE series = 'prefix_cache_queries') AS queries_total,
-        avg(value) FILTER (WHERE series = 'prefix_cache_hit_rate') AS hit_rate_gauge
+        list_sum(list_sort(list(value) FILTER (WHERE series = 'preemptions'))) AS preemptions_total,
+        list_sum(list_sort(list(value) FILTER (WHERE series = 'prefix_cache_hits'))) AS hits_total,
+        list_sum(list_sort(list(value) FILTER (WHERE series = 'prefix_cache_queries'))) AS queries_total,
+        list_avg(list_sort(list(value) FILTER (WHERE series = 'prefix_cache_hit_rate'))) AS hit_rate_gauge
     FROM server_metrics_by_candidate
     WHERE
         endpoint = 'server'

@@ -15,8 +15,11 @@
 -- batch-means standard error, sqrt(B/(B − 1) · Σ (y_b − r · x_b)²) / Σ x, an aggregate over the
 -- batches (a macro parameter replaces every identifier of its name in the body). noqa CP05: the
 -- linter parses a macro's untyped parameter names as data types.
+-- Floating-point sums are taken over sorted lists (list_sum(list_sort(list(x)))): DuckDB's
+-- multithreaded sum adds in whatever order its threads meet the rows, so the last bits of a
+-- plain sum(DOUBLE) could differ between two runs on the same rows (the same inputs, the same bytes).
 CREATE OR REPLACE TEMP MACRO ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total) AS  -- noqa: CP05
-sqrt(count(*) / nullif(count(*) - 1, 0) * sum((batch_value - ratio_estimate * batch_base) ^ 2))
+sqrt(count(*) / nullif(count(*) - 1, 0) * list_sum(list_sort(list((batch_value - ratio_estimate * batch_base) ^ 2))))
 / nullif(base_total, 0);
 
 WITH outcomes AS MATERIALIZED (
@@ -126,7 +129,7 @@ rate_intervals AS (
         rate,
         CASE WHEN any_value(window_s) > 0 THEN sum(amount) / any_value(window_s) END AS value,
         CAST($t_batches AS DOUBLE) / sqrt(count(*))
-        * stddev_samp(amount * $interval_batches / nullif(window_s, 0)) AS half_width
+        * list_stddev_samp(list_sort(list(amount * $interval_batches / nullif(window_s, 0)))) AS half_width
     FROM batch_amounts
     GROUP BY candidate, rate
 ),

@@ -9,10 +9,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from dagster import MetadataValue, TableColumn, TableSchema
 
 from pipeline import REPO_ROOT
-from pipeline.contracts import PackFile
+from pipeline.contracts import SHARED_INPUTS, PackFile
 from pipeline.contracts.columns import column_description
 from pipeline.duck.catalog import REPO_QUERIES
 from pipeline.files.hashing import file_ref, sha256_file
@@ -77,16 +78,38 @@ def write_table(
     sql: bool = False,
     staged: Sequence[str] = (),
     inputs: Iterable[PackFile] = (),
+    run_id: str | None = None,
 ) -> dict:
-    """Write `table` (with the run id) as the declared `file`; return its materialisation metadata.
+    """Write `table` (with a run id) as the declared `file`; return its materialisation metadata.
     `sql`: the table is the result of sql/<file name>.sql (`staged`: the queries it read first),
-    named with their sha256 for lineage; `inputs`: the partition's files it was made from."""
+    named with their sha256 for lineage; `inputs`: the partition's files it was made from.
+
+    The run id a derived table carries is its inputs' (`input_run_id`: the replay run that made
+    the raw timings), not the run that wrote it, so re-materialising it on the same inputs writes
+    the same bytes; `run_id` names it instead (a measurement: the run that measured)."""
+    inputs = tuple(inputs)
     meta = input_files(layout, inputs)  # hashed as read, before the table is written
-    path = write_parquet(with_run_id(table, context.run_id), layout.path(file))
+    carried = run_id or input_run_id(layout, inputs) or context.run_id
+    path = write_parquet(with_run_id(table, carried), layout.path(file))
     meta.update(table_metadata(table, path, context.run_id))
     if sql:
         meta.update(query_files(file.name, staged))
     return meta
+
+
+def input_run_id(layout: PackLayout, inputs: Iterable[PackFile]) -> str | None:
+    """The run id the first of `inputs` that carries one holds (the partition's own files before
+    the shared ones copied into it): the run whose measurement a derived table is made from; None
+    when no input carries one."""
+    files = [file for file in inputs if file.format == "parquet"]
+    for file in [f for f in files if f not in SHARED_INPUTS] + [f for f in files if f in SHARED_INPUTS]:
+        path = layout.path(file)
+        if not path.is_file() or "run_id" not in pq.read_schema(path).names:
+            continue
+        column = pq.read_table(path, columns=["run_id"]).column("run_id")
+        if len(column) and column[0].is_valid:
+            return column[0].as_py()
+    return None
 
 
 def input_files(layout: PackLayout, files: Iterable[PackFile]) -> dict:

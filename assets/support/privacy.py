@@ -44,7 +44,8 @@ def write_with_text(
     if policy != privacy.KEEP:
         private = text_layout(storage, spec, pack)
         privacy.owner_only(write_parquet(with_run_id(table, context.run_id), private.path(file)))
-    return write_table(context, pack, file, privacy.withhold_text(table, policy), inputs=inputs)
+    # a measurement or a sample: it carries the run that made it, not its inputs' run
+    return write_table(context, pack, file, privacy.withhold_text(table, policy), inputs=inputs, run_id=context.run_id)
 
 
 def journal_layout(storage: PackStorage, spec: Spec, pack: PackLayout) -> PackLayout:

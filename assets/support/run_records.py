@@ -9,9 +9,12 @@ from dagster import AssetKey, DagsterEventType
 from pipeline.contracts import REPLAY_PLAN
 
 
-def data_quality(context) -> list[dict]:
-    """Every asset check evaluated so far in this run: what was checked and whether it passed."""
-    return check_results_of_run(context, context.run_id)
+def data_quality(context, run_id: str | None = None) -> list[dict]:
+    """Every asset check evaluated so far in this run (or in `run_id`: the run that measured, for a
+    pack re-materialised on its files) before the asset being materialised: what was checked and
+    whether it passed (the asset's own checks run after it, so they are never its data quality)."""
+    own = context.asset_key.to_user_string()
+    return [row for row in check_results_of_run(context, run_id or context.run_id) if row["asset"] != own]
 
 
 def plan_run_id(context) -> str | None:
@@ -20,11 +23,11 @@ def plan_run_id(context) -> str | None:
     return None if event is None else event.run_id
 
 
-def shared_inputs_quality(context, evaluated: list[dict]) -> list[dict]:
+def shared_inputs_quality(context, evaluated: list[dict], run_id: str | None = None) -> list[dict]:
     """The checks of the shared inputs (log to plan) from the run that last planned, when this
     partition's run did not materialise them itself (a later candidate of the same CLI run)."""
     event = context.instance.get_latest_materialization_event(AssetKey(REPLAY_PLAN.name))
-    if event is None or event.run_id == context.run_id:
+    if event is None or event.run_id in (context.run_id, run_id):
         return []
     graph = context.job_def.asset_layer.asset_graph
     unpartitioned = {
@@ -55,9 +58,9 @@ def check_results_of_run(context, run_id: str) -> list[dict]:
     return results
 
 
-def materialised_assets(context) -> list[str]:
-    """The assets this run has materialised so far: the pack's upstream lineage in the UI."""
+def materialised_assets(context, run_id: str | None = None) -> list[str]:
+    """The assets this run (or `run_id`) has materialised so far: the pack's upstream lineage in the UI."""
     records = context.instance.get_records_for_run(
-        context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION
+        run_id or context.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION
     ).records
     return sorted({record.event_log_entry.dagster_event.asset_key.to_user_string() for record in records})

@@ -16,6 +16,26 @@ from pipeline.files.partition_keys import partition_safe
 
 CANDIDATES_DIR = "candidates"
 
+# How every Parquet file of a pack is written, pinned: the same table gives the same bytes on
+# every write (a re-materialised asset on the same inputs leaves the manifest's sha256 true).
+# pyarrow's writer is deterministic for fixed settings (its `created_by` names only the pyarrow
+# version); the settings are spelt out so a library default that changes cannot change the bytes.
+PARQUET_COMPRESSION = "zstd"
+PARQUET_COMPRESSION_LEVEL = 1
+PARQUET_ROW_GROUP_ROWS = 131_072
+PARQUET_WRITER: dict = {
+    "compression": PARQUET_COMPRESSION,
+    "compression_level": PARQUET_COMPRESSION_LEVEL,
+    "row_group_size": PARQUET_ROW_GROUP_ROWS,
+    "version": "2.6",
+    "data_page_version": "1.0",
+    "use_dictionary": True,
+    "write_statistics": True,
+    "store_schema": True,
+    "write_page_index": False,
+    "write_page_checksum": False,
+}
+
 
 @dataclass(frozen=True)
 class PackLayout:
@@ -82,10 +102,11 @@ class PackLayout:
 
 
 def write_parquet(table: pa.Table, path: Path) -> Path:
-    """Write atomically: a reader never sees half a file, a re-run never mixes two."""
+    """Write atomically (a reader never sees half a file, a re-run never mixes two) with the pinned
+    settings (`PARQUET_WRITER`): the same table, the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")
-    pq.write_table(table, partial, compression="zstd")
+    pq.write_table(table, partial, **PARQUET_WRITER)
     os.replace(partial, path)
     return path
 

@@ -128,10 +128,11 @@ def _sessions(profile: dict) -> str | None:
     return " / ".join("—" if v is None else f"{v:.3g}" for v in (share, turns, think))
 
 
-def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
+def build_pack(run_id: str, inputs: PackInputs, generated_at: str | None = None) -> EvidencePackDraft:
     """The pack from its inputs: every figure with its lineage (the SQL copied into the pack, the
     input files hashed), the comparison sections, the conditions and the sweep. Each part is
-    validated here, so a malformed one fails before anything is written."""
+    validated here, so a malformed one fails before anything is written. `generated_at`: when the
+    run it documents was created (so the same files give the same pack), else now."""
     loaded, spec = inputs.loaded, inputs.loaded.spec
     figures, input_refs, sweep_lineage, capacity = _figures(inputs)
     arm_sections = _arm_sections(inputs, figures, sweep_lineage)
@@ -150,7 +151,7 @@ def build_pack(run_id: str, inputs: PackInputs) -> EvidencePackDraft:
         run_id=run_id,
         spec_sha256=loaded.sha256,
         spec_name=spec.name,
-        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        generated_at=generated_at or datetime.now(UTC).isoformat(timespec="seconds"),
         claim=parts.Claim(
             source=spec.claim.source,
             figures=dict(spec.claim.figures),

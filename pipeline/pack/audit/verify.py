@@ -86,6 +86,9 @@ class Verification:
     arm_rows_recomputed: int = 0  # vendor_conditions rows and headline_waterfall steps
     signature_checked: bool = False  # the root's signature held for the public key given
     problems: list[str] = field(default_factory=list)
+    # the files whose sha256 differs from their manifest, relative to the folder given: the CLI
+    # names the Dagster run that rewrote each, where the pack's instance is at hand
+    rewritten: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -149,6 +152,7 @@ def _check_tree(pack: dict, pack_dir: Path, prefix: str, result: Verification) -
             result.problems.append(f"{prefix}{path}: listed in the manifest but missing")
         elif sha256_file(file) != digest:
             result.problems.append(f"{prefix}{path}: sha256 differs from the manifest")
+            result.rewritten.append(f"{prefix}{path}")
     if SUBPACKS_KEY not in pack:
         _report_uncovered_before_trees(listed, pack_dir, prefix, result)
         return

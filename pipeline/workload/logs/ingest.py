@@ -31,6 +31,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.duck import connect as duck
+from pipeline.files.layout import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_ROWS
 from pipeline.spec.workload import ColumnMapping, LogSource
 from pipeline.workload.logs.database import EMPTY_REJECTS, read_spend_logs_table
 from pipeline.workload.logs.formats import arrival_unit, columns_for, fields_query, labels_for, log_format, reads_csv
@@ -249,8 +250,9 @@ def _bind_parquet_rows(con: duckdb.DuckDBPyConnection, files: list[str], columns
 
 
 def _write(relation: duckdb.DuckDBPyRelation, path: Path) -> None:
-    """Write atomically, as pipeline.files.layout.write_parquet does."""
+    """Write atomically, as pipeline.files.layout.write_parquet does, with its compression and
+    row-group size (DuckDB's writer keeps the relation's row order: preserve_insertion_order)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")
-    relation.write_parquet(str(partial), compression="zstd")
+    relation.write_parquet(str(partial), compression=PARQUET_COMPRESSION, row_group_size=PARQUET_ROW_GROUP_ROWS)
     os.replace(partial, path)
