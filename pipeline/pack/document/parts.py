@@ -156,6 +156,10 @@ class Figure(MeasuredBesideClaim):
     minutes_to_resolve: Number | MISSING = MISSING
     to_resolve: str | MISSING = MISSING
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
+    # a production-load latency figure: the client's own timing error (p99, ms) and what measured it
+    # (wire, loop receipt lag or send lag: pipeline/analysis/instrument_error.py)
+    instrument_error_ms: Number | MISSING = MISSING
+    instrument_error_source: str | MISSING = MISSING
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 
 
