@@ -48,15 +48,17 @@ REPLAY_LAG_SCHEMA = pa.schema(
 
 def replay_lags(replay_summary: dict | None) -> pa.Table:
     """The replay summary's per-candidate lags as the table sql/instrument_error.sql reads
-    (`replay_lag`): the loop probe's p99 and, where the run recorded one, the wire calibration's."""
-    rows = [
-        {
-            "candidate": candidate,
-            "loop_lag_p99_ms": stats.get("loop_lag_p99_ms"),
-            "wire_lag_p99_ms": stats.get("wire_lag_p99_ms"),
-        }
-        for candidate, stats in sorted(((replay_summary or {}).get("candidates") or {}).items())
-    ]
+    (`replay_lag`): the loop probe's p99 and, where the run recorded one, the wire calibration's. A
+    repeated replay's summary keeps each run's own (`runs`): the worst of them, as the combined
+    figure is over every run."""
+    summary = replay_summary or {}
+    rows = []
+    for candidate, stats in sorted((summary.get("candidates") or {}).items()):
+        row = {"candidate": candidate}
+        for key in ("loop_lag_p99_ms", "wire_lag_p99_ms"):
+            runs = [run.get(key) for run in summary.get("runs") or [] if run.get(key) is not None]
+            row[key] = stats.get(key) if stats.get(key) is not None else max(runs, default=None)
+        rows.append(row)
     return pa.Table.from_pylist(rows, schema=REPLAY_LAG_SCHEMA)
 
 

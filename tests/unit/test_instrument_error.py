@@ -66,6 +66,11 @@ def test_a_capped_or_closed_loops_send_lag_is_no_measure(tmp_path: Path):
     assert replay_lags(None).num_rows == 0
 
 
+def test_a_repeated_replays_loop_lag_is_its_worst_runs():
+    repeated = {"candidates": {"c": {"sent": 20}}, "runs": [{"loop_lag_p99_ms": 2.0}, {"loop_lag_p99_ms": 4.5}]}
+    assert replay_lags(repeated).to_pylist() == [{"candidate": "c", "loop_lag_p99_ms": 4.5, "wire_lag_p99_ms": None}]
+
+
 def test_only_the_judged_window_counts(tmp_path: Path):
     """A late send in the warm-up is outside the window the figures are read over."""
     path = raw(tmp_path, late_ms=lambda i: 40 if i < 5 else 1)
