@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pipeline.analysis import metrics
 from pipeline.analysis.catalogue import CAPACITY_AT_SLA, PRODUCTION_LOAD, VENDOR_CONDITIONS
 from pipeline.analysis.dependence import BATCH_MEANS, t_quantile
+from pipeline.analysis.instrument_error import decided_by_instrument, resolution_words
 from pipeline.analysis.stats import INCONCLUSIVE, one_sided_confidence
 from pipeline.plan.arms import VENDOR_CONDITIONS as VENDOR_CONDITIONS_ARM
 
@@ -138,6 +139,8 @@ def to_resolve(item: dict, confidence: float, load: dict | None, batches: int | 
     `batches`: analysis.interval_batches, for a batch-means interval's own closing point."""
     if item.get("setting_to_judge"):
         return {"to_resolve": f"not by length: no run judges it; set `{item['setting_to_judge']}`"}
+    if decided_by_instrument(item):
+        return {"to_resolve": resolution_words(item)}
     if item.get("measured") is None:
         return {"to_resolve": f"{CANNOT_BY_LENGTH}: {item.get('reason') or 'no value was measured'}"}
     if (item.get("reason") or "").startswith("the capacity bracket is not closed"):

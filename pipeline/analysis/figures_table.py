@@ -13,6 +13,7 @@ row has `repeat` NULL and the spread between runs). `partition_figures` makes th
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from pipeline.analysis import figures as made
 from pipeline.analysis.catalogue import PRODUCTION_LOAD
 from pipeline.analysis.decisive import with_resolution
 from pipeline.analysis.how_far import with_how_far
+from pipeline.analysis.instrument_error import judged_with_instrument_error
 from pipeline.analysis.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.analysis.unjudged_claims import unjudged_claims
 from pipeline.contracts import (
@@ -37,6 +39,7 @@ from pipeline.contracts import (
     ITL_HISTOGRAM,
     LATENCY_PERCENTILES,
     RAW_TIMINGS,
+    REPLAY_SUMMARY,
     SWEEP_SUMMARY,
     SWEEP_TIMINGS,
     THROUGHPUT,
@@ -65,6 +68,8 @@ VALUE_COLUMNS = (
     "to_resolve",
     "times_claimed",
     "percent_from_claim",
+    "instrument_error_ms",
+    "instrument_error_source",
 )
 ROW_KEY = ("candidate", "metric", "basis", "repeat")
 # keys a figure has only when they say something (pack/document/parts.py Figure: absent, not null)
@@ -87,6 +92,8 @@ _ONLY_WHEN_SET = (
     "to_resolve",
     "times_claimed",
     "percent_from_claim",
+    "instrument_error_ms",
+    "instrument_error_source",
 )
 # the files each query's figures are read from, for their lineage
 TABLE_FILES = (LATENCY_PERCENTILES, THROUGHPUT, COST_PER_DECISION, ACCURACY_SUMMARY, SWEEP_SUMMARY)
@@ -108,11 +115,14 @@ def partition_figures(
     arm_rows: list[dict] | None = None,
     queries: QueryCatalog = REPO_QUERIES,
     served_demand: bool = True,
+    replay_summary: dict | None = None,
 ) -> list[dict]:
     """Every figure from the analysis tables (`tables`: latency_percentiles, throughput,
     cost_per_decision, accuracy_summary, sweep_summary, as rows), a repeated replay's combined over
     its runs (each run re-analysed from `raw_timings`), the capacity's from its rows
-    (`analysis.capacity.capacity_rows`: none without a sweep), and the vendor-conditions arm's."""
+    (`analysis.capacity.capacity_rows`: none without a sweep), and the vendor-conditions arm's.
+    With the `replay_summary` the production-load latency figures carry the instrument error and
+    are judged with it (`analysis.instrument_error`; None: a pack written before it, judged as it was)."""
     accuracy = tables.get("accuracy_summary") or []
     summary = tables.get("sweep_summary") or []
     figures = made.headline_figures(spec, tables, served_demand)
@@ -120,6 +130,8 @@ def partition_figures(
     figures += made.sweep_figures(spec, summary)
     accuracy_table = pa.Table.from_pylist(accuracy) if accuracy else None
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
+    if replay_summary is not None:
+        figures = judged_with_instrument_error(spec, figures, raw_timings, replay_summary, queries)
     vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
     figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
     figures += unjudged_claims(spec, figures)  # every claim accounted for
@@ -134,7 +146,11 @@ def figures_of_folder(root: Path, spec: Spec) -> pa.Table:
     (the `figures` asset; `loadproof verify` re-computes the tables from the raw timings first)."""
     tables = {file.name: _rows(root / file.path) for file in TABLE_FILES}
     capacity, arm_rows = _rows(root / CAPACITY.path), _rows(root / ARM_FIGURES.path)  # the capacity asset's rows
-    figures = partition_figures(spec, tables, root / RAW_TIMINGS.path, capacity, arm_rows)
+    summary = root / REPLAY_SUMMARY.path
+    replay_summary = json.loads(summary.read_text()) if summary.is_file() else {}
+    figures = partition_figures(
+        spec, tables, root / RAW_TIMINGS.path, capacity, arm_rows, replay_summary=replay_summary
+    )
     return figures_table(figures, input_hashes(root))
 
 

@@ -178,20 +178,36 @@ INSTRUMENT_ERROR_RULE = (
     "cannot tell a hold from a miss; fewer streams a process (workload.replay.shards), a smaller rate or a bigger "
     "machine fixes it"
 )
+INSTRUMENT_MISS_RULE = (
+    "instrument error: the interval's low end less the client's timing error (p99) no longer lies beyond the claim "
+    "with its tolerance, so the client's own lag could make the miss; fewer streams a process "
+    "(workload.replay.shards), a smaller rate or a bigger machine fixes it"
+)
 
 
 def instrument_verdict(
-    word: str | None, claimed: float | None, tolerance: float, instrument_error_ms: float | None, kind: str
+    word: str | None,
+    claimed: float | None,
+    tolerance: float,
+    instrument_error_ms: float | None,
+    kind: str,
+    ci_low: float | None = None,
 ) -> tuple[str | None, str | None]:
     """(verdict, decision rule) of a latency figure (`kind` "latency percentile", in ms) given the
     instrument error's p99 in ms: a *holds* or *holds within tolerance* becomes *inconclusive*
-    (INSTRUMENT_ERROR_RULE) when that error exceeds INSTRUMENT_ERROR_SHARE · C · t; a late stamp only
-    lengthens a latency, so *not reproduced* stands. (word, None) where the rule does not apply."""
-    if word not in (HOLDS, HOLDS_WITHIN_TOLERANCE) or claimed is None or instrument_error_ms is None:
+    (INSTRUMENT_ERROR_RULE) when that error exceeds INSTRUMENT_ERROR_SHARE · C · t — an instrument
+    whose error is more than a quarter of the band it judges cannot tell a hold from a miss (the
+    4:1 test-uncertainty ratio of calibration practice). A late receipt stamp only lengthens a
+    latency, so a *not reproduced* stands unless its interval's low end, less the error, no longer
+    clears C·(1 + t) (`ci_low`: the miss is within what the client's own lag adds, INSTRUMENT_MISS_RULE).
+    (word, None) where the rule does not apply."""
+    if claimed is None or instrument_error_ms is None or kind != "latency percentile":
         return word, None
-    if kind != "latency percentile" or instrument_error_ms <= INSTRUMENT_ERROR_SHARE * claimed * tolerance:
-        return word, None
-    return INCONCLUSIVE, INSTRUMENT_ERROR_RULE
+    if word in (HOLDS, HOLDS_WITHIN_TOLERANCE) and instrument_error_ms > INSTRUMENT_ERROR_SHARE * claimed * tolerance:
+        return INCONCLUSIVE, INSTRUMENT_ERROR_RULE
+    if word == NOT_REPRODUCED and ci_low is not None and ci_low - instrument_error_ms <= claimed * (1 + tolerance):
+        return INCONCLUSIVE, INSTRUMENT_MISS_RULE
+    return word, None
 
 
 def steady_verdict(word: str | None, no_steady_window: str | None) -> str | None:

@@ -143,6 +143,10 @@ _FIGURES: Mapping[str, str] = {
     "reason": "why the figure has no value",
     "timed_from": "latency timed from the planned send when the client lagged",
     "sampled": "a note when the table read every n-th value",
+    "instrument_error_ms": "a production-load latency figure: the client's own timing error, p99 ms (TPOT exempt); "
+    "above a quarter of the claim's tolerance a hold is inconclusive",
+    "instrument_error_source": "what measured it: wire (a capture), loop receipt lag (the replay's probe) or send lag "
+    "(the judged window's schedule lag, uncapped open loop)",
     "between_run_sd": "a repeated replay: the runs' standard deviation",
     "between_run_range": "a repeated replay: the lowest and highest run",
     "repeats_interval_method": "a repeated replay: how the runs' intervals were combined",

@@ -283,6 +283,10 @@ FIGURES_SCHEMA = pa.schema(
         ("percent_from_claim", pa.float64()),  # (measured − claimed) ÷ claimed × 100
         ("timed_from", pa.string()),
         ("sampled", pa.string()),
+        # a production-load latency figure's instrument error: p99 ms and what measured it
+        # (pipeline/analysis/instrument_error.py); NULL on other figures
+        ("instrument_error_ms", pa.float64()),
+        ("instrument_error_source", pa.string()),
         ("between_run_sd", pa.float64()),
         ("between_run_range", pa.list_(pa.float64())),
         ("repeats_interval_method", pa.string()),

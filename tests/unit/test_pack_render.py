@@ -367,3 +367,14 @@ def test_the_markdown_reads_as_written_without_html_escapes_or_runs_of_empty_lin
     hostile = render_markdown(pack(), confidence=0.95)  # what could open a tag or an entity still cannot
     assert "<script" not in hostile and "&lt;script>" in hostile
     assert "&amp;lt;" in render_markdown(pack(spec_name="&lt;b>"), confidence=0.95)
+
+
+def test_a_claimed_latency_figure_shows_its_instrument_error_beside_it():
+    """The pack reads the figure's own columns (`instrument_error_ms`, `instrument_error_source`)."""
+    measured = {**pack()["figures"][0], "instrument_error_ms": 3.5, "instrument_error_source": "loop receipt lag"}
+    for page in (
+        render_markdown(pack(figures=[measured]), confidence=0.95),
+        render_html(pack(figures=[measured]), {}, confidence=0.95),
+    ):
+        assert "instrument error 3.5 ms (loop receipt lag)" in page and "C·t/4" in page
+    assert "instrument error" not in render_markdown(pack(), confidence=0.95)  # a figure without it: no note

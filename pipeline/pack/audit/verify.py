@@ -52,6 +52,7 @@ from pipeline.contracts import (
     FIGURES,
     ITL_HISTOGRAM,
     RAW_TIMINGS,
+    REPLAY_SUMMARY,
     SWEEP_REPLAY,
     SWEEP_TIMINGS,
 )
@@ -224,8 +225,12 @@ def _recompute(pack: dict, pack_dir: Path, spec, result: Verification) -> None:
     result.problems += recompute_views(pack, pack_dir, spec, rows["throughput"], queries)
     rows |= {"accuracy_summary": accuracy.to_pylist() if accuracy is not None else [], "sweep_summary": sweep_summary}
     with_bases = any("basis" in figure for figure in pack["figures"])  # before bases, throughput was judged
+    # a pack written before the instrument error was carried is judged without it
+    instrument = any("instrument_error_ms" in figure for figure in pack["figures"])
+    summary = data.path(REPLAY_SUMMARY)
+    replay_summary = (json.loads(summary.read_text()) if summary.is_file() else {}) if instrument else None
     recomputed = partition_figures(
-        spec, rows, data.path(RAW_TIMINGS), capacity, arm_rows, queries, served_demand=with_bases
+        spec, rows, data.path(RAW_TIMINGS), capacity, arm_rows, queries, with_bases, replay_summary
     )
     if data.path(FIGURES).is_file():
         result.problems += table_differences(pq.read_table(data.path(FIGURES)), figures_table(recomputed))

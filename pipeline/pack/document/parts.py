@@ -6,9 +6,8 @@ Conventions, chosen so that the JSON stays exactly what the untyped dict wrote:
   never written as null (the schema leaves it out of `required`); `X | None` is a key whose value
   may be null;
 * numbers are `Number` (an int stays an int, a float a float: no coercion, same values);
-* a `Part` forbids unknown keys, so a typo fails at once; a `TableRow` is a row of an analysis
-  table (or a document another stage wrote) passed through: the columns the pack's readers rely
-  on are declared, every other column is kept as written.
+* a `Part` forbids unknown keys, so a typo fails at once; a `TableRow` is a row of an analysis table (or a
+  document another stage wrote) passed through: the columns its readers rely on declared, the rest kept.
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ from pydantic import MISSING, BaseModel, ConfigDict, Field, StringConstraints, W
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 Count = Annotated[int, Field(ge=0)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-# relative to the pack folder, never leaving it
-RelativePath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\./).+")]
+RelativePath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\./).+")]  # in the pack folder, never out
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")]
 Basis = Literal["production_load", "capacity_at_sla", "vendor_conditions"]  # pipeline/analysis/metrics.py
 # pipeline/analysis/stats.py VERDICTS; None: the figure was not claimed (or is not judged at its basis)
@@ -157,6 +155,8 @@ class Figure(MeasuredBesideClaim):
     times_claimed: Number | MISSING = MISSING  # a judged figure: measured ÷ claimed (pipeline/analysis/how_far.py)
     percent_from_claim: Number | MISSING = MISSING  # (measured − claimed) ÷ claimed × 100
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
+    instrument_error_ms: Number | MISSING = MISSING  # the client's timing error p99, ms (analysis/instrument_error.py)
+    instrument_error_source: str | MISSING = MISSING  # what measured it: wire, loop receipt lag or send lag
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 
 
