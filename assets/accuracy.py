@@ -31,7 +31,7 @@ from pipeline.accuracy.labelled_slice import (
     score_replies,
 )
 from pipeline.accuracy.replies import labelled_replies
-from pipeline.analysis import tables
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import ACCURACY_BY_LABEL, ACCURACY_RESULTS, ACCURACY_SUMMARY, LABELLED_SLICE, RAW_TIMINGS
 from pipeline.quality import expectations
 from resources import EndpointResource, PackStorage, SpecResource

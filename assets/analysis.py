@@ -7,7 +7,7 @@
 - sweep_timings → sweep_levels → sweep_summary: the load sweep's tables (empty without
   `workload.replay.sweep`, and the pack then has no sweep section).
 - the tables above, accuracy_summary and arm_figures → figures: every figure the pack shows, one
-  checked table (pipeline/analysis/figures_table.py); the pack only reads it.
+  checked table (pipeline/analysis/judge/figures_table.py); the pack only reads it.
 """
 
 import pyarrow as pa
@@ -43,16 +43,16 @@ from assets.support.partitions import (
 )
 from assets.sweep import sweep_timings
 from pipeline.accuracy.replies import production_requests
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis.capacity import capacity_of_folder
-from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, endpoint_views
-from pipeline.analysis.figures_table import (
+from pipeline.analysis.endpoint_view.endpoint_views import ENDPOINT_VIEWS, endpoint_views
+from pipeline.analysis.judge.figures_table import (
     claimed_verdicts,
     figures_markdown,
     figures_of_folder,
 )
-from pipeline.analysis.repeats import first_run, run_timings
-from pipeline.analysis.tables import analyse_all
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_of_folder
+from pipeline.analysis.tabulate.repeats import first_run, run_timings
+from pipeline.analysis.tabulate.tables import analyse_all
 from pipeline.contracts import (
     ACCURACY_SUMMARY,
     CAPACITY,
@@ -113,7 +113,7 @@ def analysis_tables(context: AssetExecutionContext, spec: SpecResource, storage:
     accuracy = None
     if COST_PER_DECISION in selected:
         accuracy = pq.read_table(layout.path(ACCURACY_SUMMARY))
-    tables = analyse_all(  # a repeated replay's first run (pipeline/analysis/repeats.py)
+    tables = analyse_all(  # a repeated replay's first run (pipeline/analysis/tabulate/repeats.py)
         first_run(layout.path(RAW_TIMINGS)),
         loaded.spec,
         accuracy if accuracy is not None and accuracy.num_rows else None,
@@ -340,7 +340,7 @@ def figures_consistent(
             file.name,
             group_name=GROUP,
             deps=[raw_timings, THROUGHPUT.name, sweep_timings],
-            description=f"The endpoint's own view: {file.about} (pipeline/analysis/endpoint_views.py).",
+            description=f"The endpoint's own view: {file.about} (pipeline/analysis/endpoint_view/endpoint_views.py).",
         )
         for file in ENDPOINT_VIEWS
     ],

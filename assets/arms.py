@@ -22,15 +22,15 @@ from assets.support.partition_assets import partition_asset
 from assets.support.partitions import partition_candidate, partition_layout
 from assets.support.replays import PartitionReplay, replay_asset
 from assets.sweep import sweep_timings
-from pipeline.analysis import arms as arm_analysis
-from pipeline.analysis.arms import ARM_FIGURES_SCHEMA
+from pipeline.analysis.judge import arms as arm_analysis
+from pipeline.analysis.judge.arms import ARM_FIGURES_SCHEMA
 from pipeline.contracts import ARM_FIGURES, ARM_TIMINGS, REPLAY_PLAN
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.arms import arm_steps
 from pipeline.plan import arms as arm_plans
 from pipeline.plan.replay_plan import plan_tokenizer
 from pipeline.quality import arms as arm_rules
-from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, run_arms
+from pipeline.replay.conditions.arms import ARM_TIMINGS_SCHEMA, run_arms
 from pipeline.spec import Spec
 from resources import PackStorage, SpecResource
 

@@ -24,7 +24,7 @@ from assets.support.partitions import (
     partition_key,
     register,
 )
-from pipeline.replay.fingerprint import fingerprint, legacy_version_key, remember, version_key
+from pipeline.replay.endpoint.fingerprint import fingerprint, legacy_version_key, remember, version_key
 from resources import EndpointResource, SpecResource
 from resources.endpoint import MissingApiKey
 

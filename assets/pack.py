@@ -34,8 +34,8 @@ from assets.support.run_records import (
     shared_inputs_quality,
 )
 from assets.workload import prompt_profile
-from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS
-from pipeline.analysis.figures_table import claimed_figures, claimed_verdicts
+from pipeline.analysis.endpoint_view.endpoint_views import ENDPOINT_VIEWS
+from pipeline.analysis.judge.figures_table import claimed_figures, claimed_verdicts
 from pipeline.contracts import RAW_TIMINGS
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import PackLayout

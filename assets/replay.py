@@ -43,9 +43,9 @@ from assets.support.privacy import (
 )
 from assets.support.replays import PartitionReplay, replay_asset
 from assets.workload import production_sample
-from pipeline.analysis import tables
-from pipeline.analysis.repeated_figures import unresolved
-from pipeline.analysis.repeats import run_timings
+from pipeline.analysis.judge.repeated_figures import unresolved
+from pipeline.analysis.tabulate import tables
+from pipeline.analysis.tabulate.repeats import run_timings
 from pipeline.contracts import (
     CLIENT_CALIBRATION,
     ENDPOINT_FINGERPRINT,
@@ -62,11 +62,11 @@ from pipeline.plan.replay_plan import build_plan, plan_tokenizer, prompt_fit_sum
 from pipeline.plan.sessions import session_summary
 from pipeline.quality import expectations, rules
 from pipeline.reference import ReferenceServer
-from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS, calibrate
-from pipeline.replay.engine import ReplaySettings
-from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.repeats import merge_repeats, replay_runs
-from pipeline.replay.shards import Shard, align_server_metrics, shards_for
+from pipeline.replay.client_validity.calibration import CLIENT_LIMITED_LAG_MS, calibrate
+from pipeline.replay.endpoint.fingerprint import fingerprint, version_key
+from pipeline.replay.pacing.engine import ReplaySettings
+from pipeline.replay.production.repeats import merge_repeats, replay_runs
+from pipeline.replay.production.shards import Shard, align_server_metrics, shards_for
 from resources import EndpointResource, PackStorage, SpecResource
 
 GROUP = "replay"
@@ -256,7 +256,7 @@ def merge_replay_shards(
     summary_path = write_text(json.dumps(summary, indent=2), layout.path(REPLAY_SUMMARY))
     meta.update(table_metadata(timings, path, context.run_id))
     meta["replay_summary_sha256"] = written_file(summary_path)["sha256"]
-    # the analysis tables are the first run's (pipeline/analysis/repeats.py): so is the ITL histogram they read
+    # the analysis tables are the first run's (pipeline/analysis/tabulate/repeats.py): so is the ITL histogram they read
     meta.update(write_itl_histogram(run_timings(timings, 0), spec.load().spec, layout, context.run_id))
     meta.update(
         errors=summary["errors"], unsent=summary["unsent"], shards=len(shards), summary=MetadataValue.json(summary)

@@ -44,8 +44,8 @@ from assets.support.partitions import register
 from pipeline import REPO_ROOT, interrupts
 from pipeline.definitions import build_definitions
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
-from pipeline.replay.fingerprint import fingerprint, version_key
-from pipeline.replay.reachability import check_reachable
+from pipeline.replay.endpoint.fingerprint import fingerprint, version_key
+from pipeline.replay.endpoint.reachability import check_reachable
 from pipeline.spec import load_spec
 from resources import EndpointResource
 

@@ -20,8 +20,8 @@ from assets.support.checks import check_result, table_check, tied_check
 from assets.support.partitions import partition_layout
 from assets.support.privacy import planned_requests_with_text
 from assets.support.replays import PartitionReplay, replay_asset
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis.repeats import first_run
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.tabulate.repeats import first_run
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     RAW_TIMINGS,
@@ -33,7 +33,7 @@ from pipeline.contracts import (
 from pipeline.files.hashing import sha256_file
 from pipeline.files.layout import write_text
 from pipeline.quality import expectations, rules
-from pipeline.replay.sweep import run_sweep
+from pipeline.replay.conditions.sweep import run_sweep
 from resources import PackStorage, SpecResource
 
 GROUP = "sweep"

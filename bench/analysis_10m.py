@@ -7,7 +7,7 @@
 2. Builds their ITL histogram once (sql/itl_histogram.sql), as the replay does when it writes
    raw_timings: there from the table still in memory, here from the Parquet file (so this time
    includes decoding every gap list: an upper bound). Timed on its own, in a subprocess.
-3. Times every analysis table from one DuckDB session (`pipeline.analysis.tables.analyse_all`, the
+3. Times every analysis table from one DuckDB session (`pipeline.analysis.tabulate.tables.analyse_all`, the
    histogram bound), step by step: seconds per table, the total and the process's peak RSS.
    `--per-table` also times each table in its own session, as its Dagster asset computes it.
 4. `--verify` times what `loadproof verify` does: every table re-computed from the raw timings
@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from pipeline import REPO_ROOT
-from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.tabulate import tables as analysis_tables
 from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import coverage_sim as sim  # noqa: E402
 from bench import until_coverage  # noqa: E402
-from pipeline.analysis import metrics  # noqa: E402
-from pipeline.analysis.stats import NOT_REPRODUCED, unsteady_verdict, verdict, wilson_interval  # noqa: E402
+from pipeline.analysis.declare import metrics  # noqa: E402
+from pipeline.analysis.statistics.stats import NOT_REPRODUCED, unsteady_verdict, verdict, wilson_interval  # noqa: E402
 
 GOAL = (0.93, 0.985)
 WRONG_GOAL = 0.05

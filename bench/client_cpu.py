@@ -45,9 +45,9 @@ MODEL = "reference-model"
 
 
 def _replay(base_url: str, rate: float, duration_s: float, max_tokens: int) -> dict:
-    from pipeline.replay import aio_request
-    from pipeline.replay.engine import ReplaySettings, Target, run_replay
-    from pipeline.replay.journal import Journal
+    from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+    from pipeline.replay.recording.journal import Journal
+    from pipeline.replay.transport import aio_request
 
     plan = constant_rate_plan(rate, duration_s, max_tokens)
     settings = ReplaySettings(mode="rate", request_timeout_s=30.0, max_duration_s=duration_s + 30.0)
@@ -168,7 +168,7 @@ class _LeanExchange(asyncio.Protocol):
         self.parser.feed_data(data)
 
     def on_body(self, body: bytes) -> None:
-        from pipeline.replay.aio_request import _take_lines
+        from pipeline.replay.transport.aio_request import _take_lines
 
         block = self.pending + body if self.pending else body
         end = block.rfind(b"\n")
@@ -185,10 +185,10 @@ class _LeanExchange(asyncio.Protocol):
 async def _lean(base_url: str, rate: float, duration_s: float, max_tokens: int) -> dict:
     from datetime import UTC, datetime
 
-    from pipeline.replay.api_kinds import stream_reader
-    from pipeline.replay.journal import Journal
-    from pipeline.replay.records import RequestOutcome, build_record
-    from pipeline.replay.reply_reading import finish
+    from pipeline.replay.reading.reply_reading import finish
+    from pipeline.replay.recording.journal import Journal
+    from pipeline.replay.recording.records import RequestOutcome, build_record
+    from pipeline.replay.transport.api_kinds import stream_reader
 
     body, loop = _request_body(max_tokens), asyncio.get_running_loop()
     body_fields = json.loads(body)

@@ -1,4 +1,4 @@
-"""The client roofline (pipeline/replay/roofline.py) on its own, as every client calibration runs it:
+"""The client roofline (pipeline/replay/client_validity/roofline.py) on its own, as every client calibration runs it:
 the doubling ramp against the reference endpoint's zero-delay profile, printed step by step.
 
     .venv/bin/python bench/client_roofline.py [--events-per-request 16] [--transport aiohttp]
@@ -14,9 +14,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from pipeline.reference import ReferenceServer  # noqa: E402
-from pipeline.replay.calibration import ECHO_MODEL  # noqa: E402
-from pipeline.replay.engine import ReplaySettings  # noqa: E402
-from pipeline.replay.roofline import DEFAULT_ROOFLINE, echo_step_runner, search  # noqa: E402
+from pipeline.replay.client_validity.calibration import ECHO_MODEL  # noqa: E402
+from pipeline.replay.client_validity.roofline import DEFAULT_ROOFLINE, echo_step_runner, search  # noqa: E402
+from pipeline.replay.pacing.engine import ReplaySettings  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

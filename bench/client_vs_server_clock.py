@@ -23,9 +23,9 @@ from pathlib import Path
 from pipeline.reference import ReferenceServer
 from pipeline.reference.ground_truth import compare, monotonic_clock_is_shared
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.engine import ReplaySettings, ReplayStats, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, ReplayStats, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
 SERVER_CPU, CLIENT_CPU = 1, 0

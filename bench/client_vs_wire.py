@@ -34,7 +34,7 @@ from bench.client_vs_server_clock import cpu_pressure, pct, plan_of, replay
 from bench.wire_capture import Capture, CaptureReport
 from bench.wire_reading import WirePair, join, read_capture
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplayStats
+from pipeline.replay.pacing.engine import ReplayStats
 
 SERVER_CPU, CLIENT_CPU = 1, 0
 MS = 1e6

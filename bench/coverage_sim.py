@@ -1,5 +1,5 @@
 """Demo-sized replays on the reference endpoint's virtual-clock simulator, turned into real raw
-timings and analysed by the project's own code (`pipeline.analysis.tables`): what
+timings and analysed by the project's own code (`pipeline.analysis.tabulate.tables`): what
 `bench/ci_coverage.py` counts its coverage on.
 
 A replay here is what the demo does: 60 s of bursty production-like arrivals (on/off bursts of
@@ -21,14 +21,14 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
-from pipeline.analysis import tables
-from pipeline.analysis.stats import nearest_rank
+from pipeline.analysis.statistics.stats import nearest_rank
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.reference.oracle import Oracle
 from pipeline.reference.serving_profile import OracleConfig, ServingProfile, load_profile
 from pipeline.reference.simulation import NS_PER_S, Arrival, bursty_mixed_arrivals, simulate
-from pipeline.replay import records
-from pipeline.replay.records import RequestOutcome, build_record
+from pipeline.replay.recording import records
+from pipeline.replay.recording.records import RequestOutcome, build_record
 from pipeline.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,7 +159,7 @@ def estimates(table: pa.Table, run_spec: Spec) -> dict[str, Estimate]:
 def truths(profile: ServingProfile, offered: list[Arrival], settle_s: float) -> dict[str, float]:
     """The figures of one very long run, from every request offered after `settle_s` (nearest
     rank, as the analysis defines a percentile; rates per second of send time), with the
-    replay's own definitions of TTFT, TPOT, E2E and a gap (`pipeline.replay.records`)."""
+    replay's own definitions of TTFT, TPOT, E2E and a gap (`pipeline.replay.recording.records`)."""
     sim = simulate(profile, offered, record_tokens=True)
     values: dict[str, list[float]] = {"ttft_ms": [], "e2e_ms": [], "tpot_ms": [], "itl_ms": []}
     sent, output_tokens = [], 0

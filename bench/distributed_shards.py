@@ -2,7 +2,7 @@
 barrier, against the reference endpoint's zero-delay profile. Prints what the test cannot assert
 (no timing thresholds in tests): each worker's clock offset to the scheduler and the RTT of the
 kept sample, the spread of the shards' real starts, the schedule lag p99 at a rate above one
-worker's own limit, and that limit (the client roofline, pipeline/replay/roofline.py, run in one
+worker's own limit, and that limit (the client roofline, pipeline/replay/client_validity/roofline.py, run in one
 worker process).
 
     .venv/bin/python bench/distributed_shards.py [--workers 2] [--duration 5] [--rate R] [--events 16]
@@ -27,16 +27,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from pipeline.reference import ReferenceServer  # noqa: E402
-from pipeline.replay.calibration import ECHO_MODEL  # noqa: E402
-from pipeline.replay.records import PlannedRequest  # noqa: E402
+from pipeline.replay.client_validity.calibration import ECHO_MODEL  # noqa: E402
+from pipeline.replay.recording.records import PlannedRequest  # noqa: E402
 
 BARRIER_TIMEOUT_S = 120.0
 
 
 def one_worker_roofline(base_url: str, events: int) -> dict:
     """The client roofline as every calibration runs it, inside one Dask worker process."""
-    from pipeline.replay.engine import ReplaySettings
-    from pipeline.replay.roofline import DEFAULT_ROOFLINE, echo_step_runner, search
+    from pipeline.replay.client_validity.roofline import DEFAULT_ROOFLINE, echo_step_runner, search
+    from pipeline.replay.pacing.engine import ReplaySettings
 
     runner = echo_step_runner(base_url, ECHO_MODEL, ReplaySettings(mode="rate"), 1.0)
     return search(runner, events, DEFAULT_ROOFLINE, None)
@@ -46,9 +46,9 @@ def run_shard(plan: list, index: int, count: int, base_url: str, barrier: str, f
     """One shard, as `replay_shard` runs it: its share of the plan, from the scheduler's barrier."""
     from dataclasses import asdict
 
-    from pipeline.replay.engine import ReplaySettings, Target, run_replay
-    from pipeline.replay.journal import Journal
-    from pipeline.replay.shards import DASK_ENGINE, Shard, StartBarrier, shard_plan
+    from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+    from pipeline.replay.production.shards import DASK_ENGINE, Shard, StartBarrier, shard_plan
+    from pipeline.replay.recording.journal import Journal
 
     shard = Shard(index, count, barrier, DASK_ENGINE)
     start = StartBarrier(shard, BARRIER_TIMEOUT_S)
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from distributed import Client, LocalCluster
 
-    from pipeline.replay.shards import merge_shards
+    from pipeline.replay.production.shards import merge_shards
     from pipeline.spec.workload import Replay
 
     names = [f"bench-worker-{index}" for index in range(args.workers)]

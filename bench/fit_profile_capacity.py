@@ -23,9 +23,9 @@ from pathlib import Path
 from pipeline.reference import ReferenceServer
 from pipeline.reference.engine_fit import fit, measure, profile_yaml
 from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, llama_available
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
 QUESTIONS = (

@@ -19,9 +19,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from pipeline.replay.engine import ReplaySettings, Target, run_replay  # noqa: E402
-from pipeline.replay.journal import Journal  # noqa: E402
-from pipeline.replay.records import PlannedRequest  # noqa: E402
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay  # noqa: E402
+from pipeline.replay.recording.journal import Journal  # noqa: E402
+from pipeline.replay.recording.records import PlannedRequest  # noqa: E402
 
 PROMPT_WORDS = 32
 

@@ -37,9 +37,9 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from pipeline.reference import ReferenceServer  # noqa: E402
 from pipeline.reference.timeline import read_timeline  # noqa: E402
-from pipeline.replay.engine import ReplaySettings, Target, run_replay  # noqa: E402
-from pipeline.replay.journal import Journal, journal_to_table  # noqa: E402
-from pipeline.replay.records import PlannedRequest  # noqa: E402
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay  # noqa: E402
+from pipeline.replay.recording.journal import Journal, journal_to_table  # noqa: E402
+from pipeline.replay.recording.records import PlannedRequest  # noqa: E402
 from pipeline.tokens import count_message_tokens  # noqa: E402
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.replay.pacer import DeadlinePacer  # noqa: E402
+from pipeline.replay.pacing.pacer import DeadlinePacer  # noqa: E402
 
 
 async def lateness(rate: float, seconds: float, precise: bool) -> list[float]:

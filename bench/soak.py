@@ -22,8 +22,8 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench.loadproof_client import constant_rate_plan  # noqa: E402
 from pipeline.reference import ReferenceServer  # noqa: E402
-from pipeline.replay.engine import ReplaySettings, Target, run_replay  # noqa: E402
-from pipeline.replay.journal import Journal, journal_to_table  # noqa: E402
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay  # noqa: E402
+from pipeline.replay.recording.journal import Journal, journal_to_table  # noqa: E402
 
 SAMPLE_EVERY_S = 1.0
 

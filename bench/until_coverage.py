@@ -1,4 +1,4 @@
-"""`bench/ci_coverage.py --until`: repeats until resolved (pipeline/analysis/until_resolved.py) on the
+"""`bench/ci_coverage.py --until`: repeats until resolved (pipeline/analysis/statistics/until_resolved.py) on the
 virtual clock. Coverage of the truth by each figure's settled interval, and the wrong-verdict rate
 when the claim equals the truth (issue 31 item 3; goal: every kind ≥ 0.93 at 85 % load, wrong ≤ 5 %).
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench import coverage_sim as sim
-from pipeline.analysis import metrics
-from pipeline.analysis.stats import wilson_interval
-from pipeline.analysis.until_resolved import INCONCLUSIVE, look_alphas, settle
+from pipeline.analysis.declare import metrics
+from pipeline.analysis.statistics.stats import wilson_interval
+from pipeline.analysis.statistics.until_resolved import INCONCLUSIVE, look_alphas, settle
 
 NOT_REPRODUCED = "not reproduced"
 METRIC = {kind: f"{metric}_p{round(q * 100)}" for kind, (metric, q) in sim.LATENCY_KINDS.items()} | {

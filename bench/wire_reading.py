@@ -26,10 +26,10 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 from scapy.utils import RawPcapReader
 
-from pipeline.replay.api_kinds import stream_reader
-from pipeline.replay.engine import REQUEST_ID_HEADER
-from pipeline.replay.records import RequestOutcome
-from pipeline.replay.reply_reading import StreamError
+from pipeline.replay.pacing.engine import REQUEST_ID_HEADER
+from pipeline.replay.reading.reply_reading import StreamError
+from pipeline.replay.recording.records import RequestOutcome
+from pipeline.replay.transport.api_kinds import stream_reader
 
 LARGEST_FRAME = 1 << 20  # a loopback GSO segment can exceed scapy's default 64 KiB read
 

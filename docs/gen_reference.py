@@ -1,5 +1,5 @@
 """Write the docs' reference pages from the code that decides what they say: the spec's fields (the
-pydantic models of `pipeline/spec/`), the metric catalogue (`pipeline/analysis/catalogue.py`), the
+pydantic models of `pipeline/spec/`), the metric catalogue (`pipeline/analysis/declare/catalogue.py`), the
 asset graph (the Dagster definitions), the CLI (its typer app), the exit statuses
 (`pipeline/exit_statuses.py`), the log formats and the reference endpoint's default profile. Nothing in them is
 written by hand: `tests/unit/test_reference_docs.py` regenerates them in memory and fails when a
@@ -51,7 +51,7 @@ def spec_page() -> str:
 def metrics_page() -> str:
     """Every figure of the metric catalogue: what it is, where it is judged, its interval and SQL, and
     the names a claim may give it."""
-    from pipeline.analysis import catalogue
+    from pipeline.analysis.declare import catalogue
 
     aliases: dict[str, list[str]] = {}
     for metric in catalogue.CATALOGUE:
@@ -68,7 +68,7 @@ def metrics_page() -> str:
             f"{cell(row['definition'])} | {cell(row['interval'])} | `{row['source']}` | {said} |"
         )
     return (
-        HEADER.format(source="pipeline/analysis/catalogue.py")
+        HEADER.format(source="pipeline/analysis/declare/catalogue.py")
         + "# The metric catalogue\n\n"
         + "Every figure loadproof makes is declared once, in the metric catalogue; the names a claim accepts, "
         "units, directions, the bases a figure is judged at and the pack's glossary all derive from it. A "

@@ -6,7 +6,7 @@ partitions' run workers in processes of their own — runs elsewhere. So the CLI
 job in a worker thread (`run_interruptible`); the main thread only waits and turns a signal into
 the request: a `threading.Event` for this process, and the stop file `$LOADPROOF_STOP_FILE` for its
 children (made before the work starts, so every child inherits its name; it exists once a stop is
-asked). The replay checks `stop_requested()` (`pipeline/replay/stopping.py`): no new send, the
+asked). The replay checks `stop_requested()` (`pipeline/replay/pacing/stopping.py`): no new send, the
 requests in flight cancelled and recorded, the journal flushed to Parquet (`note_flushed` lists
 what was, for `INTERRUPTED.json`); the step then fails and the run ends. A second signal, or the
 grace `$LOADPROOF_STOP_GRACE_S` (default 10 s) running out, forces the exit. Either way the

@@ -11,7 +11,7 @@ Checked, cheapest first:
   against the SLA's bounds) or a claimed goodput, SLA attainment or at-the-SLA figure without
   `sla.ttft_ms`, `sla.tpot_ms` or `sla.e2e_ms` would be computed against no bound at all (every
   level "meets" it: a capacity of the largest load tried);
-- every candidate answers its models list with its key (`pipeline/replay/reachability.py`; a 429,
+- every candidate answers its models list with its key (`pipeline/replay/endpoint/reachability.py`; a 429,
   a 5xx and a reset are retried first).
 
 Warned, not refused: a claimed percentile that the sample's budget (`max_requests`, less the
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 
-from pipeline.analysis.dependence import t_quantile
-from pipeline.analysis.metrics import percentile_of
-from pipeline.analysis.stats import order_statistic_ranks
-from pipeline.replay.engine import Target
-from pipeline.replay.reachability import CandidateUnreachable, check_reachable
+from pipeline.analysis.declare.metrics import percentile_of
+from pipeline.analysis.statistics.dependence import t_quantile
+from pipeline.analysis.statistics.stats import order_statistic_ranks
+from pipeline.replay.endpoint.reachability import CandidateUnreachable, check_reachable
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec import LoadedSpec, field_line
 from pipeline.tokens.tokenizers import TokenizerError, resolve_setting
 from pipeline.workload.logs.ingest import LogNotFound, expand_paths

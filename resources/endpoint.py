@@ -2,7 +2,7 @@ import os
 
 from dagster import ConfigurableResource
 
-from pipeline.replay.engine import Target
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec.candidates import Candidate
 
 

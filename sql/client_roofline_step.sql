@@ -1,4 +1,4 @@
--- client_roofline_step: one constant-rate step of the client roofline (pipeline/replay/roofline.py)
+-- client_roofline_step: one constant-rate step of the client roofline (pipeline/replay/client_validity/roofline.py)
 -- against a zero-delay echo endpoint: did the client keep the step's schedule, and what send and
 -- SSE-event rates did it achieve (as the journal shows them, not as asked for).
 -- view: roofline_timings (raw timings of the step's replay; unsent requests are rows with an error)

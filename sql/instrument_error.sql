@@ -2,14 +2,14 @@
 -- of how late the client's own stamps can be, and which measure set it (the largest of those the
 -- run has; a tie goes to the more direct one):
 --   wire: the calibration against the wire (a tcpdump capture), where the run recorded one;
---   loop receipt lag: the replay's probe of its event loop (pipeline/replay/loop_lag.py), from the
+--   loop receipt lag: the replay's probe of its event loop (pipeline/replay/pacing/loop_lag.py), from the
 --     replay summary, over the whole replay (the worst shard's when sharded);
 --   send lag: the schedule lag of the requests sent in the judged (steady) window, the same loop
 --     waking a task due at a known instant, so its lateness is the lag a receipt waits too.
 --     Counted only in an uncapped open loop ($send_lag_counts): a capped one's lag also holds the
 --     wait for a free slot, and a closed loop's planned send is the instant it was sent.
 -- staged: steady_requests; view: replay_lag (candidate, loop_lag_p99_ms, wire_lag_p99_ms: bound by
--- pipeline/analysis/instrument_error.py from the replay summary)
+-- pipeline/analysis/judge/instrument_error.py from the replay summary)
 WITH send_lags AS (
     SELECT
         candidate,

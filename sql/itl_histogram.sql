@@ -22,7 +22,7 @@ requests AS (
 ),
 located AS (
     -- the flag (sent inside the window) and the send-time batch (as steady_requests finds them;
-    -- the batch feeds the batch-means intervals, pipeline/analysis/dependence.py) per request
+    -- the batch feeds the batch-means intervals, pipeline/analysis/statistics/dependence.py) per request
     SELECT
         requests.itl_ms,
         requests.prompt_tokens_any,

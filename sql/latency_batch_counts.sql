@@ -1,7 +1,7 @@
 -- latency_batch_counts: for each percentile's point estimate (view `points`: candidate, metric,
 -- scope, scope_order, q, value), how many values of each send-time batch lie at or below it
 -- (`below`) and how many the batch holds (`total`): what the batch-means standard error of the
--- empirical CDF at the point is made of (pipeline/analysis/dependence.py, Woodruff's interval).
+-- empirical CDF at the point is made of (pipeline/analysis/statistics/dependence.py, Woodruff's interval).
 -- TTFT, TPOT and E2E count the steady requests' values through their sqrt bins (whole bins below
 -- the point counted, only the point's own bin compared value by value, its values read from
 -- latency_bin_values, which holds every bin a point lies in: 22 s → 2.5 s → 1 s at 10 M

@@ -1,6 +1,6 @@
 -- latency_bin_values: every TTFT, TTFO, TPOT and E2E value (and TTFT, E2E from the schedule), with its
 -- send-time batch, of each histogram bin that holds a rank in a span of `rank_spans` (candidate,
--- metric, scope, first_rank, last_rank: pipeline/analysis/intervals.py `rank_spans`, the ranks an
+-- metric, scope, first_rank, last_rank: pipeline/analysis/statistics/intervals.py `rank_spans`, the ranks an
 -- interval may end at, with room for the batch-means widening), per candidate, metric and scope.
 -- One pass over the values, staged: latency_percentiles sorts the bins it needs from here (twice
 -- when the intervals are widened) and latency_batch_counts compares the values of each point's

@@ -2,13 +2,13 @@
 -- prompt-length bucket) over the steady-state window, successful requests only, each with n and
 -- a distribution-free confidence interval. The ranks (view `ranks`: point = nearest rank, low /
 -- high = the order statistics bracketing the quantile, exact binomial, NULL where the run is too
--- short to bound it) come from pipeline.analysis.stats.order_statistic_ranks, widened where
--- the run's send-time batches show dependence (pipeline/analysis/dependence.py: the method
+-- short to bound it) come from pipeline.analysis.statistics.stats.order_statistic_ranks, widened where
+-- the run's send-time batches show dependence (pipeline/analysis/statistics/dependence.py: the method
 -- that set them is `interval_method`). Each rank is located in
 -- the histogram (its before_bin: the values of the lower bins), then only the values of the bins
 -- holding a wanted rank are sorted: exact order statistics without sorting every value. Those
 -- values come from latency_bin_values, staged with every bin the ranks can reach (pipeline/
--- analysis/tables.py re-stages it should a widened rank fall outside). An ITL bin is one whole
+-- analysis/tabulate/tables.py re-stages it should a widened rank fall outside). An ITL bin is one whole
 -- microsecond (itl_histogram), so an ITL order statistic is its bin in ms: exact to 1 µs,
 -- nothing sorted.
 -- staged: latency_histogram, latency_bin_values; view: ranks

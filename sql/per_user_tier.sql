@@ -6,7 +6,7 @@
 -- tier in the spec (NULL bounds): streams_meeting_tier is NULL.
 -- Users: mean_in_flight is Little's law over the window, L = λ·W = (streams sent in the window /
 -- its seconds) × their mean E2E (send to end, a failed one's too); a closed loop's users are its
--- concurrency (pipeline/analysis/users_at_tier.py picks which, sql/sweep_levels.sql applies it).
+-- concurrency (pipeline/analysis/sizing/users_at_tier.py picks which, sql/sweep_levels.sql applies it).
 -- staged: steady_requests
 -- Float sums and means are taken over sorted lists (list_sum(list_sort(list(x)))): the same rows
 -- in any order give the same bits (the same inputs, the same bytes; sql/throughput.sql says why).

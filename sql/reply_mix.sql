@@ -2,7 +2,7 @@
 -- tokens per request and the reasoning share of the output tokens (each a ratio over the
 -- send-time batches: the ratio estimator's standard error, Student's t on $t_batches, as SLA
 -- attainment's), and how many tool-call replies and structured answers were valid (counts and
--- shares; Wilson intervals are added in pipeline/analysis/tables.py). A reply's reasoning
+-- shares; Wilson intervals are added in pipeline/analysis/tabulate/tables.py). A reply's reasoning
 -- tokens are NULL in packs written before they were recorded: counted as 0.
 -- staged: steady_requests
 -- ratio_standard_error(batch_value, batch_base, ratio_estimate, base_total): the ratio estimator's

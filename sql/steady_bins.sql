@@ -1,4 +1,4 @@
--- steady_bins: the series the steady-state tests read (pipeline/analysis/steady_state.py). For
+-- steady_bins: the series the steady-state tests read (pipeline/analysis/statistics/steady_state.py). For
 -- each candidate (and load level) the configured window by issue (send) time, from the first send
 -- + warmup_s to the cool-down cut (the last end - cooldown_s), cut into $steady_bins equal spans of
 -- send time; per span the requests sent, those that succeeded and their TTFT and TPOT medians

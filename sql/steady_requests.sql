@@ -7,7 +7,7 @@
 -- long it then took. Requiring it to end inside too would drop the slowest requests sent near
 -- the cut and bias tail latency down.
 -- Each request in the window also gets its send-time batch (0 … $interval_batches − 1: equal spans
--- of the window) for the batch-means intervals (pipeline/analysis/dependence.py).
+-- of the window) for the batch-means intervals (pipeline/analysis/statistics/dependence.py).
 -- Production requests only: a labelled item mixed into the load (labelled_item_id set) is load
 -- the endpoint served, but is scored in accuracy_results, not counted in these figures.
 -- view: steady_state (bound: the detected windows); raw_timings (load_level, retry_count,
@@ -19,7 +19,7 @@ WITH production AS NOT MATERIALIZED (
     WHERE labelled_item_id IS NULL
 ),
 window_bounds AS (
-    -- the window the steady-state tests kept (pipeline/analysis/steady_state.py over
+    -- the window the steady-state tests kept (pipeline/analysis/statistics/steady_state.py over
     -- sql/steady_bins.sql): the configured one, one with a leading ramp trimmed, or — with no
     -- steady window — the configured one again, its figures then flagged
     SELECT candidate, load_level, replay_start_ns, window_start_ns, window_end_ns

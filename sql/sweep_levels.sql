@@ -1,7 +1,7 @@
 -- sweep_levels: one row per candidate and load level of a load sweep: throughput, goodput, SLA
 -- attainment, error rate, TTFT/TPOT/E2E percentiles and cost per useful decision at that level.
 -- Each level was analysed on its own (its own steady-state window) by the same queries as the
--- pack's headline figures (pipeline/analysis/sweep.py binds their outputs, tagged with the
+-- pack's headline figures (pipeline/analysis/sizing/sweep.py binds their outputs, tagged with the
 -- level): nothing mixes two levels. A level meets the SLA when its SLA attainment reaches
 -- $min_attainment and its error rate stays within $max_error_rate; it clearly misses it when
 -- the attainment's interval lies wholly below the target or the error rate's wholly above it.
@@ -74,7 +74,7 @@ joined AS (
         t.error_rate_ci_high,
         t.peak_concurrency,
         t.schedule_lag_ms_p99,
-        -- why the level's own window is not steady (pipeline/analysis/steady_state.py; NULL: steady,
+        -- why the level's own window is not steady (pipeline/analysis/statistics/steady_state.py; NULL: steady,
         -- or not tested): a capacity read at this level carries it, and no verdict on it is decisive
         CASE WHEN NOT t.steady_window THEN t.steady_reason END AS no_steady_window,
         latency.* EXCLUDE (candidate, load_level),

@@ -11,7 +11,7 @@
 -- Users at the SLO tier per user (sla.per_user), by the same rule: the highest level meeting the
 -- tier below the first level that misses it, its users, the share of its streams meeting it and
 -- its cost per user-hour, and the users and cost per user-hour of that first level missed (the
--- other end of the bracket; pipeline/analysis/users_at_tier.py). NULL without a tier.
+-- other end of the bracket; pipeline/analysis/sizing/users_at_tier.py). NULL without a tier.
 -- view: sweep_levels (sql/sweep_levels.sql)
 WITH first_miss AS (
     SELECT

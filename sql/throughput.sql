@@ -2,7 +2,7 @@
 -- tokens/s of the requests that met every SLA bound) per candidate over the
 -- steady-state window, with a batch-means confidence interval over $interval_batches equal spans
 -- of send time (Student's t: requests sent close together are not independent, batches far
--- apart nearly are; pipeline/analysis/dependence.py).
+-- apart nearly are; pipeline/analysis/statistics/dependence.py).
 -- The numerator is what the requests *sent* in the window produced (however long they took),
 -- the denominator the window's seconds: an arrival-side rate, which in a steady state equals
 -- the served rate (what arrives is served), and the same requests as every other figure. The
@@ -202,7 +202,7 @@ SELECT
     -- each rate, then its interval (output_tokens_per_s, output_tokens_per_s_ci_low, …_ci_high)
     COLUMNS('(.*_per_s)_value|(.*_per_s_ci_low)|(.*_per_s_ci_high)') AS '\1\2\3',  -- noqa: RF05
     sla_attainment,
-    -- the batch-means interval of the attainment (pipeline/analysis/intervals.py keeps the wider
+    -- the batch-means interval of the attainment (pipeline/analysis/statistics/intervals.py keeps the wider
     -- of it and the Wilson interval), clamped to [0, 1]; NULL where it cannot be formed
     CASE
         WHEN sla_attainment - attainment_half_width < 0 THEN 0.0 ELSE sla_attainment - attainment_half_width

@@ -3,7 +3,7 @@ follow them) and, for a table that is one query's result, the queries that query
 assets name them, with their sha256, in each materialisation's metadata (`assets/support/metadata.py`),
 as a figure's lineage names them in the pack."""
 
-from pipeline.analysis.figures_table import INPUTS_BY_QUERY, TABLE_FILES
+from pipeline.analysis.judge.figures_table import INPUTS_BY_QUERY, TABLE_FILES
 from pipeline.contracts import (
     ACCURACY_SUMMARY,
     ARM_FIGURES,
@@ -45,7 +45,7 @@ STAGED_QUERIES = {
 }
 CAPACITY_INPUTS = (SWEEP_SUMMARY, SWEEP_REPLAY)  # the summary's rows and how the search ended
 # the tables the figures are read from, then the files their lineage names (each figure's own
-# `inputs_sha256` in the table: pipeline/analysis/figures_table.py INPUTS_BY_QUERY)
+# `inputs_sha256` in the table: pipeline/analysis/judge/figures_table.py INPUTS_BY_QUERY)
 FIGURES_INPUTS = tuple(
     dict.fromkeys(
         [*TABLE_FILES, CAPACITY, ARM_FIGURES, *(file for files in INPUTS_BY_QUERY.values() for file in files)]

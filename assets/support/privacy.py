@@ -16,7 +16,7 @@ from pipeline import privacy
 from pipeline.contracts import REPLAY_PLAN, PackFile
 from pipeline.files.layout import PackLayout, write_parquet
 from pipeline.plan.replay_plan import planned_requests
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from resources import PackStorage
 

@@ -3,7 +3,7 @@
 text (the private copy under `privacy.text` hash and drop) to the partition's candidate, with the
 spec's replay settings, journals where the privacy rule puts them, and writes its rows the same way
 (the reply text withheld from the pack). What the runs share is the partition's `RunBuilder`
-(pipeline/replay/runs.py, `runs`), and the server's own view beside them (`scrapes`,
+(pipeline/replay/pacing/runs.py, `runs`), and the server's own view beside them (`scrapes`,
 `beside_production_replay`). The assets only say which run it is and where it goes: a partitioned
 asset that replays is a `replay_asset`, whose body is handed the partition's `PartitionReplay`."""
 
@@ -20,10 +20,10 @@ from assets.support.partitions import REVALIDATION_PARTITIONS, partition_candida
 from assets.support.privacy import journal_layout, planned_requests_with_text, text_layout, write_raw_timings
 from pipeline.contracts import PackFile
 from pipeline.plan.warm_prefixes import beside_production_replay
-from pipeline.replay.engine import ReplaySettings
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.runs import RunBuilder
-from pipeline.replay.server_metrics import ScrapesBeside
+from pipeline.replay.endpoint.server_metrics import ScrapesBeside
+from pipeline.replay.pacing.engine import ReplaySettings
+from pipeline.replay.pacing.runs import RunBuilder
+from pipeline.replay.recording.records import PlannedRequest
 from resources import EndpointResource, PackStorage, SpecResource
 
 

@@ -1,6 +1,6 @@
 """The scorers of an agent's reply to a labelled item that offers tools (`tool_call`) or asks for
 a JSON schema (`json_schema`): the item carries its request's fields, the reply is judged by the
-production replay's own rule (`pipeline.replay.reply_validity`, K2-Vendor-Verifier's), and only
+production replay's own rule (`pipeline.replay.reading.reply_validity`, K2-Vendor-Verifier's), and only
 the prediction and whether it is right are kept — never the reply's text nor its arguments.
 
 - tool_call: the label is the tool the reply must call. A reply that does not finish with
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.replay.reply_validity import schema_problem, structured_output_valid, tool_call_valid
+from pipeline.replay.reading.reply_validity import schema_problem, structured_output_valid, tool_call_valid
 
 NO_TOOL_CALL = "(no tool call)"
 INVALID_CALL = "(invalid call)"

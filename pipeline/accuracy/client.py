@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import httpx
 
-from pipeline.replay.engine import Target
+from pipeline.replay.pacing.engine import Target
 
 ERROR_CHARS = 300
 

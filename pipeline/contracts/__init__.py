@@ -186,8 +186,8 @@ SWEEP_TIMINGS = PackFile(
     SWEEP_TIMINGS_SCHEMA,
     optional=(*FROM_SCHEDULE_COLUMNS, *COUNTED_BY_SERVER, *STREAM_KIND_COLUMNS, *COUNTED_BY_CLIENT),
 )
-ARM_TIMINGS = PackFile("arm_timings", "parquet", _PARTITION, "each arm's requests (pipeline/replay/arms.py)")
-ARM_FIGURES = PackFile("arm_figures", "parquet", _PARTITION, "each arm's figures (pipeline/analysis/arms.py)")
+ARM_TIMINGS = PackFile("arm_timings", "parquet", _PARTITION, "each arm's requests (pipeline/replay/conditions/arms.py)")
+ARM_FIGURES = PackFile("arm_figures", "parquet", _PARTITION, "each arm's figures (pipeline/analysis/judge/arms.py)")
 SWEEP_REPLAY = PackFile(
     "sweep_replay",
     "json",
@@ -239,7 +239,8 @@ FIGURES = PackFile(
     "figures",
     "parquet",
     _PARTITION,
-    "every figure the pack shows: claim, measured, interval, n, method, verdict, lineage (analysis/figures_table.py)",
+    "every figure the pack shows: claim, measured, interval, n, method, verdict, lineage "
+    "(analysis/judge/figures_table.py)",
     FIGURES_SCHEMA,
 )
 

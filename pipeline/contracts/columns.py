@@ -115,7 +115,7 @@ _CANONICAL_LOG: Mapping[str, str] = {
 }
 
 _FIGURES: Mapping[str, str] = {
-    "metric": "the figure, as the metric catalogue names it (pipeline/analysis/catalogue.py)",
+    "metric": "the figure, as the metric catalogue names it (pipeline/analysis/declare/catalogue.py)",
     "basis": "where it was measured: production_load, capacity_at_sla or vendor_conditions",
     "arm": "the arm a vendor-conditions figure was measured in",
     "load_level": "the level a capacity figure was read at",
@@ -128,10 +128,10 @@ _FIGURES: Mapping[str, str] = {
     "tolerance_source": "the tolerance's setting and why it is its value (set in the spec, or the default's source)",
     "setting_to_judge": "for a claim no run of the spec judged: the setting that would judge it",
     "requests_to_resolve": "for an inconclusive claimed figure: the more requests that would resolve it at its "
-    "measured design effect and distance to the claim (pipeline/analysis/decisive.py)",
+    "measured design effect and distance to the claim (pipeline/analysis/judge/decisive.py)",
     "minutes_to_resolve": "those requests in minutes at the load that measured the figure (none without a rate)",
     "to_resolve": "for an inconclusive claimed figure: what would resolve it in words, or why length alone cannot",
-    "times_claimed": "for a judged figure: measured ÷ claimed (pipeline/analysis/how_far.py); NULL for any other",
+    "times_claimed": "for a judged figure: measured ÷ claimed (pipeline/analysis/judge/how_far.py); NULL for any other",
     "percent_from_claim": "for a judged figure: (measured − claimed) ÷ claimed × 100; NULL for any other",
     "early_stopping": "MLPerf LoadGen's rule: confidence, the samples needed to hold, whether the run was long enough",
     "delta": "accuracy: measured − claimed",

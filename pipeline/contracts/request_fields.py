@@ -2,7 +2,7 @@
 chat-completions names, in the order sql/ingest_macros.sql `request_fields_from` reads them
 (tests/unit/test_request_fields.py holds the two lists together). The canonical log keeps them as
 one JSON object (`request_fields`); the plan keeps them as they will be sent, after the spec's
-`workload.replay.request`; pipeline/replay/reply_reading.chat_body sends them.
+`workload.replay.request`; pipeline/replay/reading/reply_reading.chat_body sends them.
 """
 
 from __future__ import annotations

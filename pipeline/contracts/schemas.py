@@ -97,7 +97,7 @@ ACCURACY_RESULTS_SCHEMA = pa.schema(
     ]
 )
 
-# one record per replayed request (pipeline/replay/records.py builds it; the journal holds these rows)
+# one record per replayed request (pipeline/replay/recording/records.py builds it; the journal holds these rows)
 RAW_TIMING_RECORD_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
@@ -122,7 +122,7 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         ("retry_count", pa.int64()),
         ("content_chunks", pa.int64()),
         ("usage_reported", pa.bool_()),
-        # usage_missing | usage_mismatch (the request still counts as ok; see replay/request.py)
+        # usage_missing | usage_mismatch (the request still counts as ok; see replay/transport/request.py)
         ("usage_issue", pa.string()),
         ("finish_reason", pa.string()),
         ("retry_after_s", pa.float64()),  # a 429's (or 503's) Retry-After, when given
@@ -136,7 +136,7 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         ("chunk_offsets_ns", pa.list_(pa.int64())),
         # every attempt when retries are on: [{error_type, http_status, sent_offset_ns, duration_ns}]
         ("attempts_json", pa.string()),
-        # sessions (pipeline/replay/sessions.py); NULL for a request without one
+        # sessions (pipeline/replay/pacing/sessions.py); NULL for a request without one
         ("session_id", pa.string()),
         ("session_turn", pa.int64()),  # the turn's number in the logged session
         ("follows_request_id", pa.string()),  # sent after this request's end + think_time_s
@@ -158,9 +158,9 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # the prompt tokens the server's prefix cache held (usage.prompt_tokens_details.cached_tokens);
         # NULL where the server does not report it, and in files written before it was recorded
         ("cached_tokens", pa.int64()),
-        # how output_tokens was counted (replay/records.py `output_count`): usage | tokenizer:<name> | chunks
+        # how output_tokens was counted (replay/recording/records.py `output_count`): usage | tokenizer:<name> | chunks
         ("output_tokens_source", pa.string()),
-        # what the stream carried (replay/reply_reading.py): `content_chunks` counts every token
+        # what the stream carried (replay/reading/reply_reading.py): `content_chunks` counts every token
         # chunk, these the reasoning and tool-call ones among them (the rest are answer text)
         ("reasoning_chunks", pa.int64()),
         ("tool_call_chunks", pa.int64()),
@@ -172,7 +172,7 @@ RAW_TIMING_RECORD_SCHEMA = pa.schema(
         # completion_tokens_details.reasoning_tokens) | tokenizer:<name> | chunks
         ("reasoning_tokens", pa.int64()),
         ("reasoning_tokens_source", pa.string()),
-        # a reply's validity, never its text (pipeline/replay/reply_validity.py): its tool calls
+        # a reply's validity, never its text (pipeline/replay/reading/reply_validity.py): its tool calls
         # (NULL unless it finished in tool_calls) and its structured answer (NULL unless the
         # request asked for a JSON schema or object)
         ("tool_call_valid", pa.bool_()),
@@ -218,7 +218,7 @@ SHARD_COLUMN = ("shard", pa.int64())  # the worker process (0-based) that sent t
 # replay done once, NULL in raw timings written before repeats
 REPEAT_COLUMN = ("repeat", pa.int64())
 SWEEP_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, *LOAD_LEVEL_COLUMNS])
-# one row per /metrics sample (pipeline/replay/server_metrics.py): scrape sent at (perf_counter_ns),
+# one row per /metrics sample (pipeline/replay/endpoint/server_metrics.py): scrape sent at (perf_counter_ns),
 # scrape, family, sample name, labels (sorted JSON), value; endpoint (`server`, `gpu`: its DCGM
 # exporter) and scope (load_level: NULL for the production replay); both NULL in older files
 SERVER_METRICS_SCHEMA = pa.schema(
@@ -234,7 +234,7 @@ SERVER_METRICS_SCHEMA = pa.schema(
         ("arm", pa.string()),
     ]
 )
-# data/figures.parquet (pipeline/analysis/figures_table.py): one row per figure of a partition
+# data/figures.parquet (pipeline/analysis/judge/figures_table.py): one row per figure of a partition
 # (candidate × metric × basis), a repeated replay's runs as rows of their own (`repeat`), with the
 # claim, the interval, the verdict, the notes that qualify it and its lineage (query, input files)
 FIGURES_SCHEMA = pa.schema(
@@ -271,20 +271,21 @@ FIGURES_SCHEMA = pa.schema(
         ("delta", pa.float64()),
         ("not_judged", pa.string()),
         ("no_steady_window", pa.string()),  # read over a window the steady-state tests rejected: why
-        ("decision_rule", pa.string()),  # what decided the verdict (pipeline/analysis/stats.py unsteady_verdict)
+        # what decided the verdict (pipeline/analysis/statistics/stats.py unsteady_verdict)
+        ("decision_rule", pa.string()),
         ("reason", pa.string()),
         ("setting_to_judge", pa.string()),  # a claim no run judges: the spec setting that would
-        # an inconclusive claimed figure: what would resolve it (pipeline/analysis/decisive.py)
+        # an inconclusive claimed figure: what would resolve it (pipeline/analysis/judge/decisive.py)
         ("requests_to_resolve", pa.int64()),  # more requests at its design effect and distance to the claim
         ("minutes_to_resolve", pa.float64()),  # those requests at the load that measured it
         ("to_resolve", pa.string()),  # the two in words, or why length alone cannot resolve it
-        # a judged figure: how far from its claim (pipeline/analysis/how_far.py)
+        # a judged figure: how far from its claim (pipeline/analysis/judge/how_far.py)
         ("times_claimed", pa.float64()),  # measured ÷ claimed
         ("percent_from_claim", pa.float64()),  # (measured − claimed) ÷ claimed × 100
         ("timed_from", pa.string()),
         ("sampled", pa.string()),
         # a production-load latency figure's instrument error: p99 ms and what measured it
-        # (pipeline/analysis/instrument_error.py); NULL on other figures
+        # (pipeline/analysis/judge/instrument_error.py); NULL on other figures
         ("instrument_error_ms", pa.float64()),
         ("instrument_error_source", pa.string()),
         ("between_run_sd", pa.float64()),

@@ -28,7 +28,7 @@ import duckdb
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 
 DEFAULT_MEMORY_LIMIT = "2GB"
-# the analysis of the raw timings (pipeline/analysis/tables.py's steady session): its staged
+# the analysis of the raw timings (pipeline/analysis/tabulate/tables.py's steady session): its staged
 # steady_requests is ~2.3 GB at 10 M rows, so at 2 GB it spilled ~0.4 GB that every later query read
 # back (10 M rows: 10.3 s at 2 GB, 9.4 s at 3 GB; peak RSS 2.5 -> 3.2 GB, within the 4 GiB budget)
 ANALYSIS_MEMORY_LIMIT = "3GB"

@@ -34,7 +34,7 @@ open loop's vendor arm sends the claim's `num_requests`, else `arms.requests`. T
 from a closed loop (a claim with `concurrency`);
 request ids are `<arm>-<n>`, so one arm's rows never mix with another's.
 
-The API the arms speak (`pipeline/replay/api_kinds.py`): (a), (b) and (c) the claim's own
+The API the arms speak (`pipeline/replay/transport/api_kinds.py`): (a), (b) and (c) the claim's own
 (`claim.conditions.endpoint`: `completions` for a `vllm bench serve` run on its default backend)
 where it says one, else the candidate's; from (d) on, the candidate's `api` — the buyer's requests
 as the buyer's application sends them, so the API's change is part of the request-structure step.
@@ -46,8 +46,8 @@ import dataclasses
 
 from pipeline.plan.arrivals import synthetic
 from pipeline.plan.synthetic_prompts import Tokenizer, fit_messages
-from pipeline.replay.arms import ArmPlan
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.conditions.arms import ArmPlan
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec.arms import Arms
 from pipeline.spec.claim import ClaimConditions
 

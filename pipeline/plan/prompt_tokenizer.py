@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pipeline.replay.engine import Target
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec import LoadedSpec
 from pipeline.spec.candidates import Candidate
 from pipeline.spec.workload import Prompts

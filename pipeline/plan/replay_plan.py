@@ -24,7 +24,7 @@ from pipeline.plan.prompt_tokenizer import plan_tokenizer as plan_tokenizer  # t
 from pipeline.plan.prompt_tokenizer import tokenizer_record
 from pipeline.plan.synthetic_prompts import ApproxTokenizer, Tokenizer, fit_messages
 from pipeline.privacy import require_text
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec.workload import Prompts
 from pipeline.tokens.tokenizers import APPROX, SPEC_FIELD
 

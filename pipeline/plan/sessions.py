@@ -3,7 +3,7 @@ and what each later turn adds to the conversation.
 
 When the log carries a session (or conversation) id and the spec's `replay.sessions` is `auto`,
 a session's turns are chained: the first is sent at its planned offset, each later turn after
-the previous turn's reply ended plus the logged think time (pipeline/replay/sessions.py), with the
+the previous turn's reply ended plus the logged think time (pipeline/replay/pacing/sessions.py), with the
 conversation so far — the messages sent before and the replies actually received — in front of
 its own new messages.
 

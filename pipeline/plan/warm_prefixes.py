@@ -34,10 +34,10 @@ import pyarrow as pa
 from pipeline.contracts import CANONICAL_LOG_SCHEMA, PRODUCTION_SAMPLE_WINDOW, PackFile
 from pipeline.duck import connect as duck
 from pipeline.plan.replay_plan import build_plan, planned_requests
-from pipeline.replay.engine import ReplaySettings, ReplayStats, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.runs import ReplayRun, execute
-from pipeline.replay.server_metrics import server_metrics_beside
+from pipeline.replay.endpoint.server_metrics import server_metrics_beside
+from pipeline.replay.pacing.engine import ReplaySettings, ReplayStats, Target
+from pipeline.replay.pacing.runs import ReplayRun, execute
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec.workload import Prompts, Replay, Workload
 
 

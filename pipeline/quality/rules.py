@@ -18,15 +18,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.analysis.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
-from pipeline.analysis.endpoint_views import KEYS
-from pipeline.analysis.stats import VERDICTS as VERDICT_WORDS
+from pipeline.analysis.declare.catalogue import CAPACITY_AT_SLA, CATALOGUE, PRODUCTION_LOAD, names
+from pipeline.analysis.endpoint_view.endpoint_views import KEYS
+from pipeline.analysis.statistics.stats import VERDICTS as VERDICT_WORDS
 from pipeline.files.hashing import sha256_file
 from pipeline.files.partition_keys import partition_safe
 from pipeline.quality.expectations import raw_timings_complete_suite, validate
 from pipeline.quality.outcome import Outcome, explains
-from pipeline.replay.fingerprint import LEGACY_PREFIX, legacy_version_key
-from pipeline.replay.sweep import level_for_value, level_plan
+from pipeline.replay.conditions.sweep import level_for_value, level_plan
+from pipeline.replay.endpoint.fingerprint import LEGACY_PREFIX, legacy_version_key
 
 VERDICTS = (*VERDICT_WORDS, None)
 CAPACITY_SOURCES = [
@@ -242,7 +242,7 @@ def figures_consistent(rows: list[dict], candidate: str, claimed: list[str], sco
     )
 
 
-# what each endpoint view's values must be (pipeline/analysis/endpoint_views.py): column -> (min, max)
+# what each endpoint view's values must be (pipeline/analysis/endpoint_view/endpoint_views.py): column -> (min, max)
 VIEW_BOUNDS: dict[str, dict[str, tuple[float | None, float | None]]] = {
     "token_agreement": {
         "output_disagreeing": (0, None),

@@ -27,7 +27,7 @@ class PerUserTier(Strict):
     meets it when it succeeded, its TTFT is at most `ttft_ms_max` and its output speed — output
     tokens / (E2E − TTFT) — is at least `output_tokens_per_s_min`; a load level meets the tier when
     at least `min_share` of its steady-window streams do. Users at the tier: the most concurrent
-    streams of the capacity search that still meet it (pipeline/analysis/users_at_tier.py)."""
+    streams of the capacity search that still meet it (pipeline/analysis/sizing/users_at_tier.py)."""
 
     output_tokens_per_s_min: float = Field(
         gt=0, description="the output-speed floor of one stream, tokens/s after its first token (e.g. 30, 100, 300)"
@@ -70,7 +70,7 @@ class Analysis(Strict):
         default="dependence_aware",
         description=(
             "dependence_aware: each interval the wider of the independent one (exact order statistic, Wilson) "
-            "and batch means over send-time batches (pipeline/analysis/dependence.py); independent: the "
+            "and batch means over send-time batches (pipeline/analysis/statistics/dependence.py); independent: the "
             "former only, as packs written before it (rates have no independent method: batch means either way)"
         ),
     )

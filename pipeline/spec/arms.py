@@ -9,7 +9,7 @@ it runs out is cut, and one not yet sent is recorded `not_sent`). A closed loop'
 waves of the claim's concurrency, not a fixed count: the vendor's arm `1 + waves` waves (the first is
 warm-up), each ladder step `1 + ladder_waves`; `requests`, when set, is the count of every arm as before.
 
-A closed loop's figures come from its steady window (pipeline/analysis/arms.py): the first
+A closed loop's figures come from its steady window (pipeline/analysis/judge/arms.py): the first
 `concurrency` sends (the simultaneous first wave) and the drain after the last send are left out,
 so `requests` must exceed the claim's concurrency for an arm to have figures at all; a handful of
 waves gives usable intervals.

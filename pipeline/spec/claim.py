@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from pipeline.analysis import metrics
+from pipeline.analysis.declare import metrics
 from pipeline.spec.base import Strict
 from pipeline.spec.claim_files import FORMATS, ClaimFileError, read_claim_file
 

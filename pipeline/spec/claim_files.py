@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.analysis import metrics
+from pipeline.analysis.declare import metrics
 
 FORMATS = ("vllm_bench", "guidellm", "aiperf")
 _PERCENTILES = {"p50": "p50", "median": "median", "p90": "p90", "p95": "p95", "p99": "p99", "p999": "p99.9"}

@@ -210,7 +210,7 @@ claim:
   source: {{ ("stub written by loadproof init: " ~ claim_figure[2] ~ "; replace with the vendor's source") | q }}
   figures:
     {{ claim_figure[0] }}: {{ claim_figure[1] | num }}\t# {{ claim_figure[3] }}
-    # output_tokens_per_s: 4200\t# the names a claim may use: pipeline/analysis/catalogue.py
+    # output_tokens_per_s: 4200\t# the names a claim may use: pipeline/analysis/declare/catalogue.py
     # ttft_ms_p95: 250
     # tpot_ms_p50: 12
   # conditions:\t# what the vendor's benchmark ran at: the pack sets them beside this log

@@ -10,7 +10,7 @@ The knob the sweep turns is the replay mode's own:
 - concurrency: `concurrencies` (closed loop at each fixed number of requests in flight).
 
 Instead of a level list, `search` finds the highest load still meeting the SLA (the capacity at
-the SLA, pipeline/replay/capacity_search.py): from the production level it grows the load
+the SLA, pipeline/replay/conditions/capacity_search.py): from the production level it grows the load
 geometrically until a level clearly misses the SLA — or, when the production level itself misses,
 shrinks it (÷ growth: ½×, ¼×, …) until a level meets it, down to one request at a time — then
 bisects between the last level met and the first missed until the bracket is within `precision`.

@@ -1,5 +1,5 @@
 """`workload.replay.until`: repeat the production replay until every claimed figure is resolved
-(pipeline/analysis/until_resolved.py), within bounds in runs and minutes.
+(pipeline/analysis/statistics/until_resolved.py), within bounds in runs and minutes.
 
     workload:
       replay:

@@ -32,9 +32,9 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pipeline.http_retry import CandidateFailing, retrying_client
-from pipeline.replay.engine import Target
-from pipeline.replay.fingerprint import list_models
-from pipeline.replay.reachability import CandidateUnreachable
+from pipeline.replay.endpoint.fingerprint import list_models
+from pipeline.replay.endpoint.reachability import CandidateUnreachable
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec import SpecError, load_spec
 from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, StarterFacts, render_starter_spec
 from pipeline.spec.workload import LogSource, Sample

@@ -18,9 +18,9 @@ from pipeline.plan.replay_plan import planned_requests
 from pipeline.privacy import private_root
 from pipeline.quality import expectations
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec.accuracy import AccuracySlice
 from tests.support.specs import DEMO_SLICE, demo_spec_dict, small_spec
 

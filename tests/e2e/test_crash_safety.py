@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.reference import ReferenceServer
-from pipeline.replay.journal import journal_to_table
+from pipeline.replay.recording.journal import journal_to_table
 from tests.support.replay_driver import DRIVER, count_lines
 
 pytestmark = pytest.mark.slow

@@ -4,7 +4,7 @@ default arm sizing (the vendor's arm in waves of the claim's concurrency). A cla
 than the profile can serve is *not reproduced*, at the production load and at the vendor's own
 conditions; the same run judged against a claim set far worse than the profile (the figures
 re-computed from the run's own analysis tables, as `loadproof verify` does) *holds* there. Every
-verdict comes from the one place a verdict is made (`pipeline.analysis.figures.judged`)."""
+verdict comes from the one place a verdict is made (`pipeline.analysis.judge.figures.judged`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.analysis.figures_table import figures_from_table, figures_of_folder
-from pipeline.analysis.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
+from pipeline.analysis.judge.figures_table import figures_from_table, figures_of_folder
+from pipeline.analysis.statistics.stats import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.cli import app
 from pipeline.reference import ReferenceServer, load_profile
 from pipeline.spec import Spec

@@ -333,7 +333,7 @@ def test_every_figure_of_every_pack_is_a_row_of_its_figures_table(pack_dir):
 
 
 def test_the_glossary_is_rendered_from_the_metric_catalogue(pack, pack_dir):
-    from pipeline.analysis.catalogue import glossary
+    from pipeline.analysis.declare.catalogue import glossary
 
     assert pack["glossary"] == glossary()
     html = (pack_dir / "evidence_pack.html").read_text()

@@ -13,8 +13,8 @@ import pytest
 
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.synthetic_prompts import ApproxTokenizer, fit_messages
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
 from pipeline.spec import Spec
 from pipeline.spec.workload import Prompts, Replay
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE, claim_divergence

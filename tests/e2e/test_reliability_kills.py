@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.reference import ReferenceServer
-from pipeline.replay.journal import journal_to_table
+from pipeline.replay.recording.journal import journal_to_table
 from tests.support.replay_driver import DRIVER, count_lines
 from tests.support.specs import small_spec
 
@@ -117,7 +117,7 @@ def test_cli_killed_mid_replay_then_rerun_is_clean_and_leaks_no_key(tmp_path: Pa
 
 
 def test_journal_read_in_batches_keeps_order_and_skips_only_a_torn_last_line(tmp_path: Path, monkeypatch) -> None:
-    from pipeline.replay import journal as journal_module
+    from pipeline.replay.recording import journal as journal_module
 
     monkeypatch.setattr(journal_module, "BATCH_ROWS", 4)
     path = tmp_path / "j.jsonl"

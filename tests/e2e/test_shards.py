@@ -20,9 +20,9 @@ from assets.runner import (
 from assets.support.partitions import register
 from pipeline import REPO_ROOT
 from pipeline.definitions import build_definitions
-from pipeline.replay.engine import ReplaySettings
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.shards import common_start_ns, shard_plan, shard_settings, shards_for
+from pipeline.replay.pacing.engine import ReplaySettings
+from pipeline.replay.production.shards import common_start_ns, shard_plan, shard_settings, shards_for
+from pipeline.replay.recording.records import PlannedRequest
 from tests.support.specs import small_spec
 
 

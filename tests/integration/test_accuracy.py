@@ -10,11 +10,11 @@ import pytest
 from pipeline.accuracy.client import replay_slice
 from pipeline.accuracy.labelled_slice import SliceError, load_slice, score_replies
 from pipeline.accuracy.scorers import AMBIGUOUS, NO_ANSWER, choice_scorer, exact, normalise, normalised, regex_scorer
-from pipeline.analysis import tables
+from pipeline.analysis.tabulate import tables
 from pipeline.reference import ReferenceServer
 from pipeline.reference.oracle import Oracle
 from pipeline.reference.serving_profile import OracleConfig
-from pipeline.replay.engine import Target
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec import Spec
 from pipeline.spec.accuracy import AccuracySlice
 from tests.support.specs import DEMO_SLICE, demo_spec_dict

@@ -17,10 +17,10 @@ import yaml
 from pipeline.accuracy.calls import INVALID_CALL, INVALID_OUTPUT, NO_TOOL_CALL, WRONG_ARGUMENTS
 from pipeline.accuracy.client import replay_slice
 from pipeline.accuracy.labelled_slice import SliceError, load_slice, predictions_within_labels, score_replies
-from pipeline.analysis import tables
+from pipeline.analysis.tabulate import tables
 from pipeline.reference import ReferenceServer
 from pipeline.reference.faults import FAULT_HEADER
-from pipeline.replay.engine import Target
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec import Spec
 from pipeline.spec.accuracy import AccuracySlice
 from tests.support.field_files import bfcl_tools

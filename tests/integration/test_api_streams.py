@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from pipeline.reference import ReferenceServer
-from pipeline.replay import aio_request, request
-from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES
-from pipeline.replay.reply_validity import judge_reply
+from pipeline.replay.reading.reply_validity import judge_reply
+from pipeline.replay.transport import aio_request, request
+from pipeline.replay.transport.api_kinds import API_PATHS, REQUEST_BODIES
 
 STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "api_streams"
 TEXT = "openai-stream-basic-text-responses-1.sse"

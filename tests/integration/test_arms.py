@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.analysis.arms import arm_figures, arm_window, measured
-from pipeline.analysis.steady_state import STEADY_BINS
+from pipeline.analysis.judge.arms import arm_figures, arm_window, measured
+from pipeline.analysis.statistics.steady_state import STEADY_BINS
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.duck.catalog import REPO_QUERIES
 from pipeline.files.layout import PackLayout, write_parquet
@@ -29,7 +29,7 @@ from pipeline.pack.audit.arm_verify import recompute_arms
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
-from pipeline.replay.arms import run_arms
+from pipeline.replay.conditions.arms import run_arms
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
 from tests.support.arm_plans import buyer_plan, judged_at_vendor_conditions, reference_arm_runs
@@ -119,7 +119,7 @@ def test_every_arm_runs_and_a_claim_met_at_its_conditions_holds(every_arm):
     }
     throughput = next(row for row in rows if row.metric == "output_tokens_per_s")
     # the first wave of 2 left out; the steady-state tests may then trim a leading ramp, never more
-    # than half the window's time (pipeline/analysis/steady_state.py), as loopback timings happen to
+    # than half the window's time (pipeline/analysis/statistics/steady_state.py), as loopback timings happen to
     # drift: every request sent in its second half stays in (a count, not half the requests: a
     # loaded machine sends them unevenly, and 18 of 38 were left once)
     assert throughput.verdict == "holds" and throughput.n <= ARM_REQUESTS - 2

@@ -18,8 +18,8 @@ from pipeline import REPO_ROOT
 from pipeline.definitions import defs
 from pipeline.reference import ReferenceServer, load_profile
 from pipeline.reference.managed_server import free_port
-from pipeline.replay.engine import Target
-from pipeline.replay.fingerprint import fingerprint, legacy_version_key, unseen, version_key
+from pipeline.replay.endpoint.fingerprint import fingerprint, legacy_version_key, unseen, version_key
+from pipeline.replay.pacing.engine import Target
 from resources import EndpointResource, SpecResource
 from tests.support.specs import demo_spec_dict, profile_file
 

@@ -3,7 +3,7 @@ simulator's own fine sweep shows, within the search's precision.
 
 Each level is the demo's serving model (`bench/coverage_sim.py`) offered seeded Poisson arrivals
 at the level's rate for 30 s, turned into real raw timings and judged by the project's own
-analysis (`pipeline.analysis.sweep.judge_level`: the queries of sweep_levels), so the search here
+analysis (`pipeline.analysis.sizing.sweep.judge_level`: the queries of sweep_levels), so the search here
 runs on exactly the judgements the live sweep uses, without HTTP or wall clock: deterministic.
 The fine sweep replays every level 5 % apart from production up to the first level that does not
 meet the SLA; its knee is the highest level met with every lighter one met too
@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from bench import coverage_sim as sim
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis.capacity import capacity_rows
-from pipeline.replay import capacity_search
-from pipeline.replay.sweep import level_at, production_level, with_load_level
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_rows
+from pipeline.replay.conditions import capacity_search
+from pipeline.replay.conditions.sweep import level_at, production_level, with_load_level
 from pipeline.spec import Spec
 
 pytestmark = pytest.mark.slow  # about 60 judged levels of 30 simulated seconds (~40 s on 2 cores)

@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline import REPO_ROOT
-from pipeline.analysis.arms import arm_figures, measured
+from pipeline.analysis.judge.arms import arm_figures, measured
 from pipeline.pack.assemble import arms as pack_arms
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.reference import ReferenceServer
-from pipeline.replay.arms import ArmPlan, run_arms
+from pipeline.replay.conditions.arms import ArmPlan, run_arms
 from pipeline.spec import Spec
 from tests.support.arm_plans import judged_at_vendor_conditions, reference_arm_runs
 from tests.support.profiles import steady_profile

@@ -1,11 +1,11 @@
-"""The shards' start barrier through a Dask scheduler (pipeline/replay/cluster_clock.py): two
+"""The shards' start barrier through a Dask scheduler (pipeline/replay/production/cluster_clock.py): two
 tasks on two worker processes of a local cluster meet there and agree on one start."""
 
 import os
 
 import pytest
 
-from pipeline.replay.cluster_clock import DaskBarrier
+from pipeline.replay.production.cluster_clock import DaskBarrier
 
 distributed = pytest.importorskip("distributed")
 

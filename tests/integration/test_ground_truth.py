@@ -13,8 +13,8 @@ from bench.client_vs_server_clock import closed_loop
 from pipeline.reference import ReferenceServer
 from pipeline.reference.ground_truth import compare, monotonic_clock_is_shared
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 
 STREAMS = 256

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.analysis import tables
-from pipeline.analysis.figures_table import partition_figures
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.analysis.judge.figures_table import partition_figures
+from pipeline.analysis.tabulate import tables
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from pipeline.tokens import count_message_tokens
 from tests.support.specs import demo_spec_dict

@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.analysis.steady_state import MIN_BINS
-from pipeline.analysis.tables import prefix_cache_hits
+from pipeline.analysis.statistics.steady_state import MIN_BINS
+from pipeline.analysis.tabulate.tables import prefix_cache_hits
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
 
@@ -77,7 +77,7 @@ def test_cached_tokens_recorded_and_a_hit_rate_for_shared_prefixes(tmp_path: Pat
     assert sum(r["cached_tokens"] > 0 for r in rows) == 11  # every request after the first hits
     (hits,) = prefix_cache_hits(table, _spec()).to_pylist()
     # over the steady window: all 12 requests, or fewer where the tests trimmed a leading ramp
-    # (a loaded machine can make the first few slower: pipeline/analysis/steady_state.py)
+    # (a loaded machine can make the first few slower: pipeline/analysis/statistics/steady_state.py)
     assert MIN_BINS <= hits["requests_reporting"] == hits["requests_ok"] <= 12
     assert 0 < hits["cached_tokens"] <= sum(r["cached_tokens"] for r in rows)
     assert hits["cached_tokens"] < hits["prompt_tokens"] <= sum(r["prompt_tokens"] for r in rows)

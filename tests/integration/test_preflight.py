@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.preflight import preflight, requests_needed
-from pipeline.replay.engine import Target
-from pipeline.replay.reachability import CandidateUnreachable, check_reachable
+from pipeline.replay.endpoint.reachability import CandidateUnreachable, check_reachable
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec import field_line, load_spec
 from tests.support.specs import small_spec
 

@@ -26,9 +26,9 @@ import yaml
 from pipeline.reference import ReferenceServer
 from pipeline.reference.faults import FAULT_HEADER
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay import aio_request, request
-from pipeline.replay.api_kinds import API_PATHS, REQUEST_BODIES
-from pipeline.replay.records import build_record
+from pipeline.replay.recording.records import build_record
+from pipeline.replay.transport import aio_request, request
+from pipeline.replay.transport.api_kinds import API_PATHS, REQUEST_BODIES
 
 TOKEN_MS = 10.0
 REASONING, ANSWER = 20, 10

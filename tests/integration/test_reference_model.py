@@ -19,9 +19,9 @@ from pipeline.reference.simulation import (
     simulate,
 )
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens, message_tokens
 
 WINDOW_S = 60.0

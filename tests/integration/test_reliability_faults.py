@@ -16,9 +16,9 @@ import yaml
 
 from pipeline.reference import ReferenceServer
 from pipeline.reference.timeline import read_timeline
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 from tests.support.faults import EXPECTED
 

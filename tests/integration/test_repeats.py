@@ -1,22 +1,22 @@
-"""A repeated replay over loopback (`pipeline/replay/repeats.py`), without Dagster: two runs of a
+"""A repeated replay over loopback (`pipeline/replay/production/repeats.py`), without Dagster: two runs of a
 small plan against the zero-delay reference endpoint, merged, analysed per run and combined
-(`pipeline/analysis/repeated_figures.py`). The whole graph with repeats: tests/e2e/test_repeats.py."""
+(`pipeline/analysis/judge/repeated_figures.py`). The whole graph with repeats: tests/e2e/test_repeats.py."""
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
-from pipeline.analysis.figures_table import figures_from_table, figures_table
-from pipeline.analysis.repeated_figures import run_figures, with_repeats
-from pipeline.analysis.repeats import run_timings
+from pipeline.analysis.judge.figures_table import figures_from_table, figures_table
+from pipeline.analysis.judge.repeated_figures import run_figures, with_repeats
+from pipeline.analysis.tabulate.repeats import run_timings
 from pipeline.duck.catalog import REPO_QUERIES
 from pipeline.pack.document.parts import Figure
-from pipeline.replay.engine import ReplaySettings, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.repeats import merge_repeats, replay_runs
-from pipeline.replay.runs import RunBuilder
-from pipeline.replay.shards import shards_for
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import RunBuilder
+from pipeline.replay.production.repeats import merge_repeats, replay_runs
+from pipeline.replay.production.shards import shards_for
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
 

@@ -8,10 +8,10 @@ import pytest
 
 from pipeline.reference import ReferenceServer
 from pipeline.reference.managed_server import free_port
-from pipeline.replay.api_kinds import completion_prompt
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
+from pipeline.replay.transport.api_kinds import completion_prompt
 from pipeline.spec import Spec
 from pipeline.tokens import count_message_tokens, count_tokens
 from tests.support.specs import demo_spec_dict
@@ -154,8 +154,8 @@ def test_retries_are_off_by_default(tmp_path: Path):
 
 
 def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path):
-    from pipeline.replay.calibration import busiest_stretch, calibrate
-    from pipeline.replay.roofline import RooflineSearch
+    from pipeline.replay.client_validity.calibration import busiest_stretch, calibrate
+    from pipeline.replay.client_validity.roofline import RooflineSearch
 
     requests = plan(5, spacing_s=1.0) + [
         PlannedRequest(f"burst{i}", 20.0 + i * 0.01, MESSAGES, 4, PROMPT_TOKENS) for i in range(30)
@@ -182,7 +182,7 @@ def test_calibration_replays_the_busiest_stretch_against_the_echo(tmp_path: Path
 
 
 def test_min_tokens_and_ignore_eos_are_sent_only_when_planned():
-    from pipeline.replay.reply_reading import chat_body
+    from pipeline.replay.reading.reply_reading import chat_body
 
     assert "min_tokens" not in chat_body("m", MESSAGES, 8) and "ignore_eos" not in chat_body("m", MESSAGES, 8)
     body = chat_body("m", MESSAGES, 8, min_tokens=8)
@@ -200,7 +200,7 @@ def test_reference_endpoint_accepts_min_tokens(tmp_path: Path, zero_server, api:
 def test_a_built_run_is_journalled_by_name_inside_what_runs_beside_it(tmp_path: Path, zero_server):
     from contextlib import contextmanager
 
-    from pipeline.replay.runs import RunBuilder, execute
+    from pipeline.replay.pacing.runs import RunBuilder, execute
 
     runs = RunBuilder(
         Target("ref", zero_server.base_url, "reference-model"),

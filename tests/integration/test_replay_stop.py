@@ -1,4 +1,4 @@
-"""A replay stopped mid-way (`pipeline/interrupts.py`, `pipeline/replay/stopping.py`), against the
+"""A replay stopped mid-way (`pipeline/interrupts.py`, `pipeline/replay/pacing/stopping.py`), against the
 reference endpoint on loopback: the requests in flight are recorded `cancelled`, the rest
 `not_sent` and never reach the server, the journal is flushed to a readable Parquet file, and a
 replay asked to start after the stop sends nothing. The stop is asked once the journal holds its
@@ -16,10 +16,10 @@ import pytest
 
 from pipeline import interrupts
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.runs import ReplayRun, execute
-from pipeline.replay.stopping import ReplayStopped
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import ReplayRun, execute
+from pipeline.replay.pacing.stopping import ReplayStopped
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 from tests.support.replay_driver import count_lines
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from pipeline.reference.managed_server import free_port
-from pipeline.replay import aio_request, request
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
+from pipeline.replay.transport import aio_request, request
 from pipeline.tokens import count_message_tokens
 
 MESSAGES = [{"role": "user", "content": "Why was my card declined at the shop today?"}]

@@ -17,11 +17,11 @@ import pytest
 from pipeline.reference import ReferenceServer
 from pipeline.reference.faults import FAULT_HEADER
 from pipeline.reference.serving_profile import FAULT_KINDS
-from pipeline.replay import aio_request, request
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.pacer import DeadlinePacer
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.pacing.pacer import DeadlinePacer
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
+from pipeline.replay.transport import aio_request, request
 from pipeline.spec import SpecError, load_spec
 from tests.support.specs import demo_spec_dict
 

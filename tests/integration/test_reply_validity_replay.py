@@ -12,13 +12,13 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.tabulate import tables as analysis_tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.reference import ReferenceServer
 from pipeline.reference.faults import FAULT_HEADER
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from tests.support.field_files import bfcl_tools
 from tests.support.specs import demo_spec_dict

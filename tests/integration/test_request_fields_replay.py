@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.plan.replay_plan import build_plan, planned_requests
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal
 from pipeline.spec.workload import Replay
 from pipeline.workload.logs import ingest_log
 

@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.analysis.gpu_view import gpu_energy
-from pipeline.analysis.server_view import SERIES, server_levels, server_view, ttft_comparison
+from pipeline.analysis.endpoint_view.gpu_view import gpu_energy
+from pipeline.analysis.endpoint_view.server_view import SERIES, server_levels, server_view, ttft_comparison
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA, RAW_TIMINGS, SERVER_METRICS, SWEEP_TIMINGS
 from pipeline.files.layout import PackLayout
-from pipeline.replay.server_metrics import write_scope
+from pipeline.replay.endpoint.server_metrics import write_scope
 from tests.support.prometheus_fixtures import FIXTURES, fixture, scaled_counters, scraped
 
 S = 1_000_000_000

@@ -14,14 +14,14 @@ import pyarrow.parquet as pq
 from pipeline.contracts import SERVER_METRICS
 from pipeline.files.layout import PackLayout
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import Target
-from pipeline.replay.server_metrics import (
+from pipeline.replay.endpoint.server_metrics import (
     SAMPLE_SCHEMA,
     ScrapesBeside,
     ServerMetricsScraper,
     metrics_url,
     server_metrics_beside,
 )
+from pipeline.replay.pacing.engine import Target
 from tests.support.prometheus_fixtures import fixture, serving
 
 MODEL = "reference-model"

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from pipeline.plan.prompt_tokenizer import prompts_tokenizer
-from pipeline.replay.engine import Target
+from pipeline.replay.pacing.engine import Target
 from pipeline.spec.candidates import Candidate
 from pipeline.spec.workload import Prompts
 from pipeline.tokens.server_tokenize import ServerTokenizer, measure_template_tokens

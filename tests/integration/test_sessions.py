@@ -11,8 +11,8 @@ import pytest
 
 from pipeline.plan.replay_plan import planned_requests
 from pipeline.plan.sessions import own_messages, session_summary
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
 from pipeline.spec import SpecError, load_spec
 from pipeline.spec.workload import Replay, Sample
 from pipeline.tokens import count_message_tokens

@@ -12,8 +12,8 @@ import pytest
 from bench.loadproof_client import constant_rate_plan
 from bench.soak import rss_mib
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
 
 pytestmark = pytest.mark.slow
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis.capacity import capacity_rows
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_rows
 from pipeline.quality import rules
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.runs import RunBuilder, execute
-from pipeline.replay.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
+from pipeline.replay.conditions.sweep import level_plan, load_levels, production_level, run_sweep, with_load_level
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import RunBuilder, execute
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec, SpecError, load_spec
 from pipeline.spec.workload import Replay
 from tests.support.profiles import one_at_a_time_profile

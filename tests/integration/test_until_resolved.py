@@ -1,4 +1,4 @@
-"""`workload.replay.until: resolved` over loopback (pipeline/replay/repeats.py with
+"""`workload.replay.until: resolved` over loopback (pipeline/replay/production/repeats.py with
 analysis.repeated_figures.unresolved), without Dagster: a claim the zero-delay reference endpoint
 meets by far is resolved after the second run, so the replay stops there (of at most four), and its
 figure carries the sequential interval; a spent minute bound stops after the first run."""
@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.analysis.repeated_figures import run_figures, unresolved, with_repeats
-from pipeline.analysis.repeats import run_timings
+from pipeline.analysis.judge.repeated_figures import run_figures, unresolved, with_repeats
+from pipeline.analysis.tabulate.repeats import run_timings
 from pipeline.duck.catalog import REPO_QUERIES
-from pipeline.replay.engine import ReplaySettings, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.repeats import merge_repeats, replay_runs
-from pipeline.replay.runs import RunBuilder
-from pipeline.replay.shards import shards_for
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import RunBuilder
+from pipeline.replay.production.repeats import merge_repeats, replay_runs
+from pipeline.replay.production.shards import shards_for
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis.capacity import capacity_rows
-from pipeline.analysis.figures import capacity_figures
-from pipeline.analysis.users_at_tier import CLOSED_LOOP_USERS
+from pipeline.analysis.judge.figures import capacity_figures
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_rows
+from pipeline.analysis.sizing.users_at_tier import CLOSED_LOOP_USERS
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.runs import RunBuilder, execute
-from pipeline.replay.sweep import production_level, run_sweep, with_load_level
+from pipeline.replay.conditions.sweep import production_level, run_sweep, with_load_level
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import RunBuilder, execute
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from tests.support.profiles import one_at_a_time_profile
 from tests.support.specs import demo_spec_dict

@@ -18,8 +18,8 @@ from pipeline.contracts import CANONICAL_LOG_SCHEMA
 from pipeline.plan.replay_plan import build_plan, planned_requests
 from pipeline.plan.warm_prefixes import send_warm_up, warm_prefix_rows, warm_up_plan
 from pipeline.reference import ReferenceServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
 from pipeline.spec.workload import Prompts, Replay
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

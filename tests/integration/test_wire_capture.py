@@ -14,8 +14,8 @@ from bench.client_vs_server_clock import closed_loop
 from bench.wire_capture import Capture, CaptureReport, CaptureUnavailable, capture_unavailable_reason
 from bench.wire_reading import WireReading, join, read_capture
 from pipeline.reference import ReferenceServer
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 
 REQUESTS, CONCURRENCY, MAX_TOKENS = 8, 4, 8
 

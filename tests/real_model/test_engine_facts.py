@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pipeline.pack.assemble.served_precision import served_precision_rows
 from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer
-from pipeline.replay.engine import Target
-from pipeline.replay.fingerprint import fingerprint, version_key
+from pipeline.replay.endpoint.fingerprint import fingerprint, version_key
+from pipeline.replay.pacing.engine import Target
 from tests.support.real_engine import REAL_MODEL_MARKS
 
 pytestmark = REAL_MODEL_MARKS

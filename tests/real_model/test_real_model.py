@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 from tests.support.real_engine import REAL_MODEL_MARKS
 from tests.support.specs import DEMO_REAL_SPEC, demo_spec_dict

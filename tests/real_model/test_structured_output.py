@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 
 from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.reply_validity import structured_output_valid
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.reading.reply_validity import structured_output_valid
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 from tests.support.real_engine import REAL_MODEL_MARKS
 

@@ -28,8 +28,8 @@ import pytest
 from pipeline.plan.prompt_tokenizer import prompts_tokenizer
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.reference.llama_server import MODEL_ALIAS, LlamaServer, gemma_gguf
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.journal import Journal, journal_to_table
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.journal import Journal, journal_to_table
 from pipeline.spec.candidates import Candidate
 from pipeline.spec.workload import Prompts, Replay
 from tests.support.real_engine import REAL_MODEL_MARKS

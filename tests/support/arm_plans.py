@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.analysis.figures import vendor_conditions_figures, vendor_conditions_rows
-from pipeline.replay.engine import ReplaySettings, Target
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.runs import RunBuilder
+from pipeline.analysis.judge.figures import vendor_conditions_figures, vendor_conditions_rows
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import RunBuilder
+from pipeline.replay.recording.records import PlannedRequest
 
 
 def reference_arm_runs(base_url: str, run_id: str, folder: Path) -> RunBuilder:

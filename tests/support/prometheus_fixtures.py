@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pyarrow as pa
 
-from pipeline.replay.server_metrics import ServerMetricsScraper, stamped
+from pipeline.replay.endpoint.server_metrics import ServerMetricsScraper, stamped
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "server_metrics"
 SAMPLE = re.compile(r"^(?P<name>[^#\s{]+)(?P<labels>\{[^}]*\})? (?P<value>\S+)$")

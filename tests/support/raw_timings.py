@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.replay.records import RequestOutcome, build_record
+from pipeline.replay.recording.records import RequestOutcome, build_record
 
 S = 1_000_000_000
 

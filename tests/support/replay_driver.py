@@ -7,9 +7,9 @@ from pathlib import Path
 DRIVER = """
 import sys
 from pathlib import Path
-from pipeline.replay.engine import ReplaySettings, Target, run_replay
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.journal import Journal
+from pipeline.replay.pacing.engine import ReplaySettings, Target, run_replay
+from pipeline.replay.recording.records import PlannedRequest
+from pipeline.replay.recording.journal import Journal
 base_url, journal_path, run_id = sys.argv[1:4]
 plan = [PlannedRequest(f"q{i}", i * 0.02, [{"role": "user", "content": "hello"}], 20, 2) for i in range(500)]
 with Journal(Path(journal_path)) as journal:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import tables
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.duck.session import run_query
 from pipeline.files.layout import write_parquet

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import tables
-from pipeline.analysis.stats import order_statistic_ranks
+from pipeline.analysis.statistics.stats import order_statistic_ranks
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pipeline.replay.api_kinds import (
+from pipeline.replay.pacing.engine import Target
+from pipeline.replay.reading.reply_reading import StreamError, chat_body, finish
+from pipeline.replay.recording.records import RequestOutcome
+from pipeline.replay.transport.api_kinds import (
     REQUEST_BODIES,
     completion_prompt,
     completions_body,
     responses_body,
     stream_reader,
 )
-from pipeline.replay.engine import Target
-from pipeline.replay.records import RequestOutcome
-from pipeline.replay.reply_reading import StreamError, chat_body, finish
 from pipeline.spec.candidates import Candidate
 from resources import EndpointResource
 

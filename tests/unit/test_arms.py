@@ -10,13 +10,13 @@ import math
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis.arms import arm_figures, arm_metrics, arm_window
+from pipeline.analysis.judge.arms import arm_figures, arm_metrics, arm_window
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack.assemble import arms as pack_arms
 from pipeline.plan import arms as plan_arms
 from pipeline.plan.synthetic_prompts import ApproxTokenizer
 from pipeline.quality import arms as arm_rules
-from pipeline.replay.arms import ARM_TIMINGS_SCHEMA, with_arm
+from pipeline.replay.conditions.arms import ARM_TIMINGS_SCHEMA, with_arm
 from pipeline.spec import Spec
 from pipeline.spec.arms import Arms
 from pipeline.spec.claim import ClaimConditions

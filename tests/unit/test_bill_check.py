@@ -1,4 +1,4 @@
-"""The bill checked (sql/bill_check.sql, pipeline/analysis/bill_check.py): billed vs counted
+"""The bill checked (sql/bill_check.sql, pipeline/analysis/tabulate/bill_check.py): billed vs counted
 tokens per candidate — the server's usage against the client's own count — as ratios with
 batch-means intervals, and the difference flagged beyond 1 % only when the counter is the
 candidate's own tokenizer. Hand-built raw timings, real DuckDB."""
@@ -8,10 +8,10 @@ import json
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import tables as analysis_tables
-from pipeline.analysis.bill_check import BILL_TOLERANCE, counter_is_candidates_own
+from pipeline.analysis.tabulate import tables as analysis_tables
+from pipeline.analysis.tabulate.bill_check import BILL_TOLERANCE, counter_is_candidates_own
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.replay.records import tool_definition_tokens
+from pipeline.replay.recording.records import tool_definition_tokens
 from pipeline.spec import Spec
 from pipeline.tokens import count_tokens
 from tests.support.raw_timings import MS, S, timing

@@ -1,9 +1,9 @@
-"""The capacity rows (pipeline/analysis/capacity.py) from sweep_summary rows and the search's record,
+"""The capacity rows (pipeline/analysis/sizing/capacity.py) from sweep_summary rows and the search's record,
 and the asset check's rule that a search's bracket closed or its reason is recorded."""
 
 import pytest
 
-from pipeline.analysis.capacity import CAPACITY_COLUMNS, capacity_rows
+from pipeline.analysis.sizing.capacity import CAPACITY_COLUMNS, capacity_rows
 from pipeline.pack.assemble.capacity import capacity_section
 from pipeline.pack.document.section_parts import CapacityRow
 from pipeline.quality import rules

@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from pipeline.replay.capacity_search import (
+from pipeline.replay.conditions.capacity_search import (
     BISECT,
     CLEARLY_MISSED,
     GROWTH,

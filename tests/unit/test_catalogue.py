@@ -1,4 +1,4 @@
-"""The metric catalogue (`pipeline/analysis/catalogue.py`) is the one declaration of every figure:
+"""The metric catalogue (`pipeline/analysis/declare/catalogue.py`) is the one declaration of every figure:
 each entry, at each basis it declares, is computed (a row of `data/figures.parquet` with a value,
 made from real analysis tables by the analysis's own code), checked (the `figures_consistent`
 rule misses it when it is gone or wrong), and verifiable (`loadproof verify`'s comparison names
@@ -10,16 +10,21 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import catalogue
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis import tables as analysis_tables
-from pipeline.analysis.capacity import capacity_rows
-from pipeline.analysis.figures import ARM_QUERY, VENDOR_CONDITIONS_ARM, values_at
-from pipeline.analysis.figures_table import figures_from_table, figures_table, partition_figures, table_differences
+from pipeline.analysis.declare import catalogue
+from pipeline.analysis.judge.figures import ARM_QUERY, VENDOR_CONDITIONS_ARM, values_at
+from pipeline.analysis.judge.figures_table import (
+    figures_from_table,
+    figures_table,
+    partition_figures,
+    table_differences,
+)
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_rows
+from pipeline.analysis.tabulate import tables as analysis_tables
 from pipeline.contracts import ACCURACY_RESULTS_SCHEMA, RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
 from pipeline.quality import rules
-from pipeline.replay.sweep import load_levels, with_load_level
+from pipeline.replay.conditions.sweep import load_levels, with_load_level
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict
@@ -92,7 +97,7 @@ def made(tmp_path_factory) -> dict:
     tables = {name: t.to_pylist() for name, t in analysis_tables.analyse_all(raw, the_spec, accuracy).items()}
     summary = sweep_analysis.sweep_summary(sweep_analysis.sweep_levels(raw, sweep, the_spec, accuracy), the_spec)
     tables |= {"accuracy_summary": accuracy.to_pylist(), "sweep_summary": summary.to_pylist()}
-    # the vendor-conditions arm, read as pipeline/analysis/arms.py reads an arm's own tables
+    # the vendor-conditions arm, read as pipeline/analysis/judge/arms.py reads an arm's own tables
     arm_rows = [
         dict(zip(("measured", "ci_low", "ci_high", "n", "interval_method"), values_at(tables, name, basis)))
         | {"candidate": "c", "arm": VENDOR_CONDITIONS_ARM, "metric": name}

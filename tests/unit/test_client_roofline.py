@@ -1,10 +1,9 @@
-"""The client roofline's search (pipeline/replay/roofline.py) with a scripted step runner: which
+"""The client roofline's search (pipeline/replay/client_validity/roofline.py) with a scripted step runner: which
 steps it tries, where it stops, which rate it reports and the plan's share of it. No timing."""
 
 from __future__ import annotations
 
-from pipeline.replay.records import PlannedRequest
-from pipeline.replay.roofline import (
+from pipeline.replay.client_validity.roofline import (
     RooflineSearch,
     events_per_request,
     peak_demand,
@@ -12,6 +11,7 @@ from pipeline.replay.roofline import (
     search,
     with_demand_share,
 )
+from pipeline.replay.recording.records import PlannedRequest
 
 BOUNDS = RooflineSearch(rates_per_s=(10.0, 20.0, 40.0, 80.0), step_s=0.1, budget_s=60.0)
 

@@ -1,5 +1,5 @@
-"""The shards' clock alignment on a cluster (pipeline/replay/cluster_clock.py) and how the merge
-places each shard's rows on the coordinator's timeline (pipeline/replay/shards.py)."""
+"""The shards' clock alignment on a cluster (pipeline/replay/production/cluster_clock.py) and how the merge
+places each shard's rows on the coordinator's timeline (pipeline/replay/production/shards.py)."""
 
 from pathlib import Path
 
@@ -9,9 +9,9 @@ import pytest
 
 from pipeline.contracts import SERVER_METRICS
 from pipeline.files.layout import PackLayout, write_parquet
-from pipeline.replay.cluster_clock import ClockSample, common_start, min_rtt_offset
-from pipeline.replay.journal import Journal
-from pipeline.replay.shards import DASK_ENGINE, align_server_metrics, merge_shards, shards_for
+from pipeline.replay.production.cluster_clock import ClockSample, common_start, min_rtt_offset
+from pipeline.replay.production.shards import DASK_ENGINE, align_server_metrics, merge_shards, shards_for
+from pipeline.replay.recording.journal import Journal
 from pipeline.spec.workload import Replay
 
 

@@ -33,10 +33,10 @@ from pipeline.contracts.columns import BY_TABLE, column_description
 from pipeline.duck.session import QuerySession
 from pipeline.files.layout import PackLayout
 from pipeline.plan.replay_plan import build_plan
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.repeats import with_repeat_column
-from pipeline.replay.shards import Shard, with_shard_column
-from pipeline.replay.sweep import load_levels, production_level, with_load_level
+from pipeline.replay.conditions.sweep import load_levels, production_level, with_load_level
+from pipeline.replay.production.repeats import with_repeat_column
+from pipeline.replay.production.shards import Shard, with_shard_column
+from pipeline.replay.recording.journal import Journal, journal_to_table
 from pipeline.spec import Spec
 from pipeline.spec.accuracy import AccuracySlice
 from pipeline.spec.workload import LogSource

@@ -1,4 +1,4 @@
-"""What would settle an inconclusive figure (pipeline/analysis/decisive.py): the n-needed rule checked
+"""What would settle an inconclusive figure (pipeline/analysis/judge/decisive.py): the n-needed rule checked
 against intervals that really narrow as 1/√n, the open-side and at-the-bound cases, and the words."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import binom
 
 from pipeline import REPO_ROOT
-from pipeline.analysis.decisive import (
+from pipeline.analysis.judge.decisive import (
     CANNOT_BY_LENGTH,
     claim_bound,
     growth,
@@ -22,8 +22,8 @@ from pipeline.analysis.decisive import (
     with_resolution,
     woodruff_samples_to_close,
 )
-from pipeline.analysis.dependence import t_quantile, woodruff_ranks
-from pipeline.analysis.stats import INCONCLUSIVE, Z_95, order_statistic_ranks, verdict
+from pipeline.analysis.statistics.dependence import t_quantile, woodruff_ranks
+from pipeline.analysis.statistics.stats import INCONCLUSIVE, Z_95, order_statistic_ranks, verdict
 from pipeline.pack.render.pages import render_html, render_markdown
 from tests.support.pack_documents import document, figure_row
 

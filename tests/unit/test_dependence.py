@@ -1,4 +1,4 @@
-"""Intervals that allow for dependence (pipeline/analysis/dependence.py): the batch-means
+"""Intervals that allow for dependence (pipeline/analysis/statistics/dependence.py): the batch-means
 arithmetic on hand-checked numbers, and the analysis widening an interval where the values of a
 run move together (gaps within one request, latencies of requests sent close together)."""
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import dependence, tables
-from pipeline.analysis.stats import OrderStatisticRanks
+from pipeline.analysis.statistics import dependence
+from pipeline.analysis.statistics.stats import OrderStatisticRanks
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec

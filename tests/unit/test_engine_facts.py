@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.replay import fingerprint as fp
-from pipeline.replay.engine import Target
-from pipeline.replay.engine_facts import cache_config_labels, engine_facts, server_root
+from pipeline.replay.endpoint import fingerprint as fp
+from pipeline.replay.endpoint.engine_facts import cache_config_labels, engine_facts, server_root
+from pipeline.replay.pacing.engine import Target
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 ENGINE = FIXTURES / "engine_facts"

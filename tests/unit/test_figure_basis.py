@@ -5,9 +5,10 @@ show that a claim holds and never that it is not reproduced. Hand-built rows, no
 
 import pytest
 
-from pipeline.analysis import figures as claims
-from pipeline.analysis import metrics, stats
-from pipeline.analysis.decisive import with_resolution
+from pipeline.analysis.declare import metrics
+from pipeline.analysis.judge import figures as claims
+from pipeline.analysis.judge.decisive import with_resolution
+from pipeline.analysis.statistics import stats
 from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
@@ -18,7 +19,7 @@ THROUGHPUT_ROW = {
     "requests_planned": 100,
     "requests_failed": 0,
     "error_rate": 0.0,
-    "error_rate_ci_low": 0.0,  # Wilson's for 0 of 100 (pipeline/analysis/tables.py appends it)
+    "error_rate_ci_low": 0.0,  # Wilson's for 0 of 100 (pipeline/analysis/tabulate/tables.py appends it)
     "error_rate_ci_high": 0.037,
     "sla_attainment": 0.99,
     "sla_attainment_ci_low": 0.95,

@@ -3,7 +3,7 @@ the verdicts, one per candidate × metric × basis (issue 29: the vendor-conditi
 production-load one, so the UI said "not reproduced" where the pack said "holds"), and every figure
 with its basis, value, interval, n, verdict and lineage hashes."""
 
-from pipeline.analysis.figures_table import (
+from pipeline.analysis.judge.figures_table import (
     claimed_verdicts,
     figure_key,
     figures_from_table,

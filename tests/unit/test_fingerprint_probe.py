@@ -7,8 +7,8 @@ import json
 
 import httpx
 
-from pipeline.replay.engine import Target
-from pipeline.replay.fingerprint import PROBES, probe
+from pipeline.replay.endpoint.fingerprint import PROBES, probe
+from pipeline.replay.pacing.engine import Target
 
 
 def _probe_bodies(server: str | None) -> list[dict]:

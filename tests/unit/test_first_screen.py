@@ -12,7 +12,7 @@ import re
 import pytest
 
 from pipeline import REPO_ROOT
-from pipeline.analysis import metrics
+from pipeline.analysis.declare import metrics
 from pipeline.cli_output import print_headline
 from pipeline.pack.assemble import claim_words, summary
 from pipeline.pack.document import EvidencePack

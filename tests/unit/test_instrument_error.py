@@ -7,11 +7,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import tables
-from pipeline.analysis.decisive import to_resolve
-from pipeline.analysis.figures_table import partition_figures
-from pipeline.analysis.instrument_error import instrument_errors, replay_lags, with_instrument_error
-from pipeline.analysis.stats import (
+from pipeline.analysis.judge.decisive import to_resolve
+from pipeline.analysis.judge.figures_table import partition_figures
+from pipeline.analysis.judge.instrument_error import instrument_errors, replay_lags, with_instrument_error
+from pipeline.analysis.statistics.stats import (
     HOLDS,
     INCONCLUSIVE,
     INSTRUMENT_ERROR_RULE,
@@ -20,6 +19,7 @@ from pipeline.analysis.stats import (
     NOT_REPRODUCED,
     instrument_verdict,
 )
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
 from pipeline.spec import Spec

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.replay.journal import Journal, journal_to_table
-from pipeline.replay.records import RequestOutcome, build_record
+from pipeline.replay.recording.journal import Journal, journal_to_table
+from pipeline.replay.recording.records import RequestOutcome, build_record
 
 
 def test_a_journal_line_reads_back_as_the_record_it_was(tmp_path):

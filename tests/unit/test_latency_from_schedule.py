@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import figures as claims
-from pipeline.analysis import tables
+from pipeline.analysis.judge import figures as claims
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
-from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
+from pipeline.replay.client_validity.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict

@@ -28,18 +28,20 @@ SIZE_RULED = ("pipeline", "assets", "resources")
 # module of the same name in each stage it touches, so the tree is the map. Each name lists the
 # folders (relative to pipeline/) it may appear in; any other repeated basename fails.
 SAME_FEATURE_IN_EACH_STAGE = {
-    "sweep": {"spec", "replay", "analysis", "pack/assemble"},  # the load sweep: declared, replayed, analysed, packed
+    # the load sweep: declared, replayed, analysed, packed
+    "sweep": {"spec", "replay/conditions", "analysis/sizing", "pack/assemble"},
     # the vendor's conditions and the attribution ladder: declared, planned, replayed, analysed, checked, packed
-    "arms": {"spec", "plan", "replay", "analysis", "quality", "pack/assemble"},
+    "arms": {"spec", "plan", "replay/conditions", "analysis/judge", "quality", "pack/assemble"},
     "accuracy": {"spec", "plan", "quality/expectations"},  # the labelled slice: declared, mixed in, checked
-    "sessions": {"plan", "replay"},  # multi-turn chat sessions: planned, then replayed turn by turn
-    "tables": {"analysis", "quality/expectations"},  # the analysis tables and the expectations on them
+    "sessions": {"plan", "replay/pacing"},  # multi-turn chat sessions: planned, then replayed turn by turn
+    "tables": {"analysis/tabulate", "quality/expectations"},  # the analysis tables and the expectations on them
     "workload": {"spec", "quality/expectations"},  # the production traffic: declared, its tables checked
-    "repeats": {"replay", "analysis"},  # a repeated production replay: run, then split by run and combined
+    # a repeated production replay: run, then split by run and combined
+    "repeats": {"replay/production", "analysis/tabulate"},
     "privacy": {".", "spec"},  # privacy.text: declared (spec), applied by the leaf pipeline/privacy.py
-    "capacity": {"analysis", "pack/assemble"},  # the capacity at the SLA: its rows re-derived, then packed
-    "bill_check": {"analysis", "pack/assemble"},  # billed vs counted tokens: computed, then packed
-    "steady_state": {"analysis", "pack/assemble"},  # the detected steady window: tested, then packed
+    "capacity": {"analysis/sizing", "pack/assemble"},  # the capacity at the SLA: its rows re-derived, then packed
+    "bill_check": {"analysis/tabulate", "pack/assemble"},  # billed vs counted tokens: computed, then packed
+    "steady_state": {"analysis/statistics", "pack/assemble"},  # the detected steady window: tested, then packed
 }
 
 

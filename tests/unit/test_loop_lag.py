@@ -2,7 +2,7 @@
 
 import asyncio
 
-from pipeline.replay.loop_lag import LoopLagProbe, quantile_ms
+from pipeline.replay.pacing.loop_lag import LoopLagProbe, quantile_ms
 
 
 def test_probe_records_how_late_each_wake_was_and_stops_at_the_deadline():
@@ -37,7 +37,7 @@ def test_quantile_is_nearest_rank_and_none_without_samples():
 
 
 def test_an_instrument_error_over_a_quarter_of_the_tolerance_keeps_a_latency_from_holding():
-    from pipeline.analysis.stats import (
+    from pipeline.analysis.statistics.stats import (
         HOLDS,
         HOLDS_WITHIN_TOLERANCE,
         INCONCLUSIVE,

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.analysis import figures as claims
-from pipeline.analysis import tables
+from pipeline.analysis.judge import figures as claims
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
 from pipeline.pack.assemble import comparison

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from pipeline import REPO_ROOT
-from pipeline.analysis.how_far import HOW_FAR_COLUMNS, decided_share, how_far, with_how_far
+from pipeline.analysis.judge.how_far import HOW_FAR_COLUMNS, decided_share, how_far, with_how_far
 from pipeline.cli_output import print_decision
 from pipeline.pack.assemble import decision, summary
 from pipeline.pack.audit.verify import Verification, _rederive_summary

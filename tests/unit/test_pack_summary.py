@@ -3,7 +3,7 @@ figures (each with its basis) and a hand-built headline waterfall; no I/O."""
 
 import pytest
 
-from pipeline.analysis import metrics
+from pipeline.analysis.declare import metrics
 from pipeline.pack.assemble import claim_words, summary
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 

@@ -1,7 +1,7 @@
 """How many connections the replay opens before its first send: the plan's peak in flight."""
 
-from pipeline.replay.engine import POOL_CAP, ReplaySettings, expected_peak_in_flight
-from pipeline.replay.records import PlannedRequest
+from pipeline.replay.pacing.engine import POOL_CAP, ReplaySettings, expected_peak_in_flight
+from pipeline.replay.recording.records import PlannedRequest
 
 
 def plan(offsets: list[float | None]) -> list[PlannedRequest]:

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from pipeline.replay.records import RequestOutcome, build_record, e2e_ms, itl_ms, tpot_ms, ttft_ms
+from pipeline.replay.recording.records import RequestOutcome, build_record, e2e_ms, itl_ms, tpot_ms, ttft_ms
 
 WHEN = datetime(2026, 11, 29, tzinfo=UTC)
 

@@ -1,5 +1,5 @@
-"""A repeated replay's figures (`pipeline/analysis/repeated_figures.py`): the verdict interval over the runs, and
-the runs told apart in the raw timings (`pipeline/analysis/repeats.py`). The whole graph with
+"""A repeated replay's figures (`pipeline/analysis/judge/repeated_figures.py`): the verdict interval over the runs, and
+the runs told apart in the raw timings (`pipeline/analysis/tabulate/repeats.py`). The whole graph with
 repeats: tests/e2e/test_repeats.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from scipy.stats import t as student_t
 
-from pipeline.analysis.repeated_figures import combined
-from pipeline.analysis.repeats import first_run, run_numbers, run_timings
+from pipeline.analysis.judge.repeated_figures import combined
+from pipeline.analysis.tabulate.repeats import first_run, run_numbers, run_timings
 
 
 def figure(metric: str = "ttft_ms_p95", claimed: float | None = 250.0) -> dict:

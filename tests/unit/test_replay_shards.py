@@ -3,8 +3,8 @@ replay summary (the arithmetic the merge op delegates to `merge_shards`)."""
 
 from pathlib import Path
 
-from pipeline.replay.journal import Journal
-from pipeline.replay.shards import merge_shards, shards_for
+from pipeline.replay.production.shards import merge_shards, shards_for
+from pipeline.replay.recording.journal import Journal
 from pipeline.spec.workload import Replay
 
 

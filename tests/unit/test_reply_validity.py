@@ -12,7 +12,7 @@ import random
 import pytest
 
 from pipeline.reference.agent_replies import instance_of
-from pipeline.replay.reply_validity import structured_output_valid, tool_call_valid
+from pipeline.replay.reading.reply_validity import structured_output_valid, tool_call_valid
 from tests.support.field_files import bfcl_tools
 
 TOOLS = bfcl_tools()

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.analysis import tables
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_ROWS, write_parquet
 from pipeline.spec import Spec

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from pipeline.analysis import metrics
+from pipeline.analysis.declare import metrics
 from pipeline.pack.assemble.served_precision import condition_rows, served_precision_rows, with_served_precision
 from pipeline.pack.assemble.summary import measured_proxy_verdict
 from pipeline.pack.audit.verify import Verification, _rederive_summary
-from pipeline.replay.engine_facts import from_llama_cpp_props
+from pipeline.replay.endpoint.engine_facts import from_llama_cpp_props
 from pipeline.workload.divergence import GOOD_ENOUGH, RE_MEASURE
 
 PROPS = json.loads((Path(__file__).parents[1] / "fixtures" / "engine_facts" / "llama_server_props.json").read_text())

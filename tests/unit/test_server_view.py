@@ -1,4 +1,4 @@
-"""The pack's reading of the server's own metrics (pipeline/analysis/server_view.py): histogram
+"""The pack's reading of the server's own metrics (pipeline/analysis/endpoint_view/server_view.py): histogram
 percentiles estimated linearly within a bucket, the gap rule, and the attribution of scrapes to
 candidates with canonical series from each server's family names."""
 
@@ -9,7 +9,7 @@ import math
 
 import pyarrow as pa
 
-from pipeline.analysis.server_view import histogram_quantile, large_gap, server_view, ttft_comparison
+from pipeline.analysis.endpoint_view.server_view import histogram_quantile, large_gap, server_view, ttft_comparison
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA, RUN_ID, SERVER_METRICS_SCHEMA
 
 S = 1_000_000_000
@@ -86,7 +86,7 @@ def test_scrapes_go_to_their_candidate_with_canonical_series_and_the_histogram_i
 
 
 def test_the_cold_cache_note_compares_the_window_alone_with_the_whole_log():
-    from pipeline.analysis.server_view import cold_cache_note
+    from pipeline.analysis.endpoint_view.server_view import cold_cache_note
 
     profile = {
         "span_s": 60.0,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.analysis.stats import (
+from pipeline.analysis.statistics.stats import (
     HOLDS,
     HOLDS_WITHIN_TOLERANCE,
     INCONCLUSIVE,
@@ -65,8 +65,8 @@ def test_an_unbounded_side_is_inconclusive_and_no_claim_has_no_verdict():
 
 # --- exact order-statistic intervals and MLPerf LoadGen's early-stopping rule ---------------
 
-from pipeline.analysis.metrics import PERCENTILES  # noqa: E402
-from pipeline.analysis.stats import early_stopping_min_queries, one_sided_confidence, order_statistic_ranks  # noqa: E402
+from pipeline.analysis.declare.metrics import PERCENTILES  # noqa: E402
+from pipeline.analysis.statistics.stats import early_stopping_min_queries, one_sided_confidence, order_statistic_ranks  # noqa: E402
 
 
 def test_order_statistic_ranks_by_hand():
@@ -118,7 +118,7 @@ def test_a_run_too_short_for_a_percentile_claim_is_inconclusive():
 def test_peak_concurrency_by_hand():
     import numpy as np
 
-    from pipeline.analysis.stats import peak_concurrency
+    from pipeline.analysis.statistics.stats import peak_concurrency
 
     # [0,10) [2,5) [3,4) [5,8): three overlap at 3..4; the send at 5 meets an end at 5, not counted
     assert peak_concurrency(np.array([0, 2, 3, 5]), np.array([10, 5, 4, 8])) == 3
@@ -129,7 +129,7 @@ def test_peak_concurrency_by_hand():
 def test_peak_concurrency_equals_a_count_at_every_send_with_ties():
     import numpy as np
 
-    from pipeline.analysis.stats import peak_concurrency
+    from pipeline.analysis.statistics.stats import peak_concurrency
 
     rng = np.random.default_rng(7)
     for _ in range(50):

@@ -10,9 +10,18 @@ import pyarrow as pa
 import pytest
 from scipy.stats import rankdata
 
-from pipeline.analysis import steady_state, tables
-from pipeline.analysis.figures import figure_rows, headline_figures
-from pipeline.analysis.steady_state import FAILS, LEVEL_SHIFT, PASSES, TREND, judge_window, mann_kendall, pettitt
+from pipeline.analysis.judge.figures import figure_rows, headline_figures
+from pipeline.analysis.statistics import steady_state
+from pipeline.analysis.statistics.steady_state import (
+    FAILS,
+    LEVEL_SHIFT,
+    PASSES,
+    TREND,
+    judge_window,
+    mann_kendall,
+    pettitt,
+)
+from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
 from pipeline.pack.render import charts

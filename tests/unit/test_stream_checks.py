@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from pipeline.quality.expectations import stream_frame, stream_gaps_suite, stream_tokens_seen_suite, validate
-from pipeline.replay.records import RequestOutcome
-from pipeline.replay.reply_reading import StreamError, StreamReader
+from pipeline.replay.reading.reply_reading import StreamError, StreamReader
+from pipeline.replay.recording.records import RequestOutcome
 
 
 def _row(request_id: str, **overrides) -> dict:
@@ -178,7 +178,7 @@ def test_bytes_that_are_not_utf8_in_a_stream_become_replacement_characters_not_a
     import asyncio
     from types import SimpleNamespace
 
-    from pipeline.replay.aio_request import _read_events
+    from pipeline.replay.transport.aio_request import _read_events
 
     def event(content: bytes) -> bytes:
         return b'data: {"choices": [{"delta": {"content": "' + content + b'"}}]}\n\n'

@@ -6,11 +6,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis import tables as analysis_tables
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.tabulate import tables as analysis_tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.files.layout import write_parquet
-from pipeline.replay.sweep import load_levels, with_load_level
+from pipeline.replay.conditions.sweep import load_levels, with_load_level
 from pipeline.spec import Spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict

@@ -19,8 +19,8 @@ from pipeline.plan.prompt_tokenizer import prompts_tokenizer
 from pipeline.plan.replay_plan import build_plan, planned_requests, prompt_fit_summary
 from pipeline.plan.synthetic_prompts import PUNCTUATION, WORDS, fit_messages
 from pipeline.quality import expectations as ex
-from pipeline.replay.records import RequestOutcome, build_record
-from pipeline.replay.reply_reading import count_reply, reply_counters
+from pipeline.replay.reading.reply_reading import count_reply, reply_counters
+from pipeline.replay.recording.records import RequestOutcome, build_record
 from pipeline.spec.arms import Arms
 from pipeline.spec.candidates import Candidate
 from pipeline.spec.claim import ClaimConditions

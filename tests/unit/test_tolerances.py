@@ -1,6 +1,6 @@
 """Tolerance verdicts and every claim accounted for (issue 31, items 4 and 7): `claim.tolerance` per
 figure kind with defaults and sources from the metric catalogue, the verdict and its tolerance made
-in one place (`pipeline.analysis.figures.judged`), carried to every consumer (a repeated replay's
+in one place (`pipeline.analysis.judge.figures.judged`), carried to every consumer (a repeated replay's
 runs, the vendor-conditions section, the side-by-side cells, the pages), and a claimed figure no
 run of the spec judges given an inconclusive figure naming the setting that would. Hand-built rows,
 no I/O."""
@@ -14,11 +14,11 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline import REPO_ROOT
-from pipeline.analysis import catalogue, metrics
-from pipeline.analysis import figures as made
-from pipeline.analysis.repeated_figures import combined
-from pipeline.analysis.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
-from pipeline.analysis.unjudged_claims import unjudged_claims
+from pipeline.analysis.declare import catalogue, metrics
+from pipeline.analysis.judge import figures as made
+from pipeline.analysis.judge.repeated_figures import combined
+from pipeline.analysis.judge.unjudged_claims import unjudged_claims
+from pipeline.analysis.statistics.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.pack.assemble.arms import vendor_conditions_section
 from pipeline.pack.assemble.comparison import side_by_side
 from pipeline.pack.render.pages import render_html, render_markdown, tolerance_label

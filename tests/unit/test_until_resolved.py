@@ -1,4 +1,4 @@
-"""Repeats until resolved (pipeline/analysis/until_resolved.py, pipeline/spec/until.py): the spending
+"""Repeats until resolved (pipeline/analysis/statistics/until_resolved.py, pipeline/spec/until.py): the spending
 functions' boundaries, the looks' α summing to α, the t-interval across runs, the first decisive look
 kept, the stop rule, and the spec."""
 
@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 from scipy.stats import norm
 
-from pipeline.analysis.until_resolved import (
+from pipeline.analysis.statistics.until_resolved import (
     OBRIEN_FLEMING,
     POCOCK,
     across_runs,

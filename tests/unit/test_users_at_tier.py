@@ -1,4 +1,4 @@
-"""Users at an SLO tier (`sla.per_user`, pipeline/analysis/users_at_tier.py): the per-user tier's
+"""Users at an SLO tier (`sla.per_user`, pipeline/analysis/sizing/users_at_tier.py): the per-user tier's
 attainment per level (sql/per_user_tier.sql) on hand-built raw timings, the users at the tier and
 their bracket from the levels (sql/sweep_levels.sql, sql/sweep_summary.sql), the cost per
 user-hour, and the spec's errors. Real DuckDB."""
@@ -8,12 +8,18 @@ import re
 import pyarrow as pa
 import pytest
 
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis.capacity import capacity_rows
-from pipeline.analysis.figures import capacity_figures
-from pipeline.analysis.users_at_tier import CLOSED_LOOP_USERS, OPEN_LOOP_USERS, per_user_table, tier_columns, tier_note
+from pipeline.analysis.judge.figures import capacity_figures
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_rows
+from pipeline.analysis.sizing.users_at_tier import (
+    CLOSED_LOOP_USERS,
+    OPEN_LOOP_USERS,
+    per_user_table,
+    tier_columns,
+    tier_note,
+)
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
-from pipeline.replay.sweep import LoadLevel, with_load_level
+from pipeline.replay.conditions.sweep import LoadLevel, with_load_level
 from pipeline.spec import Spec, SpecError, load_spec
 from tests.support.raw_timings import MS, S, timing
 from tests.support.specs import demo_spec_dict

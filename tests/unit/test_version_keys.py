@@ -17,8 +17,8 @@ import pytest
 
 from pipeline.files.partition_keys import partition_safe
 from pipeline.quality import rules
-from pipeline.replay import fingerprint as fp
-from pipeline.replay.engine import Target
+from pipeline.replay.endpoint import fingerprint as fp
+from pipeline.replay.pacing.engine import Target
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "models_lists"
 PROBES = ["a" * 64, "b" * 64, "c" * 64]

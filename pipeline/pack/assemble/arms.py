@@ -1,5 +1,5 @@
 """The pack's `vendor_conditions` and `headline_waterfall` sections (typed parts and builders),
-from `arm_figures` (pipeline/analysis/arms.py), the sweep and the headline figures.
+from `arm_figures` (pipeline/analysis/judge/arms.py), the sweep and the headline figures.
 
 `vendor_conditions`: each claimed throughput, latency and error-rate figure measured by the arm
 that re-ran the vendor's own benchmark (`a_vendor_conditions`), with the verdict and tolerance of
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 
-from pipeline.analysis import metrics
-from pipeline.analysis.arms import ARM_QUERIES
-from pipeline.analysis.catalogue_model import VENDOR_CONDITIONS as VENDOR_CONDITIONS_BASIS
-from pipeline.analysis.figures import figure_key
+from pipeline.analysis.declare import metrics
+from pipeline.analysis.declare.catalogue_model import VENDOR_CONDITIONS as VENDOR_CONDITIONS_BASIS
+from pipeline.analysis.judge.arms import ARM_QUERIES
+from pipeline.analysis.judge.figures import figure_key
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout

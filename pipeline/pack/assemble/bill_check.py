@@ -1,12 +1,12 @@
 """The pack's bill-check section: **billed vs counted tokens** per candidate, read from the
-throughput table's bill-check columns (sql/bill_check.sql, `pipeline/analysis/bill_check.py`) and
+throughput table's bill-check columns (sql/bill_check.sql, `pipeline/analysis/tabulate/bill_check.py`) and
 the figures — nothing is computed here. Cost per useful decision (from billed tokens, the figure
 `cost_per_decision_usd`) stands beside the token-cost ratio, so a reader sees what the bill's
 difference does to the cost."""
 
 from __future__ import annotations
 
-from pipeline.analysis.catalogue_bill import BILL_CHECK
+from pipeline.analysis.declare.catalogue_bill import BILL_CHECK
 
 BILL_FIGURES = (*(m.name for m in BILL_CHECK), "cost_per_decision_usd")
 

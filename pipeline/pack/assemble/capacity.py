@@ -5,7 +5,8 @@ replay cannot show: throughput at an offered load never exceeds that load. The l
 capacity search, or a level list) measures it instead: the highest load level still meeting the
 SLA, the requests/s and output tokens/s served there with their intervals, and the bracket around
 the knee (last level met, first missed) with whether it closed to the stated precision and, if
-not, why. The rows are `data/capacity.parquet`'s (pipeline/analysis/capacity.py); `loadproof verify` re-computes them.
+not, why. The rows are `data/capacity.parquet`'s (pipeline/analysis/sizing/capacity.py); `loadproof verify` re-computes
+them.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 
-from pipeline.analysis import metrics
-from pipeline.analysis.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
+from pipeline.analysis.declare import metrics
+from pipeline.analysis.statistics.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.pack.document.parts import FIRST_SCREEN_LINE
 
 WHERE = {

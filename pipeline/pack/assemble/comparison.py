@@ -3,8 +3,8 @@ decision, accuracy per label, latency per prompt-length bucket, errors by type."
 
 from __future__ import annotations
 
-from pipeline.analysis.figures import figure_key
-from pipeline.analysis.metrics import BASES
+from pipeline.analysis.declare.metrics import BASES
+from pipeline.analysis.judge.figures import figure_key
 
 SIDE_BY_SIDE = (
     "ttft_ms_p50", "ttft_ms_p95", "ttft_ms_p99", "tpot_ms_p50", "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p99",
@@ -109,7 +109,7 @@ def latency_by_bucket(latency_rows: list[dict]) -> list[dict]:
     return list(cells.values())
 
 
-# the reply-mix section's figures, in its column order (pipeline/analysis/catalogue.py)
+# the reply-mix section's figures, in its column order (pipeline/analysis/declare/catalogue.py)
 REPLY_MIX_FIGURES = (
     "ttft_ms_p50",
     "ttfo_ms_p50",

@@ -3,7 +3,7 @@ with how far each lies from its claim and the decided share, then the recommenda
 candidates. The words are DESIGN.md's ("Words for a decision").
 
 Everything is read from the pack's own figures: the verdicts, the intervals, `times_claimed` and
-`percent_from_claim` (made in `pipeline/analysis/how_far.py`), the capacity at the SLA and the cost
+`percent_from_claim` (made in `pipeline/analysis/judge/how_far.py`), the capacity at the SLA and the cost
 per useful decision at the production load; the decided share is counted there too
 (`how_far.decided_share`). So `loadproof verify`, which re-computes the figures, derives the block
 again and names any difference.
@@ -17,9 +17,9 @@ candidate, or none priced, the recommendation is "no candidate" and says why.
 
 from __future__ import annotations
 
-from pipeline.analysis import metrics
-from pipeline.analysis.how_far import decided_share
-from pipeline.analysis.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
+from pipeline.analysis.declare import metrics
+from pipeline.analysis.judge.how_far import decided_share
+from pipeline.analysis.statistics.stats import HOLDS, HOLDS_WITHIN_TOLERANCE, INCONCLUSIVE, NOT_REPRODUCED
 from pipeline.pack.assemble.claim_words import against_claim, fit, number
 from pipeline.pack.assemble.summary import candidates_in
 

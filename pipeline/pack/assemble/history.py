@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.analysis.figures import figure_key
+from pipeline.analysis.judge.figures import figure_key
 from pipeline.pack.render.pages import JSON_NAME
 
 

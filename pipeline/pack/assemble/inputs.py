@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.analysis.endpoint_views import read_views
-from pipeline.analysis.figures_table import figures_from_table
+from pipeline.analysis.endpoint_view.endpoint_views import read_views
+from pipeline.analysis.judge.figures_table import figures_from_table
 from pipeline.contracts import (
     ACCURACY_BY_LABEL,
     ACCURACY_RESULTS,
@@ -129,7 +129,7 @@ def read_pack_inputs(loaded: LoadedSpec, layout: PackLayout) -> PackInputs:
         itl_histogram_rows=_row_count_if_written(layout.path(ITL_HISTOGRAM)),
         sweep=read_sweep_tables(layout),
         endpoint_fingerprints=_json(layout.path(ENDPOINT_FINGERPRINT)),
-        # the endpoint's own view, as analysis made it (pipeline/analysis/endpoint_views.py)
+        # the endpoint's own view, as analysis made it (pipeline/analysis/endpoint_view/endpoint_views.py)
         token_agreement=views[TOKEN_AGREEMENT.name],
         prefix_cache_hits=views[PREFIX_CACHE_HITS.name],
         server_timings=views[SERVER_TIMINGS.name],

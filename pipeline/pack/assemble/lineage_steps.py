@@ -1,4 +1,4 @@
-"""The queries a headline figure read before its own, in the order `pipeline/analysis/tables.py`
+"""The queries a headline figure read before its own, in the order `pipeline/analysis/tabulate/tables.py`
 runs them: a figure's lineage names each (copied into the pack's `sql/` with its sha256), so a
 reader can re-run the chain from the raw timings.
 
@@ -15,7 +15,7 @@ LATENCY_STEPS = (
     "latency_histogram",
     "latency_counts",
     "latency_bin_values",  # the values of the bins an order statistic may be read from, gathered once
-    "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/dependence.py)
+    "latency_batch_counts",  # the batch-means widening of the ranks (pipeline/analysis/statistics/dependence.py)
 )
 THROUGHPUT_STEPS = ("throughput_buckets", "concurrency_events", "reply_mix", "bill_check")
 

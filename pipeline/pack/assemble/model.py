@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TypeVar
 
-from pipeline.analysis import catalogue
-from pipeline.analysis.figures import ARM_QUERY
-from pipeline.analysis.server_view import cold_cache_note
-from pipeline.analysis.sweep import sweep_ran
+from pipeline.analysis.declare import catalogue
+from pipeline.analysis.endpoint_view.server_view import cold_cache_note
+from pipeline.analysis.judge.figures import ARM_QUERY
+from pipeline.analysis.sizing.sweep import sweep_ran
 from pipeline.contracts import ACCURACY_RESULTS, ITL_HISTOGRAM, RAW_TIMINGS
 from pipeline.files.hashing import file_ref
 from pipeline.pack.assemble import arms as pack_arms
@@ -33,7 +33,7 @@ from pipeline.pack.document import (
 )
 from pipeline.pack.document.decision_parts import Decision
 from pipeline.pack.document.section_parts import CapacityRow
-from pipeline.replay.calibration import CLIENT_LIMITED_LAG_MS
+from pipeline.replay.client_validity.calibration import CLIENT_LIMITED_LAG_MS
 from pipeline.spec import LoadedSpec
 
 P = TypeVar("P", bound=parts.Part)

@@ -1,5 +1,5 @@
 """The pack's steady-state section: each candidate's production-load window as the steady-state
-tests found it (pipeline/analysis/steady_state.py), read from the throughput table's `steady_*`
+tests found it (pipeline/analysis/statistics/steady_state.py), read from the throughput table's `steady_*`
 columns — nothing is computed here. A pack whose throughput table predates the tests has none."""
 
 from __future__ import annotations

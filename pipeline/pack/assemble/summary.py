@@ -17,9 +17,9 @@ re-derive from what `loadproof verify` re-computes.
 
 from __future__ import annotations
 
-from pipeline.analysis import metrics
-from pipeline.analysis.replicas import pricing_words
-from pipeline.analysis.stats import REPRODUCED
+from pipeline.analysis.declare import metrics
+from pipeline.analysis.sizing.replicas import pricing_words
+from pipeline.analysis.statistics.stats import REPRODUCED
 from pipeline.pack.assemble.claim_words import (
     LINE_LIMIT,
     claim_line,

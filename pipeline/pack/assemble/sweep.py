@@ -13,7 +13,7 @@ from pipeline.files.hashing import file_ref
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.lineage_steps import LATENCY_STEPS, THROUGHPUT_STEPS, lineage
 from pipeline.pack.render import svg
-from pipeline.replay.sweep import LOAD_UNITS, production_level
+from pipeline.replay.conditions.sweep import LOAD_UNITS, production_level
 from pipeline.spec import Spec
 
 

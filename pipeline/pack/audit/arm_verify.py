@@ -5,8 +5,8 @@ from their raw timings in turn), then compared value by value with what the pack
 
 from __future__ import annotations
 
-from pipeline.analysis.arms import arm_figures
-from pipeline.analysis.figures_table import same_value
+from pipeline.analysis.judge.arms import arm_figures
+from pipeline.analysis.judge.figures_table import same_value
 from pipeline.contracts import ARM_TIMINGS
 from pipeline.duck.catalog import QueryCatalog
 from pipeline.files.layout import PackLayout

@@ -6,7 +6,7 @@ word, the counter). A pack written before the bill check has no section to compa
 
 from __future__ import annotations
 
-from pipeline.analysis.figures_table import same_value
+from pipeline.analysis.judge.figures_table import same_value
 from pipeline.pack.assemble.bill_check import bill_check_section
 
 

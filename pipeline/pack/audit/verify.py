@@ -40,12 +40,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import interrupts
-from pipeline.analysis import sweep as sweep_analysis
-from pipeline.analysis import tables as analysis_tables
-from pipeline.analysis.capacity import capacity_rows, peak_to_mean_of
-from pipeline.analysis.figures import figure_key, figure_rows
-from pipeline.analysis.figures_table import figures_table, partition_figures, same_value, table_differences
-from pipeline.analysis.repeats import first_run
+from pipeline.analysis.judge.figures import figure_key, figure_rows
+from pipeline.analysis.judge.figures_table import figures_table, partition_figures, same_value, table_differences
+from pipeline.analysis.sizing import sweep as sweep_analysis
+from pipeline.analysis.sizing.capacity import capacity_rows, peak_to_mean_of
+from pipeline.analysis.tabulate import tables as analysis_tables
+from pipeline.analysis.tabulate.repeats import first_run
 from pipeline.contracts import (
     ACCURACY_RESULTS,
     CAPACITY,

@@ -1,4 +1,4 @@
-"""`loadproof verify`'s part for the endpoint's own view (`pipeline/analysis/endpoint_views.py`):
+"""`loadproof verify`'s part for the endpoint's own view (`pipeline/analysis/endpoint_view/endpoint_views.py`):
 each table re-made from the raw timings and server metrics with the pack's own queries and compared
 row by row with the file, and each of the pack's sections with the file's rows (the top pack's
 document is hashed by nothing above it, so an edited section is caught only here). A pack written
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.analysis.endpoint_views import ENDPOINT_VIEWS, KEYS, endpoint_views, read_views
-from pipeline.analysis.figures_table import same_value
+from pipeline.analysis.endpoint_view.endpoint_views import ENDPOINT_VIEWS, KEYS, endpoint_views, read_views
+from pipeline.analysis.judge.figures_table import same_value
 from pipeline.duck.catalog import QueryCatalog
 from pipeline.files.layout import PackLayout
 

@@ -69,7 +69,7 @@ class Partition(Part):
 
 class GlossaryEntry(Part):
     """One figure (a latency family once) as the metric catalogue declares it
-    (`pipeline/analysis/catalogue.py` `glossary`): the pack's definitions are rendered from it."""
+    (`pipeline/analysis/declare/catalogue.py` `glossary`): the pack's definitions are rendered from it."""
 
     name: str
     display: str

@@ -26,7 +26,7 @@ class RooflineStep(Part):
 
 
 class ClientRoofline(Part):
-    """The client's ceiling on this host against the zero-delay echo (pipeline/replay/roofline.py):
+    """The client's ceiling on this host against the zero-delay echo (pipeline/replay/client_validity/roofline.py):
     the highest sustained step's achieved sends/s and SSE events/s, and the run's peak demand as a
     share of each (None where no step was sustained, or the plan has no schedule)."""
 
@@ -64,7 +64,7 @@ class ClientValidity(Part):
 
 
 class EngineFacts(TableRow):
-    """What the serving engine says about itself (pipeline/replay/engine_facts.py): where it was
+    """What the serving engine says about itself (pipeline/replay/endpoint/engine_facts.py): where it was
     read, the weights' quantisation as the server names it and its canonical precision and bits
     (pipeline/precision_names.py), the slots it batches over; each server adds its own facts."""
 
@@ -116,7 +116,7 @@ class PrefixCacheHits(Part):
 
 class ColdCacheNote(Part):
     """Whether the replayed window, seen alone, reuses fewer prefix blocks than the whole log
-    (pipeline/analysis/server_view.py `cold_cache_note`): then a cold cache undercounts the hits
+    (pipeline/analysis/endpoint_view/server_view.py `cold_cache_note`): then a cold cache undercounts the hits
     production gets; `warm_prefixes` says whether the replay first sent the earlier requests whose
     prefixes the window reuses (pipeline/plan/warm_prefixes.py), and how many."""
 
@@ -170,7 +170,7 @@ class ServerTtft(Part):
 
 class GpuEnergy(Part):
     """One candidate's GPU telemetry over the production replay's steady window (its DCGM
-    exporter, `gpu_metrics_url`; pipeline/analysis/gpu_view.py): utilisation, mean power, and the
+    exporter, `gpu_metrics_url`; pipeline/analysis/endpoint_view/gpu_view.py): utilisation, mean power, and the
     joules per output token (mean power ÷ the window's output tokens per second)."""
 
     candidate: str
@@ -187,7 +187,7 @@ class GpuEnergy(Part):
 
 class ServerLoadLevel(Part):
     """The server's queue and KV-cache use over one load level's replay of one candidate (the
-    production replay's, then each sweep level's; pipeline/analysis/server_view.py `server_levels`):
+    production replay's, then each sweep level's; pipeline/analysis/endpoint_view/server_view.py `server_levels`):
     mean and maximum over the /metrics scrapes sent between the level's first send and last end."""
 
     candidate: str

@@ -21,8 +21,8 @@ Count = Annotated[int, Field(ge=0)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 RelativePath = Annotated[str, StringConstraints(pattern=r"^(?!/)(?!.*\.\./).+")]  # in the pack folder, never out
 MetricName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+$")]
-Basis = Literal["production_load", "capacity_at_sla", "vendor_conditions"]  # pipeline/analysis/metrics.py
-# pipeline/analysis/stats.py VERDICTS; None: the figure was not claimed (or is not judged at its basis)
+Basis = Literal["production_load", "capacity_at_sla", "vendor_conditions"]  # pipeline/analysis/declare/metrics.py
+# pipeline/analysis/statistics/stats.py VERDICTS; None: the figure was not claimed (or is not judged at its basis)
 Verdict = Literal["holds", "holds within tolerance", "not reproduced", "inconclusive"] | None
 
 
@@ -75,7 +75,7 @@ class FigureLineage(Part):
 class EarlyStopping(Part):
     """How many samples a claim on this percentile needs to hold, even with none over it; long
     enough when the effective sample size (n over the design effect) reaches it and the interval
-    is closed (`pipeline/analysis/figures.py` `early_stopping_note`)."""
+    is closed (`pipeline/analysis/judge/figures.py` `early_stopping_note`)."""
 
     confidence: Number
     min_samples_to_hold: Count
@@ -93,13 +93,13 @@ class RunFigure(Part):
     ci_high: Number | None
     n: Count
     verdict: Verdict
-    interval_method: str | MISSING = MISSING  # the run's own (pipeline/analysis/dependence.py)
+    interval_method: str | MISSING = MISSING  # the run's own (pipeline/analysis/statistics/dependence.py)
     design_effect: Number | None | MISSING = MISSING
 
 
 class RepeatedRuns(Part):
     """A figure over the runs of a repeated replay: each run's figure, the between-run spread, and
-    how the verdict's interval was formed from them (`pipeline/analysis/repeated_figures.py`)."""
+    how the verdict's interval was formed from them (`pipeline/analysis/judge/repeated_figures.py`)."""
 
     runs: list[RunFigure] = Field(min_length=2)
     between_run_sd: Number | None
@@ -127,35 +127,34 @@ class MeasuredBesideClaim(Part):
 
 
 class Figure(MeasuredBesideClaim):
-    """One measured figure of one candidate beside the published one, with its interval, n,
-    verdict and lineage."""
+    """One measured figure of one candidate beside the published one, with its interval, n, verdict and lineage."""
 
     lineage: FigureLineage
     early_stopping: EarlyStopping | MISSING = MISSING  # percentiles
     sampled: str | MISSING = MISSING  # ITL read from a sample of the gaps
-    # how the interval was found (analysis/dependence.py): order statistic, Wilson, batch means (B batches, t)
+    # how the interval was found (analysis/statistics/dependence.py): order statistic, Wilson, batch means
     interval_method: str | MISSING = MISSING
     design_effect: Number | None | MISSING = MISSING  # percentiles: batch-means variance / independent
     delta: Number | None | MISSING = MISSING  # accuracy: measured − claimed
     load_level: Number | MISSING = MISSING  # the sweep's cost figure: the level it was read at
     load_level_label: str | MISSING = MISSING
     # what the figure is measured against: production_load, capacity_at_sla or vendor_conditions
-    # (pipeline/analysis/metrics.py BASES); absent in packs written before bases
+    # (pipeline/analysis/declare/metrics.py BASES); absent in packs written before bases
     basis: Basis | MISSING = MISSING
     not_judged: str | MISSING = MISSING  # why a claimed figure gets no verdict here (served demand)
     no_steady_window: str | MISSING = MISSING  # read over a window the steady-state tests rejected: why
-    decision_rule: str | MISSING = MISSING  # what decided the verdict (pipeline/analysis/stats.py)
+    decision_rule: str | MISSING = MISSING  # what decided the verdict (pipeline/analysis/statistics/stats.py)
     reason: str | MISSING = MISSING  # why a claimed figure has no value
     setting_to_judge: str | MISSING = MISSING  # a claim no run judges: the spec setting that would
     # an inconclusive claimed figure: the more requests and minutes of its load that would resolve it,
-    # and the words (or why length alone cannot): pipeline/analysis/decisive.py
+    # and the words (or why length alone cannot): pipeline/analysis/judge/decisive.py
     requests_to_resolve: Count | MISSING = MISSING
     minutes_to_resolve: Number | MISSING = MISSING
     to_resolve: str | MISSING = MISSING
-    times_claimed: Number | MISSING = MISSING  # a judged figure: measured ÷ claimed (pipeline/analysis/how_far.py)
+    times_claimed: Number | MISSING = MISSING  # a judged figure: measured ÷ claimed (analysis/judge/how_far.py)
     percent_from_claim: Number | MISSING = MISSING  # (measured − claimed) ÷ claimed × 100
     timed_from: str | MISSING = MISSING  # TTFT/E2E read from the planned send time: the client lagged
-    instrument_error_ms: Number | MISSING = MISSING  # the client's timing error p99, ms (analysis/instrument_error.py)
+    instrument_error_ms: Number | MISSING = MISSING  # the client's timing error p99, ms (judge/instrument_error.py)
     instrument_error_source: str | MISSING = MISSING  # what measured it: wire, loop receipt lag or send lag
     repeats: RepeatedRuns | MISSING = MISSING  # a repeated replay: measured, interval and n are over its runs
 

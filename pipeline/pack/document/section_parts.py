@@ -79,7 +79,7 @@ class CapacityRow(Part):
     # why the highest SLA-meeting level's own window is not steady (its figures are then not decisive);
     # None: steady; absent in packs before the levels were tested
     no_steady_window: str | None | MISSING = MISSING
-    # what the capacity means for a deployment (pipeline/analysis/replicas.py); absent in packs before it
+    # what the capacity means for a deployment (pipeline/analysis/sizing/replicas.py); absent in packs before it
     production_level: Number | None | MISSING = MISSING
     capacity_fraction: Number | None | MISSING = MISSING  # max_sla_level / production_level
     capacity_fraction_ci_low: Number | None | MISSING = MISSING
@@ -95,7 +95,7 @@ class CapacityRow(Part):
     cost_per_decision_at_sla_replicas_usd: Number | None | MISSING = MISSING
     cost_per_decision_at_sla_replicas_usd_ci_low: Number | None | MISSING = MISSING
     cost_per_decision_at_sla_replicas_usd_ci_high: Number | None | MISSING = MISSING
-    # users at an SLO tier per user (sla.per_user; pipeline/analysis/users_at_tier.py); absent in packs before it
+    # users at an SLO tier per user (sla.per_user; pipeline/analysis/sizing/users_at_tier.py); absent in packs before it
     users_basis: str | MISSING = MISSING  # concurrency (closed loop) or mean streams in flight (Little's law)
     per_user_output_tokens_per_s_min: Number | None | MISSING = MISSING  # None: no tier in the spec
     per_user_ttft_ms_max: Number | None | MISSING = MISSING
@@ -137,7 +137,7 @@ class BillCheckRow(Part):
 
 
 class SteadyStateTest(Part):
-    """One steady-state test on one series of send-time span medians (pipeline/analysis/steady_state.py)."""
+    """One steady-state test on one series of send-time span medians (pipeline/analysis/statistics/steady_state.py)."""
 
     test: Literal["trend (Mann-Kendall)", "level shift (Pettitt)"]
     series: str  # ttft_ms_p50 or tpot_ms_p50: the span medians tested

@@ -3,7 +3,7 @@ max), over exactly the requests the pack's latency figures were read from.
 
 The pack keeps percentiles (nearest rank, with intervals), never a mean; BR0.2's `Statistics`
 requires one. Rather than leave every latency block out, the mean is taken over the same rows the
-figures and the pack's latency charts read: `pipeline.analysis.tables.steady_requests` (the stage's
+figures and the pack's latency charts read: `pipeline.analysis.tabulate.tables.steady_requests` (the stage's
 steady window, successful production requests), with the stage's own window (a sweep level's
 `level_spec`, an arm's `window_spec` with the warm-up and cool-down `data/arm_figures.parquet`
 records). A mean is kept only where its count equals the figure's `n`, so it describes the very
@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.analysis.arms import window_spec
-from pipeline.analysis.sweep import level_sources, level_spec
-from pipeline.analysis.tables import steady_requests
+from pipeline.analysis.judge.arms import window_spec
+from pipeline.analysis.sizing.sweep import level_sources, level_spec
+from pipeline.analysis.tabulate.tables import steady_requests
 from pipeline.contracts import ARM_TIMINGS, ITL_HISTOGRAM, RAW_TIMINGS, SWEEP_TIMINGS
 from pipeline.spec import Spec
 

@@ -7,9 +7,9 @@ from collections import Counter, defaultdict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.analysis.repeats import first_run
-from pipeline.analysis.server_view import ServerView, read_server_view
-from pipeline.analysis.tables import steady_requests
+from pipeline.analysis.endpoint_view.server_view import ServerView, read_server_view
+from pipeline.analysis.tabulate.repeats import first_run
+from pipeline.analysis.tabulate.tables import steady_requests
 from pipeline.contracts import PRODUCTION_SAMPLE, RAW_TIMINGS, THROUGHPUT, THROUGHPUT_BUCKETS
 from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.steady_state import steady_state_section, tests_in_words, why_not_steady
@@ -102,7 +102,7 @@ def throughput_charts(buckets: list[dict], throughput_rows: list[dict] | None = 
 
 def server_view_charts(view: ServerView | None) -> dict[str, str | None]:
     """The server's queue and KV-cache use over the production replay beside the client's TTFT
-    at each send, per candidate (pipeline/analysis/server_view.py); none without server metrics."""
+    at each send, per candidate (pipeline/analysis/endpoint_view/server_view.py); none without server metrics."""
     if view is None:
         return {"server_view": None}
     keys = ("second", "running", "waiting", "kv_cache_use", "preemptions", "prefix_cache_hit_rate", "sent_s", "ttft_ms")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.analysis.stats import VERDICTS
+from pipeline.analysis.statistics.stats import VERDICTS
 
 # what to do, per cause (an expectation's own hint: the kind's generic one names the log's column mapping)
 NO_FIGURE_HINT = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
-from pipeline.analysis.metrics import PERCENTILES, metric, names
+from pipeline.analysis.declare.metrics import PERCENTILES, metric, names
 
 SUM_TOLERANCE = 1e-9  # shares that must add up to one, allowing for float summation
 # every rate of the throughput table (the metric catalogue's)

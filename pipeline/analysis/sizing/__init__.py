@@ -1,0 +1,1 @@
+"""How much load a candidate carries: the sweep's levels, capacity at the SLA, replicas, users at a tier."""
