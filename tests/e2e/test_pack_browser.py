@@ -18,6 +18,7 @@ pytestmark = [
 ]
 
 SECTIONS = [
+    "decision",  # per candidate a bottom line and its claims' verdicts, then the recommendation
     "executive-summary",  # five lines per candidate, read first
     "headline-waterfall",  # the arms (workload.replay.arms): the headline walked to the buyer's load
     "vendor-conditions",
@@ -46,7 +47,7 @@ def candidate_pack(folder: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("which", "sections"),
-    [("top", SECTIONS), ("candidate", [*SECTIONS[:4], "history", *SECTIONS[4:]])],
+    [("top", SECTIONS), ("candidate", [*SECTIONS[:5], "history", *SECTIONS[5:]])],
 )
 def test_the_pack_renders_cleanly_in_chromium(demo_pack: DemoPack, which, sections, tmp_path):
     page = demo_pack.folder / "evidence_pack.html" if which == "top" else candidate_pack(demo_pack.folder)

@@ -39,9 +39,9 @@ def cli_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
-def interrupt_mid_replay(command: list[str], out: Path, sig: signal.Signals, logs: Path) -> tuple[int, float]:
-    """Start `command`, send `sig` once a production replay's journal holds records; its status and
-    the seconds from the signal to its exit."""
+def interrupt_mid_replay(command: list[str], out: Path, sig: signal.Signals, logs: Path) -> tuple[int, int]:
+    """Start `command` in a session of its own, send `sig` once a production replay's journal holds
+    records; its status and its session id (every process it started shares it)."""
     env = {**cli_env(), interrupts.GRACE_ENV: str(GRACE_S), "LOADPROOF_DEMO_API_KEY": "sk-loadproof-signal-run"}
     env.pop("DAGSTER_HOME", None)
     env.pop(interrupts.STOP_FILE_ENV, None)
@@ -53,10 +53,8 @@ def interrupt_mid_replay(command: list[str], out: Path, sig: signal.Signals, log
                 assert process.poll() is None, logs.with_suffix(".stderr").read_text()[-3000:]
                 assert time.monotonic() < deadline, "the replay never began"
                 time.sleep(POLL_S)
-            signalled = time.monotonic()
             process.send_signal(sig)  # the process alone, as `kill` would, not its group
-            status = process.wait(timeout=GRACE_S + 60)
-            return status, time.monotonic() - signalled
+            return process.wait(timeout=GRACE_S + 60), process.pid
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -82,30 +80,31 @@ def assert_interrupted(out: Path, sig: signal.Signals) -> dict:
     return note
 
 
-def no_child_left(out: Path) -> bool:
-    """No process still runs with the pack folder or its endpoints on its command line."""
-    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    return str(out) not in listing
+def left_in_session(session: int) -> list[str]:
+    """The command lines of the processes still in `session`: what the run started and left behind
+    (other tests' servers, running beside it, are in sessions of their own)."""
+    listing = subprocess.run(["ps", "-eo", "sid=,args="], capture_output=True, text=True, check=True).stdout
+    rows = (line.strip().split(maxsplit=1) for line in listing.splitlines() if line.strip())
+    return [row[1] if len(row) > 1 else "" for row in rows if row[0] == str(session)]
 
 
 def test_sigterm_during_run_exits_143_with_interrupted_json(tmp_path, write_spec, zero_server):
     out = tmp_path / "pack"
     spec = small_spec(write_spec, zero_server.base_url)
-    status, _ = interrupt_mid_replay(
+    status, session = interrupt_mid_replay(
         [str(LOADPROOF), "run", str(spec), "--out", str(out)], out, signal.SIGTERM, tmp_path / "run"
     )
     assert status == 143, (tmp_path / "run.stderr").read_text()[-3000:]
     assert_interrupted(out, signal.SIGTERM)
-    assert no_child_left(out)
+    assert left_in_session(session) == []
 
 
 def test_sigint_during_demo_exits_130_and_stops_its_reference_endpoints(tmp_path):
     out = tmp_path / "demo"
-    status, _ = interrupt_mid_replay([str(LOADPROOF), "demo", "--out", str(out)], out, signal.SIGINT, tmp_path / "demo")
+    status, session = interrupt_mid_replay(
+        [str(LOADPROOF), "demo", "--out", str(out)], out, signal.SIGINT, tmp_path / "demo"
+    )
     assert status == 130, (tmp_path / "demo.stderr").read_text()[-3000:]
     note = assert_interrupted(out, signal.SIGINT)
     assert any(entry["replay"].endswith(("-fastserve-8b", "-budget-8b")) for entry in note["flushed"])
-    assert no_child_left(out)
-    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    endpoints = [line for line in listing.splitlines() if "pipeline.reference" in line and str(REPO_ROOT) in line]
-    assert endpoints == []  # the demo's reference endpoints (their oracles are this tree's files) stopped
+    assert left_in_session(session) == []  # the demo's two reference endpoints stopped with it
