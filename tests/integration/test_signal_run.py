@@ -1,9 +1,10 @@
 """A signal during a run (`pipeline/interrupts.py`): `loadproof run` sent SIGTERM and `loadproof demo`
 (the bundled example, its two reference endpoints and side-by-side partition runs) sent SIGINT once
-their production replay has begun — polled from the replay's journal, no fixed wait — exit 143 and
-130 before the grace runs out (`forced: false`), with INTERRUPTED.json and no pack, each stopped
-replay's records flushed to a readable Parquet file, and no child process left behind. Slow: a run
-reaches its replay after ingest, sampling, planning and calibration."""
+their production replay has begun, and `run` sent either signal in a sweep level's or the vendor
+arm's replay — polled from the replay's journal, no fixed wait — exit 143 and 130 before the grace
+runs out (`forced: false`), with INTERRUPTED.json and no pack, each stopped replay's records flushed
+to a readable Parquet file, and no child process left behind. Slow: a run reaches its replay after
+ingest, sampling, planning and calibration."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import REPO_ROOT, interrupts
+from pipeline.reference import ReferenceServer
 from tests.support.replay_driver import count_lines
 from tests.support.specs import small_spec
 
@@ -30,8 +32,14 @@ MAX_WAIT_S = 600  # a guard on reaching the replay (the demo's first steps take 
 POLL_S = 0.05  # polling the journals, not waiting for a server
 
 
-def replay_journals(out: Path) -> list[Path]:
-    return [path for path in out.glob("candidates/*/*/journal/*.jsonl") if not path.name.endswith("-calibration.jsonl")]
+def replay_journals(out: Path, stage: str = "") -> list[Path]:
+    """The journals of the replays a run has begun (the client calibration's aside); with `stage`
+    (".sweep", ".a_vendor_conditions", ...) those of that stage's runs only."""
+    return [
+        path
+        for path in out.glob("candidates/*/*/journal/*.jsonl")
+        if not path.name.endswith("-calibration.jsonl") and stage in path.name
+    ]
 
 
 def cli_env() -> dict[str, str]:
@@ -39,9 +47,12 @@ def cli_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
-def interrupt_mid_replay(command: list[str], out: Path, sig: signal.Signals, logs: Path) -> tuple[int, int]:
-    """Start `command` in a session of its own, send `sig` once a production replay's journal holds
-    records; its status and its session id (every process it started shares it)."""
+def interrupt_mid_replay(
+    command: list[str], out: Path, sig: signal.Signals, logs: Path, stage: str = ""
+) -> tuple[int, int]:
+    """Start `command` in a session of its own, send `sig` once a replay's journal (of `stage`, see
+    `replay_journals`) holds records; its status and its session id (every process it started
+    shares it)."""
     env = {**cli_env(), interrupts.GRACE_ENV: str(GRACE_S), "LOADPROOF_DEMO_API_KEY": "sk-loadproof-signal-run"}
     env.pop("DAGSTER_HOME", None)
     env.pop(interrupts.STOP_FILE_ENV, None)
@@ -49,7 +60,7 @@ def interrupt_mid_replay(command: list[str], out: Path, sig: signal.Signals, log
         process = subprocess.Popen(command, env=env, start_new_session=True, stdout=stdout, stderr=stderr)
         try:
             deadline = time.monotonic() + MAX_WAIT_S
-            while not any(count_lines(path) >= 3 for path in replay_journals(out)):
+            while not any(count_lines(path) >= 3 for path in replay_journals(out, stage)):
                 assert process.poll() is None, logs.with_suffix(".stderr").read_text()[-3000:]
                 assert time.monotonic() < deadline, "the replay never began"
                 time.sleep(POLL_S)
@@ -96,6 +107,25 @@ def test_sigterm_during_run_exits_143_with_interrupted_json(tmp_path, write_spec
     )
     assert status == 143, (tmp_path / "run.stderr").read_text()[-3000:]
     assert_interrupted(out, signal.SIGTERM)
+    assert left_in_session(session) == []
+
+
+@pytest.mark.parametrize(
+    ("stage", "sig"), [(".sweep", signal.SIGINT), (".a_vendor_conditions", signal.SIGTERM)], ids=["sweep", "arm"]
+)
+def test_a_signal_during_the_sweep_or_an_arm_stops_that_replay(tmp_path, write_spec, stage, sig):
+    """The later stages' replays stop the same way: a sweep level's, the vendor-conditions arm's
+    (against the demo's serving profile, whose ~8 ms a token keeps an arm of 256 requests of 128
+    tokens in flight for seconds: the zero-delay endpoint could finish it before the signal)."""
+    out = tmp_path / "pack"
+    with ReferenceServer("demo") as server:
+        spec = small_spec(write_spec, server.base_url)
+        status, session = interrupt_mid_replay(
+            [str(LOADPROOF), "run", str(spec), "--out", str(out)], out, sig, tmp_path / "run", stage
+        )
+    assert status == 128 + sig, (tmp_path / "run.stderr").read_text()[-3000:]
+    note = assert_interrupted(out, sig)
+    assert any(stage in entry["replay"] or stage in entry["path"] for entry in note["flushed"]), note["flushed"]
     assert left_in_session(session) == []
 
 
