@@ -58,6 +58,16 @@ def verdicts(figures: list[dict]) -> dict[tuple[str, str], str]:
     return {(f["basis"], f["metric"]): f["verdict"] for f in figures if f.get("claimed") is not None}
 
 
+def why(figures: list[dict]) -> dict[tuple[str, str], tuple]:
+    """Each claimed figure's verdict with what decided it, for a failure's message: a machine too
+    busy for a steady window reads `unsteady`, an interval open above `open`."""
+    return {
+        (f["basis"], f["metric"]): (f["verdict"], f.get("decision_rule"), f.get("measured"), f.get("ci_high"))
+        for f in figures
+        if f.get("claimed") is not None
+    }
+
+
 def test_far_better_claims_are_not_reproduced_and_far_worse_ones_hold(tmp_path: Path, write_spec, monkeypatch):
     monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "sk-loadproof-test-0123456789abcdef")
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
@@ -70,7 +80,7 @@ def test_far_better_claims_are_not_reproduced_and_far_worse_ones_hold(tmp_path: 
     pack = json.loads((tmp_path / "pack" / "evidence_pack.json").read_text())
     found = verdicts(pack["figures"])
     wanted = {(basis, metric) for basis, names in JUDGED.items() for metric in names}
-    assert {key: found.get(key) for key in wanted} == dict.fromkeys(wanted, NOT_REPRODUCED), found
+    assert {key: found.get(key) for key in wanted} == dict.fromkeys(wanted, NOT_REPRODUCED), why(pack["figures"])
 
     # the same measurements judged against claims far worse than the profile: they hold, except
     # the closed loop's tail percentiles (not yet: see UNBOUNDED_IN_A_CLOSED_LOOP), which are
@@ -78,7 +88,8 @@ def test_far_better_claims_are_not_reproduced_and_far_worse_ones_hold(tmp_path: 
     (figures_file,) = (tmp_path / "pack" / "candidates").glob("*/*/data/figures.parquet")
     partition = figures_file.parent.parent
     worse = Spec.model_validate(spec_data(server.base_url, FAR_WORSE), context={"spec_dir": spec.parent})
-    rejudged = verdicts(figures_from_table(figures_of_folder(partition, worse)))
+    rejudged_figures = figures_from_table(figures_of_folder(partition, worse))
+    rejudged = verdicts(rejudged_figures)
     holding = wanted - UNBOUNDED_IN_A_CLOSED_LOOP
-    assert {key: rejudged.get(key) for key in holding} == dict.fromkeys(holding, HOLDS), rejudged
+    assert {key: rejudged.get(key) for key in holding} == dict.fromkeys(holding, HOLDS), why(rejudged_figures)
     assert {rejudged.get(key) for key in UNBOUNDED_IN_A_CLOSED_LOOP} <= {HOLDS, INCONCLUSIVE}, rejudged
