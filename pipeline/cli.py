@@ -188,6 +188,9 @@ def verify(
         for path, words in rewriting_runs(pack, result.rewritten).items():
             typer.echo(f"     {path}: {words}", err=True)
     verdict = "verified" if result.ok else f"NOT verified ({len(result.problems)} problem(s))"
+    if result.packs_checked == 0:  # an interrupted run's folder (INTERRUPTED.json): nothing was hashed
+        console.print(f"{pack}: {verdict}: no pack to verify", soft_wrap=True)
+        raise typer.Exit(1)
     sweep = f" and {result.sweep_rows_recomputed} load-sweep rows" if result.sweep_rows_recomputed else ""
     sweep += f" and {result.arm_rows_recomputed} arm rows" if result.arm_rows_recomputed else ""
     subpacks = result.packs_checked - 1

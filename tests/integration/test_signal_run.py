@@ -88,6 +88,7 @@ def assert_interrupted(out: Path, sig: signal.Signals) -> dict:
         [str(LOADPROOF), "verify", str(out)], capture_output=True, text=True, env=cli_env(), timeout=120
     )
     assert verified.returncode == 1 and "INTERRUPTED.json: the run was interrupted" in verified.stderr
+    assert "NOT verified (1 problem(s)): no pack to verify" in verified.stdout
     return note
 
 

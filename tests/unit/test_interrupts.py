@@ -13,8 +13,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from pipeline import REPO_ROOT, interrupts
+from pipeline.cli import app
 from pipeline.pack.audit.verify import verify_pack
 
 WAIT_S = 60  # a generous guard, not a timing threshold
@@ -125,3 +127,7 @@ def test_interrupted_json_replaces_the_pack_and_verify_names_it(tmp_path):
     result = verify_pack(out)
     assert not result.ok and result.problems[0].startswith("INTERRUPTED.json: the run was interrupted (SIGINT")
     assert "7 raw-timing records flushed" in result.problems[0]
+    verified = CliRunner().invoke(app, ["verify", str(out)])
+    assert verified.exit_code == 1
+    assert "NOT verified (1 problem(s)): no pack to verify" in verified.output
+    assert "files hashed" not in verified.output  # nothing was: no "1 pack, 0 files hashed" line
