@@ -54,18 +54,19 @@ def spec_data(base_url: str, claims: dict[str, float]) -> dict:
     return data
 
 
-def verdicts(figures: list[dict]) -> dict[tuple[str, str], str]:
-    return {(f["basis"], f["metric"]): f["verdict"] for f in figures if f.get("claimed") is not None}
-
-
 def why(figures: list[dict]) -> dict[tuple[str, str], tuple]:
-    """Each claimed figure's verdict with what decided it, for a failure's message: a machine too
-    busy for a steady window reads `unsteady`, an interval open above `open`."""
+    """Each claimed figure's verdict with what decided it, for a failure's message: its decision
+    rule (a machine too busy for a steady window reads "no steady window: …"), its measured value
+    and its interval's upper end (None where open)."""
     return {
         (f["basis"], f["metric"]): (f["verdict"], f.get("decision_rule"), f.get("measured"), f.get("ci_high"))
         for f in figures
         if f.get("claimed") is not None
     }
+
+
+def verdicts(figures: list[dict]) -> dict[tuple[str, str], str]:
+    return {key: decided[0] for key, decided in why(figures).items()}
 
 
 def test_far_better_claims_are_not_reproduced_and_far_worse_ones_hold(tmp_path: Path, write_spec, monkeypatch):
