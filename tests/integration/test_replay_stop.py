@@ -6,6 +6,7 @@ first records (polled, no fixed wait)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -18,7 +19,7 @@ from pipeline import interrupts
 from pipeline.reference import ReferenceServer
 from pipeline.replay.pacing.engine import ReplaySettings, Target
 from pipeline.replay.pacing.runs import ReplayRun, execute
-from pipeline.replay.pacing.stopping import ReplayStopped
+from pipeline.replay.pacing.stopping import ReplayStopped, StopWatch
 from pipeline.replay.recording.records import PlannedRequest
 from pipeline.tokens import count_message_tokens
 from tests.support.replay_driver import count_lines
@@ -98,3 +99,25 @@ def test_a_replay_asked_to_start_after_the_stop_sends_nothing(tmp_path, stop_fil
     with pytest.raises(interrupts.StopRequested, match="level2 not started"):
         execute(run)
     assert not run.journal.exists()
+
+
+def test_a_send_task_that_first_runs_after_the_stop_never_starts():
+    """The open loop may make a request's task just before the stop is seen; `guard` cannot cancel a
+    task that has not yet run, so the task itself refuses to start: it is recorded `not_sent`, not
+    sent after the stop with no record (a CI run once lost one request of 400 that way)."""
+    watch = StopWatch()
+
+    async def fire(request_id: str) -> str:  # as the engine's: track, then count it started and send
+        watch.track()
+        watch.started.add(request_id)
+        return "sent"
+
+    async def main() -> None:
+        assert await asyncio.create_task(fire("q34")) == "sent"
+        late = asyncio.create_task(fire("q35"))  # made before the stop, first run after it
+        watch.stopped = True
+        with pytest.raises(asyncio.CancelledError):
+            await late
+
+    asyncio.run(main())
+    assert watch.started == {"q34"}  # q35 never started: not_started() records it not_sent

@@ -42,7 +42,12 @@ class StopWatch:
         self.stopped = False
 
     def track(self) -> None:
-        """The current task is sending a request (or waiting to): cancelled on a stop."""
+        """The current task is sending a request (or waiting to): cancelled on a stop. A task that
+        first runs once the stop was seen (the open loop made it just before, and `guard` could not
+        know it) raises `CancelledError` here instead: it never starts, so it is recorded `not_sent`,
+        where sending it would leave a request sent after the stop with no record in the journal."""
+        if self.stopped:
+            raise asyncio.CancelledError
         task = asyncio.current_task()
         if task is not None:
             self.in_flight.add(task)
