@@ -58,8 +58,8 @@ SIGNALS = (
     ),
     SignalCase(
         "`serve-reference`",
-        "a clean stop (the requests in flight get 3 s to finish): exit 0",
-        "ends at once: killed by the signal (143)",
+        "a clean stop (the requests in flight get 3 s to finish), then exit 130",
+        "the same clean stop, then killed by the signal (143)",
     ),
     SignalCase(
         "every other command (`init`, `verify`, `sign`, `keygen`, `export`, `anonymize`, `fit-profile`)",

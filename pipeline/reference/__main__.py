@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> None:
         serve(args.host, args.port, args.profile, args.timeline, args.oracle)
     except ValueError as exc:
         parser.error(str(exc))
+    except KeyboardInterrupt:  # Ctrl-C after the clean stop: 128 + SIGINT, no traceback
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

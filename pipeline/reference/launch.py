@@ -41,7 +41,12 @@ def serve(
     if oracle:
         serving = serving.model_copy(update={"oracle": load_oracle_config(oracle)})
     app = build_app(serving, timeline_path=timeline_path)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=3)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=3
+    )
+    # Server.run, not uvicorn.run: after its clean stop uvicorn raises the signal it caught again, and
+    # uvicorn.run would swallow the KeyboardInterrupt (exit 0); so Ctrl-C exits 130, SIGTERM 143
+    uvicorn.Server(config).run()
 
 
 class ReferenceServer(ManagedServer):
