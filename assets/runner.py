@@ -31,6 +31,7 @@ from dagster import (
     load_assets_from_modules,
     mem_io_manager,
 )
+from dagster._core.definitions.dependency import NodeHandle
 from dagster._core.definitions.repository_definition.valid_definitions import SINGLETON_REPOSITORY_NAME
 from dagster._core.execution.api import execute_run
 from dagster._core.remote_origin import RemoteJobOrigin, RemoteRepositoryOrigin
@@ -107,32 +108,77 @@ def execute(
     for target in targets:
         check_reachable(target)
     recipe = (str(spec_path), str(out_dir), json.dumps(base_url_overrides or {}), ui_url)
-    # the shards need processes of their own; a Dask run's steps are the cluster's tasks
-    in_process = spec.workload.replay.shards == 1 and spec.workload.replay.executor != "dask"
-    results: list[JobExecutionResult | RecordedRun] = []
     # every candidate's fingerprint before the instance's folder is made: a candidate that keeps
     # failing its probes (pipeline/http_retry.py) leaves no empty pack folder behind
     versions = [version_key(fingerprint(target)) for target in targets]
     interrupts.raise_if_stopped("the Dagster runs")  # a signal before them: no run, the folder untouched
     interrupts.note_writing()
-    with instance_for(Path(out_dir)) as instance:
+    results, not_started = execute_runs(recipe, spec, targets, versions, shared, partitioned)
+    if interrupts.stop_requested():
+        note_stopped_steps(recipe, results, not_started)
+    return results
+
+
+FIRST_PARTITION_STEP = "endpoint_fingerprint"  # a candidate's partition run starts by probing it
+
+
+def execute_runs(
+    recipe, spec, targets, versions, shared, partitioned
+) -> tuple[list[JobExecutionResult | RecordedRun], str | None]:
+    """The Dagster runs of `execute`, into the instance of the pack folder (`recipe[1]`); and, where
+    a failure or a stop ended them early, the first step of the run not started."""
+    results: list[JobExecutionResult | RecordedRun] = []
+    in_process = spec.workload.replay.shards == 1 and spec.workload.replay.executor != "dask"
+    with instance_for(Path(recipe[1])) as instance:
         keys = [register(instance, candidate.name, version) for candidate, version in zip(spec.candidates, versions)]
         if side_by_side(spec, targets):
             results.append(execute_recorded(recipe, instance, shared, {}, in_process=True))
             if not results[-1].success or interrupts.stop_requested():  # a stop: no next run
-                return results
+                return results, FIRST_PARTITION_STEP
             results += execute_side_by_side(recipe, instance, keys, partitioned, in_process)
             if not all(result.success for result in results) or interrupts.stop_requested():
-                return results
+                return results, COMPARISON.to_user_string()
         else:
             for index, key in enumerate(keys):
                 selection = (shared if index == 0 else []) + partitioned
                 tags = partition_tags(key)
                 results.append(execute_recorded(recipe, instance, selection, tags, in_process=in_process))
                 if not results[-1].success or interrupts.stop_requested():
-                    return results
+                    last = index == len(keys) - 1
+                    return results, COMPARISON.to_user_string() if last else FIRST_PARTITION_STEP
         results.append(execute_recorded(recipe, instance, [COMPARISON], {}, in_process=True))
-    return results
+    return results, None
+
+
+def note_stopped_steps(
+    recipe: tuple[str, ...], results: list[JobExecutionResult | RecordedRun], not_started: str | None
+) -> None:
+    """After a stop, the steps it failed (each refused to start, or its replay was cut short), else
+    the first step of the run it kept from starting, with their stage (the asset group), for
+    `INTERRUPTED.json` (`interrupts.note_stopped`)."""
+    failed = [
+        event.step_key
+        for result in results
+        for event in result.all_events
+        if event.event_type == DagsterEventType.STEP_FAILURE and event.step_key
+    ]
+    steps = list(dict.fromkeys(failed)) or ([not_started] if not_started else [])
+    if steps:
+        groups = step_groups(revalidation_job_for(*recipe))
+        interrupts.note_stopped([(step, groups.get(step.split(".")[0], "")) for step in steps])
+
+
+def step_groups(job) -> dict[str, str]:
+    """Each top-level step's asset group (an asset check's: its asset's), by node name."""
+    layer = job.asset_layer
+    groups = {}
+    for name in job.graph.node_dict:
+        assets_def = layer.get_assets_def_for_node(NodeHandle(name, None))
+        if assets_def is None:
+            continue
+        keys = list(assets_def.keys) or [check.asset_key for check in assets_def.check_keys]
+        groups[name] = layer.asset_graph.get(keys[0]).group_name if keys else ""
+    return groups
 
 
 def side_by_side(spec, targets) -> bool:
@@ -192,7 +238,9 @@ def execute_side_by_side(
                 set_exit_code_on_failure=True,
             )
             command = [sys.executable, "-m", "dagster", "api", "execute_run", serialize_value(args)]
-            processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
+            # a process group of its own: a terminal's Ctrl-C reaches the CLI, which stops this run
+            # through the stop file (pipeline/interrupts.py), not Dagster's helpers' tracebacks
+            processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, process_group=0))
             interrupts.at_forced_exit(processes[-1].kill)  # a forced exit (pipeline/interrupts.py) runs no finally
         for process in processes:
             process.wait()

@@ -22,7 +22,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -61,7 +62,8 @@ def request_stop(signum: int | None = None) -> None:
     path = stop_file()
     if path is not None and not path.exists():
         note = {"signal": signal_name(signum), "at": datetime.now(UTC).isoformat()}
-        temporary = path.with_name(path.name + ".tmp")
+        # one temporary file per process: Ctrl-C signals the CLI and its run workers at once
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(note), encoding="utf-8")
         temporary.replace(path)  # whole or absent: a child never reads half a note
 
@@ -78,6 +80,31 @@ def raise_if_stopped(what: str) -> None:
     """Raise `StopRequested` before `what` starts, once a stop was asked (a sweep's next level, an arm, ...)."""
     if stop_requested():
         raise StopRequested(f"run interrupted ({signal_name(stop_signal())}): {what} not started")
+
+
+@contextmanager
+def signals_stop_the_replay() -> Iterator[None]:
+    """Within: SIGINT and SIGTERM ask for the stop (`request_stop`) instead of raising where the main
+    thread happens to be. Outside the CLI's own process a replay runs on a process's main thread
+    under Dagster's handler (a side-by-side partition run or a multiprocess step reached by a
+    terminal's Ctrl-C, which signals the whole process group; a run launched from the UI and
+    terminated there), which raises its interrupt error inside whichever event-loop task runs
+    next: one request's task would swallow it and the replay go on. As a stop request the replay
+    ends the way `stopping.py` says, flushed; its `ReplayStopped` then fails the step and the
+    steps after it refuse to start. Off the main thread (the CLI's in-process run) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        request_stop(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler_before in previous.items():
+            signal.signal(sig, handler_before)
 
 
 def stop_signal() -> int | None:
@@ -104,6 +131,25 @@ def note_flushed(path: Path, rows: int, replay: str) -> None:
     line = json.dumps({"replay": replay, "path": str(path), "rows": rows}) + "\n"
     with stop.with_name(stop.name + ".flushed").open("a", encoding="utf-8") as handle:
         handle.write(line)
+
+
+def note_stopped(steps: list[tuple[str, str]]) -> None:
+    """Record the (step, stage) pairs a stop failed, in order (read back by `stopped()`)."""
+    stop = stop_file()
+    if stop is None:
+        return
+    lines = "".join(json.dumps({"step": step, "stage": stage}) + "\n" for step, stage in steps)
+    with stop.with_name(stop.name + ".stopped").open("a", encoding="utf-8") as handle:
+        handle.write(lines)
+
+
+def stopped() -> list[dict]:
+    """The steps a stop failed (`note_stopped`): {step, stage}, the first to fail first."""
+    stop = stop_file()
+    notes = stop.with_name(stop.name + ".stopped") if stop is not None else None
+    if notes is None or not notes.exists():
+        return []
+    return [json.loads(line) for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def flushed() -> list[dict]:
@@ -218,9 +264,11 @@ def write_interrupted(out: Path, signum: int, forced: bool) -> Path | None:
         return None
     for name in PACK_DOCUMENTS:
         (out / name).unlink(missing_ok=True)
-    replays = flushed()
+    replays, steps = flushed(), stopped()
     if replays:
         stage = "replay (" + ", ".join(sorted({note["replay"] for note in replays})) + ")"
+    elif steps:  # the first step the stop failed, and its stage (the asset group: workload, analysis, pack, ...)
+        stage = f"{steps[0]['stage'] or 'the Dagster run'} (step {steps[0]['step']} not run)"
     elif (out / ".dagster").is_dir():
         stage = "the Dagster run, outside a replay"
     else:
@@ -233,6 +281,7 @@ def write_interrupted(out: Path, signum: int, forced: bool) -> Path | None:
         "at": datetime.now(UTC).isoformat(),
         "forced": forced,  # a second signal or the grace's end: the run did not finish stopping
         "flushed": replays,
+        "steps_stopped": [entry["step"] for entry in steps],  # failed by the stop, the first first
         "pack": "none: an interrupted run writes no evidence pack; run it again for one",
     }
     path = out / INTERRUPTED_NAME

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import interrupts
+from pipeline import REPO_ROOT, interrupts
 from pipeline.reference import ReferenceServer
 from pipeline.replay.pacing.engine import ReplaySettings, Target
 from pipeline.replay.pacing.runs import ReplayRun, execute
@@ -121,3 +124,56 @@ def test_a_send_task_that_first_runs_after_the_stop_never_starts():
 
     asyncio.run(main())
     assert watch.started == {"q34"}  # q35 never started: not_started() records it not_sent
+
+
+UNDER_DAGSTERS_HANDLER = """
+import os, signal, sys, threading, time
+from pathlib import Path
+from dagster._core.errors import DagsterExecutionInterruptedError
+from dagster._utils.interrupts import capture_interrupts, raise_interrupts_as
+from pipeline.replay.pacing.engine import ReplaySettings, Target
+from pipeline.replay.pacing.runs import ReplayRun, execute
+from pipeline.replay.pacing.stopping import ReplayStopped
+from tests.integration.test_replay_stop import plan, poll_until
+from tests.support.replay_driver import count_lines
+
+journal = Path(sys.argv[2])
+run = ReplayRun(plan(400), Target("ref", sys.argv[1], "reference-model"), ReplaySettings(), "run-1", journal)
+
+def terminate():  # as Dagster terminates a run launched from its UI: SIGINT to the run worker itself
+    poll_until(lambda: count_lines(journal) >= 3, "the replay's first records")
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=terminate, daemon=True).start()
+with capture_interrupts(), raise_interrupts_as(DagsterExecutionInterruptedError):  # a step's user code
+    try:
+        execute(run)
+    except ReplayStopped as stopped:
+        print("ReplayStopped:", stopped)
+        sys.exit(3)
+"""
+
+
+def test_a_replay_under_dagsters_interrupt_handler_stops_as_a_stop_request(tmp_path):
+    """A run launched from the Dagster UI and terminated there (or reached by a terminal's Ctrl-C)
+    gets SIGINT on its process, whose main thread runs the replay under Dagster's handler: that
+    would raise its interrupt error inside whichever event-loop task ran next. The replay turns it
+    into a stop request instead (`interrupts.signals_stop_the_replay`): cancelled and not-sent
+    requests recorded, the journal flushed to Parquet, `ReplayStopped`."""
+    journal = tmp_path / "journal" / "ref.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env.pop(interrupts.STOP_FILE_ENV, None)
+    with ReferenceServer("demo") as server:
+        done = subprocess.run(
+            [sys.executable, "-c", UNDER_DAGSTERS_HANDLER, server.base_url, str(journal)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO_ROOT,
+            timeout=WAIT_S * 2,
+        )
+    assert done.returncode == 3 and "ReplayStopped: replay ref stopped" in done.stdout, done.stderr[-3000:]
+    rows = pq.read_table(journal.with_suffix(".parquet")).to_pylist()
+    assert len(rows) == 400  # every planned request, one row each
+    kinds = {row["error_type"] for row in rows}
+    assert None in kinds and "cancelled" in kinds and "not_sent" in kinds, kinds

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -47,12 +50,37 @@ def cli_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
+def started_steps(out: Path) -> set[str]:
+    """The steps the run's Dagster runs have started: STEP_START in each run's event log (the
+    instance's SQLite storage under `out/.dagster`, read-only; a log being written is read next time)."""
+    started: set[str] = set()
+    for path in (out / ".dagster" / "history" / "runs").glob("*-*.db"):
+        try:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as events:
+                query = "SELECT step_key FROM event_logs WHERE dagster_event_type = 'STEP_START'"
+                started |= {row[0] for row in events.execute(query)}
+        except sqlite3.Error:
+            continue
+    return started
+
+
 def interrupt_mid_replay(
-    command: list[str], out: Path, sig: signal.Signals, logs: Path, stage: str = ""
+    command: list[str], out: Path, sig: signal.Signals, logs: Path, stage: str = "", group: bool = False
 ) -> tuple[int, int]:
     """Start `command` in a session of its own, send `sig` once a replay's journal (of `stage`, see
     `replay_journals`) holds records; its status and its session id (every process it started
     shares it)."""
+    return interrupt_when(
+        command, lambda: any(count_lines(path) >= 3 for path in replay_journals(out, stage)), sig, logs, group
+    )
+
+
+def interrupt_when(
+    command: list[str], ready: Callable[[], bool], sig: signal.Signals, logs: Path, group: bool = False
+) -> tuple[int, int]:
+    """Start `command` in a session of its own and send `sig` once `ready()` to it alone, as `kill`
+    does, or (`group`) to its whole process group, as a terminal's Ctrl-C does; its status and its
+    session id (every process it started shares it)."""
     env = {**cli_env(), interrupts.GRACE_ENV: str(GRACE_S), "LOADPROOF_DEMO_API_KEY": "sk-loadproof-signal-run"}
     env.pop("DAGSTER_HOME", None)
     env.pop(interrupts.STOP_FILE_ENV, None)
@@ -60,11 +88,14 @@ def interrupt_mid_replay(
         process = subprocess.Popen(command, env=env, start_new_session=True, stdout=stdout, stderr=stderr)
         try:
             deadline = time.monotonic() + MAX_WAIT_S
-            while not any(count_lines(path) >= 3 for path in replay_journals(out, stage)):
+            while not ready():
                 assert process.poll() is None, logs.with_suffix(".stderr").read_text()[-3000:]
-                assert time.monotonic() < deadline, "the replay never began"
+                assert time.monotonic() < deadline, "the stage never began"
                 time.sleep(POLL_S)
-            process.send_signal(sig)  # the process alone, as `kill` would, not its group
+            if group:
+                os.killpg(process.pid, sig)  # the CLI, its reference endpoints, its partitions' run workers
+            else:
+                process.send_signal(sig)
             return process.wait(timeout=GRACE_S + 60), process.pid
         finally:
             if process.poll() is None:
@@ -72,11 +103,18 @@ def interrupt_mid_replay(
                 process.wait()
 
 
-def assert_interrupted(out: Path, sig: signal.Signals) -> dict:
+def assert_interrupted(out: Path, sig: signal.Signals, in_replay: bool = True) -> dict:
     note = json.loads((out / interrupts.INTERRUPTED_NAME).read_text())
     assert (note["signal"], note["exit_status"], note["forced"]) == (sig.name, 128 + sig, False)
-    assert note["stage"].startswith("replay (")
     assert not (out / "evidence_pack.json").exists() and not (out / "evidence_pack.html").exists()
+    verified = subprocess.run(
+        [str(LOADPROOF), "verify", str(out)], capture_output=True, text=True, env=cli_env(), timeout=120
+    )
+    assert verified.returncode == 1 and "INTERRUPTED.json: the run was interrupted" in verified.stderr
+    assert "NOT verified (1 problem(s)): no pack to verify" in verified.stdout
+    if not in_replay:
+        return note
+    assert note["stage"].startswith("replay (")
     assert note["flushed"]
     cut_short = set()
     for flushed in note["flushed"]:  # every stopped replay's records, readable, as many as its journal's
@@ -84,11 +122,6 @@ def assert_interrupted(out: Path, sig: signal.Signals) -> dict:
         assert table.num_rows == flushed["rows"] == count_lines(Path(flushed["path"]).with_suffix(".jsonl"))
         cut_short |= set(table.column("error_type").to_pylist()) & {"cancelled", "not_sent"}
     assert cut_short  # the replay was cut short: requests cancelled in flight, or never sent
-    verified = subprocess.run(
-        [str(LOADPROOF), "verify", str(out)], capture_output=True, text=True, env=cli_env(), timeout=120
-    )
-    assert verified.returncode == 1 and "INTERRUPTED.json: the run was interrupted" in verified.stderr
-    assert "NOT verified (1 problem(s)): no pack to verify" in verified.stdout
     return note
 
 
@@ -130,12 +163,45 @@ def test_a_signal_during_the_sweep_or_an_arm_stops_that_replay(tmp_path, write_s
     assert left_in_session(session) == []
 
 
-def test_sigint_during_demo_exits_130_and_stops_its_reference_endpoints(tmp_path):
+def test_ctrl_c_during_demo_exits_130_flushes_both_partitions_and_stops_its_endpoints(tmp_path):
+    """Ctrl-C in a terminal signals the whole foreground process group: the CLI and the demo's
+    reference endpoints; both partitions' run workers (`dagster api execute_run`, a process group
+    of their own) stop through the stop file, each replay flushed."""
     out = tmp_path / "demo"
     status, session = interrupt_mid_replay(
-        [str(LOADPROOF), "demo", "--out", str(out)], out, signal.SIGINT, tmp_path / "demo"
+        [str(LOADPROOF), "demo", "--out", str(out)], out, signal.SIGINT, tmp_path / "demo", group=True
     )
     assert status == 130, (tmp_path / "demo.stderr").read_text()[-3000:]
     note = assert_interrupted(out, signal.SIGINT)
-    assert any(entry["replay"].endswith(("-fastserve-8b", "-budget-8b")) for entry in note["flushed"])
+    for candidate in ("fastserve-8b", "budget-8b"):  # each partition run's production replay
+        assert any(entry["replay"].endswith(f"-{candidate}") for entry in note["flushed"]), note["flushed"]
     assert left_in_session(session) == []  # the demo's two reference endpoints stopped with it
+
+
+STAGES = ("workload", "replay", "accuracy", "sweep", "arms", "analysis", "pack")  # the order a run reaches them
+
+
+@pytest.mark.parametrize(
+    ("step", "stage", "sig"),
+    [
+        ("production_logs", "workload", signal.SIGTERM),
+        ("analysis_tables", "analysis", signal.SIGINT),
+        ("evidence_pack", "pack", signal.SIGTERM),
+    ],
+    ids=["ingest", "analysis", "pack"],
+)
+def test_a_signal_outside_a_replay_stops_the_run_at_its_next_step(tmp_path, write_spec, zero_server, step, stage, sig):
+    """Sent once `step` has started (its stage's steps last a second or two): the stop lands where a
+    step first reads the spec, `step` itself if it had not yet, else a later one, which does not
+    run: in that stage or a later one; no pack, nothing left running."""
+    out = tmp_path / "pack"
+    spec = small_spec(write_spec, zero_server.base_url)
+    status, session = interrupt_when(
+        [str(LOADPROOF), "run", str(spec), "--out", str(out)], lambda: step in started_steps(out), sig, tmp_path / "run"
+    )
+    assert status == 128 + sig, (tmp_path / "run.stderr").read_text()[-3000:]
+    note = assert_interrupted(out, sig, in_replay=False)
+    stopped_in = note["stage"].split(" (")[0]
+    assert stopped_in in STAGES and STAGES.index(stopped_in) >= STAGES.index(stage), note
+    assert note["steps_stopped"], note  # the step under way, if it had not read the spec yet, or the next
+    assert left_in_session(session) == []

@@ -92,7 +92,11 @@ def execute(run: ReplayRun, beside: AbstractContextManager | None = None) -> Run
     `StopRequested`; one during it ends it early (`stopping.py`): its journal flushed to Parquet, then
     `ReplayStopped` — so the sweep's levels, the arms and the capacity search stop between levels."""
     interrupts.raise_if_stopped(f"replay {run.journal.stem}")
-    with beside if beside is not None else nullcontext(), Journal(run.journal) as journal:
+    with (
+        interrupts.signals_stop_the_replay(),
+        beside if beside is not None else nullcontext(),
+        Journal(run.journal) as journal,
+    ):
         stats = run_replay(run.requests, run.target, run.settings, run.run_id, journal, start_at=run.start_at)
     if interrupts.stop_requested():
         stopping.flush_stopped(run.journal)
