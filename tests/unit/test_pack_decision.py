@@ -148,6 +148,27 @@ def test_the_recommendation_ranks_the_candidates_not_refuted_by_cost_and_ignores
     )
 
 
+def test_a_throughput_claim_short_at_your_sla_rules_out_only_a_candidate_that_cannot_carry_your_load():
+    """The vendor's tokens/s not reached at your SLA: a candidate that still carries your load there
+    stays in (its measured cost per useful decision prices the shortfall), and the reason says so;
+    one that carries less than your load is out."""
+
+    def capacity(candidate: str, carries: float) -> list[dict]:
+        claim = _figure(candidate, "output_tokens_per_s", "capacity_at_sla", 4200.0, 1480.0, "not reproduced")
+        return [claim, _figure(candidate, "capacity_fraction", "capacity_at_sla", None, carries, None, "×")]
+
+    figures = [*capacity("roomy", 8.0), _cost("roomy", 4e-4), *capacity("cramped", 0.5), _cost("cramped", 1e-4)]
+    recommendation = decision.decision_block(_pack_figures(figures))["recommendation"]
+    assert recommendation["candidate"] == "roomy"
+    assert recommendation["reason"].startswith(
+        "the only candidate none of whose claims is refuted at your load (cramped:"
+    )
+    assert recommendation["reason"].endswith(
+        "; its Output tokens/s falls short at your SLA, yet it carries 8× your load there"
+    )
+    assert len(recommendation["line"]) <= 240
+
+
 def test_no_candidate_when_every_one_is_refuted_at_your_load_or_none_is_priced():
     refuted = [
         _figure("a", "ttft_ms_p95", "production_load", 250.0, 600.0, "not reproduced"),

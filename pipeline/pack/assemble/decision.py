@@ -118,14 +118,38 @@ def bottom_line(candidate: str, claims: list[dict], figures: list[dict]) -> str:
         tails.append(f"; {len(failed)} not reproduced (worst {_named(failed[0])})")
     if unsure:
         tails.append(f"; {unsure} inconclusive")
-    own = [f for f in figures if f["candidate"] == candidate]
-    fraction = next((f for f in own if f["metric"] == "capacity_fraction" and f.get("measured") is not None), None)
-    if fraction is not None:
-        tails.append(f"; carries {number(fraction['measured'])}× your load at your SLA")
+    carries = _carries(figures, candidate)
+    if carries is not None:
+        tails.append(f"; carries {number(carries)}× your load at your SLA")
     cost = _cost(figures, candidate)
     if cost is not None and cost.get("measured") is not None:
         tails.append(f"; {usd_per_thousand(cost)} at your load")
     return fit(head, *tails)
+
+
+def _carries(figures: list[dict], candidate: str) -> float | None:
+    """How many times your load the candidate carries at your SLA (the sweep's capacity_fraction)."""
+    return next(
+        (
+            f["measured"]
+            for f in figures
+            if f["candidate"] == candidate and f["metric"] == "capacity_fraction" and f.get("measured") is not None
+        ),
+        None,
+    )
+
+
+def rules_out(figure: dict, figures: list[dict]) -> bool:
+    """Whether a claim not reproduced rules its candidate out: one at the production load does; one
+    at your SLA (the vendor's throughput not reached there) only where the candidate does not carry
+    your load at your SLA either — where it does, the shortfall is priced in its measured cost per
+    useful decision, and your load is served. One at the vendor's conditions never does."""
+    if figure["verdict"] != NOT_REPRODUCED or _basis(figure) not in AT_YOUR_LOAD:
+        return False
+    if _basis(figure) != metrics.CAPACITY_AT_SLA:
+        return True
+    carries = _carries(figures, figure["candidate"])
+    return carries is None or carries < 1
 
 
 def _cost(figures: list[dict], candidate: str) -> dict | None:
@@ -141,10 +165,7 @@ def _cost(figures: list[dict], candidate: str) -> dict | None:
 
 def recommendation(figures: list[dict], candidates: list[str]) -> dict:
     """The candidate to pick for this load, its cost per useful decision and the one reason."""
-    refuted = {
-        c: [f for f in judged_claims(figures, c) if f["verdict"] == NOT_REPRODUCED and _basis(f) in AT_YOUR_LOAD]
-        for c in candidates
-    }
+    refuted = {c: [f for f in judged_claims(figures, c) if rules_out(f, figures)] for c in candidates}
     eligible = [c for c in candidates if not refuted[c]]
     costs = {c: (_cost(figures, c) or {}).get("measured") for c in candidates}
     prices: dict[str, float] = {c: cost for c in eligible if (cost := costs[c]) is not None}
@@ -172,8 +193,20 @@ def recommendation(figures: list[dict], candidates: list[str]) -> dict:
     pick = priced[0] if priced and eligible else None
     if pick is None:
         return {"candidate": None, "cost_per_decision_usd": None, "reason": reason, "line": fit(reason)}
+    short = [
+        f
+        for f in judged_claims(figures, pick)
+        if f["verdict"] == NOT_REPRODUCED and _basis(f) == metrics.CAPACITY_AT_SLA
+    ]
+    aside = ""  # a claim not reproduced at your SLA while your load is carried there: said, not hidden
+    if short:
+        shown = metrics.metric(short[0]["metric"]).display
+        aside = (
+            f"; its {shown} falls short at your SLA, yet it carries {number(_carries(figures, pick))}× your load there"
+        )
     cost = costs[pick]
-    line = fit(f"Recommendation: {pick}, {usd_per_thousand(_cost(figures, pick))} at your load: {reason}")
+    line = fit(f"Recommendation: {pick}, {usd_per_thousand(_cost(figures, pick))} at your load: {reason}", aside)
+    reason += aside
     return {"candidate": pick, "cost_per_decision_usd": cost, "reason": reason, "line": line}
 
 
