@@ -14,6 +14,7 @@ from dagster import (
     MetadataValue,
     asset,
 )
+from pydantic import MISSING
 
 from assets.accuracy import accuracy_by_label, accuracy_summary
 from assets.analysis import TABLES, figures, sweep_summary
@@ -45,7 +46,7 @@ from pipeline.pack.assemble.inputs import read_pack_inputs
 from pipeline.pack.assemble.model import build_pack, run_lineage
 from pipeline.pack.assemble.sweep import sweep_charts
 from pipeline.pack.assemble.ui_links import link_figures
-from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun
+from pipeline.pack.document import CheckResult, EvidencePackDraft, History, Partition, PartitionRun, RunLineage
 from pipeline.pack.render.charts import comparison_charts, pack_charts
 from pipeline.pack.render.pages import JSON_NAME, render_markdown, tolerance_label, write_pack
 from pipeline.quality import expectations, rules
@@ -189,7 +190,30 @@ def candidate_comparison(context: AssetExecutionContext, spec: SpecResource, sto
     # where the figures' `combined_url` lands; and the partition files and runs it was merged from
     merged = gather.merged_from(layout, versions)
     combined = {entry["path"]: entry["sha256"] for entry in merged}
+    pack = first_run_kept(pack, layout)
     return write(context, loaded, layout, pack, {**combined, "merged_from": MetadataValue.json(merged)})
+
+
+WRITER_IDENTITY = ("run_id", "generated_at", "lineage")  # the run that wrote a pack, not what it says
+
+
+def first_run_kept(pack: EvidencePackDraft, layout: PackLayout) -> EvidencePackDraft:
+    """`pack`, or where the folder already holds one that says the same in every part but the run
+    that wrote it (`WRITER_IDENTITY`), that one's run id, time and lineage: re-made by a later run on
+    the same inputs, the comparison keeps its bytes, and a sealed pack still verifies (the later
+    run's own id and clock are in the instance). A partition's pack needs none of this: it names
+    its measuring run (`measuring_run`)."""
+    try:
+        before = json.loads((layout.root / JSON_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return pack
+    now = json.loads(json.dumps(pack.document(), default=str))
+    if not before.get("run_id") or any(now[key] != before.get(key) for key in now if key not in WRITER_IDENTITY):
+        return pack
+    kept = pack.model_copy(deep=True)
+    kept.run_id, kept.generated_at = before["run_id"], before.get("generated_at", MISSING)
+    kept.lineage = RunLineage.model_validate(before["lineage"]) if "lineage" in before else MISSING
+    return kept
 
 
 def _lineage_hashes_match(layout: PackLayout) -> AssetCheckResult:

@@ -59,8 +59,9 @@ def production_logs(context: AssetExecutionContext, spec: SpecResource, storage:
     source = loaded.spec.workload.log
     path, quarantine = layout.path(PRODUCTION_LOGS), layout.path(QUARANTINE)
     settings = loaded.spec.privacy
-    text_path = text_layout(storage, loaded.spec).path(PRODUCTION_LOGS)
-    salt = privacy.salt(settings.salt_env) if settings.text == privacy.HASH else ""
+    private = text_layout(storage, loaded.spec)
+    text_path = private.path(PRODUCTION_LOGS)
+    salt = privacy.salt(settings.salt_env, private.root) if settings.text == privacy.HASH else ""
     stats = ingest(
         source,
         loaded.path.parent,

@@ -50,11 +50,30 @@ def owner_only(path: Path) -> Path:
     return path
 
 
-def salt(salt_env: str) -> str:
-    """The salt of `hash`: the environment variable the spec names, else a fresh random one.
-    Never written anywhere; a random salt makes this pack's hashes its own (two packs can be
-    joined on tenant, session or prefix hashes only when both were ingested with one salt)."""
-    return os.environ.get(salt_env) or secrets.token_hex(32)
+SALT_FILE = "identifier-salt"  # in the pack's owner-only private folder, beside the customer text
+
+
+def salt(salt_env: str, private_root: Path | None = None) -> str:
+    """The salt of `hash`: the environment variable the spec names, else a random one drawn once
+    per pack and kept in its owner-only private folder (`private_root`), so that ingesting the
+    same log again hashes it alike (the same bytes: a re-materialised pack still verifies); never
+    in the pack, the logs or SQL text. A random salt makes this pack's hashes its own (two packs
+    can be joined on tenant, session or prefix hashes only when both were ingested with one salt).
+    Without `private_root`, a fresh random salt each call."""
+    if value := os.environ.get(salt_env):
+        return value
+    if private_root is None:
+        return secrets.token_hex(32)
+    path = private_root / SALT_FILE
+    if path.is_file():
+        return path.read_text(encoding="utf-8").strip()
+    private_root.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_hex(32)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(value, encoding="utf-8")
+    owner_only(partial)
+    os.replace(partial, path)
+    return value
 
 
 def message_structure(messages_json: str | None) -> str | None:

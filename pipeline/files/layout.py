@@ -103,12 +103,43 @@ class PackLayout:
 
 def write_parquet(table: pa.Table, path: Path) -> Path:
     """Write atomically (a reader never sees half a file, a re-run never mixes two) with the pinned
-    settings (`PARQUET_WRITER`): the same table, the same bytes."""
+    settings (`PARQUET_WRITER`): the same table, the same bytes (`settle`: the same rows with
+    another run id leave the file as it was)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")
     pq.write_table(table, partial, **PARQUET_WRITER)
-    os.replace(partial, path)
+    return settle(partial, path)
+
+
+COMPARE_BATCH_ROWS = 65_536
+
+
+def settle(partial: Path, path: Path) -> Path:
+    """Put the freshly written `partial` in `path`'s place, unless `path` already holds the same
+    rows in the same order with only another `run_id` (a table re-made from the same inputs by a
+    later run, e.g. the log ingested again): that file stays, bytes and run id, so a
+    re-materialised asset leaves a sealed pack verifying and the rows name the run that first
+    made them. Compared a batch at a time; a difference ends it at once."""
+    if path.is_file() and same_rows_but_run_id(path, partial):
+        partial.unlink()
+    else:
+        os.replace(partial, path)
     return path
+
+
+def same_rows_but_run_id(one: Path, other: Path) -> bool:
+    """Whether two Parquet files hold the same schema and rows in the same order, `run_id` aside."""
+    first, second = pq.ParquetFile(one), pq.ParquetFile(other)
+    if first.metadata.num_rows != second.metadata.num_rows or not first.schema_arrow.equals(second.schema_arrow):
+        return False
+    columns = [name for name in first.schema_arrow.names if name != "run_id"]
+    if len(columns) == len(first.schema_arrow.names):
+        return False  # no run id to differ in: an unchanged table is written again, to the same bytes
+    batches = zip(
+        first.iter_batches(COMPARE_BATCH_ROWS, columns=columns),
+        second.iter_batches(COMPARE_BATCH_ROWS, columns=columns),
+    )
+    return all(mine.equals(theirs) for mine, theirs in batches)
 
 
 def write_text(text: str, path: Path) -> Path:

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets.support.metadata import markdown_preview
+from pipeline import privacy
 from pipeline.contracts import CANONICAL_LOG_SCHEMA, QUARANTINE_SCHEMA
 from pipeline.privacy import message_structure, private_root, withhold_text
 from pipeline.spec import load_spec
@@ -199,3 +200,16 @@ def test_the_spec_defaults_to_hash_and_names_a_bad_value(tmp_path: Path, write_s
     with pytest.raises(Exception, match="privacy.text"):
         load_spec(write_spec(data))
     assert private_root(tmp_path / "pack") == (tmp_path / "pack.private").resolve()
+
+
+def test_a_random_salt_is_drawn_once_per_pack_and_kept_owner_only_in_its_private_folder(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("LOADPROOF_TEST_SALT", raising=False)
+    private = tmp_path / "pack.private"
+    drawn = privacy.salt("LOADPROOF_TEST_SALT", private)
+    assert privacy.salt("LOADPROOF_TEST_SALT", private) == drawn  # the same log hashed again: the same hashes
+    kept = private / privacy.SALT_FILE
+    assert kept.read_text() == drawn and kept.stat().st_mode & 0o777 == 0o600
+    assert privacy.salt("LOADPROOF_TEST_SALT") != drawn  # no private folder: one salt per call
+    monkeypatch.setenv("LOADPROOF_TEST_SALT", "pepper")
+    assert privacy.salt("LOADPROOF_TEST_SALT", private) == "pepper"  # the variable wins, and is never kept
+    assert kept.read_text() == drawn

@@ -97,3 +97,22 @@ def test_the_figure_queries_give_the_same_bits_on_shuffled_rows(tmp_path: Path, 
         for name, table in made.items():
             assert table.equals(first[name]), name  # bit for bit: == on every double
         assert written == first_bytes
+
+
+def test_the_same_rows_with_another_run_id_leave_the_file_and_its_run_as_they_were(tmp_path: Path):
+    """A table re-made from the same inputs by a later run (the log ingested again) keeps the file
+    the first run wrote, its run id included; a changed row, or a changed run id alone on a table
+    that carries none, writes the new one."""
+    path = tmp_path / "t.parquet"
+    first = pa.table({"x": [1.5, 2.5, 3.5], "run_id": ["run-1"] * 3})
+    write_parquet(first, path)
+    written = path.read_bytes()
+    write_parquet(first.set_column(1, "run_id", pa.array(["run-2"] * 3)), path)
+    assert path.read_bytes() == written and pq.read_table(path).column("run_id")[0].as_py() == "run-1"
+    assert not path.with_suffix(".parquet.partial").exists()
+    changed = pa.table({"x": [1.5, 2.5, 4.5], "run_id": ["run-2"] * 3})
+    write_parquet(changed, path)
+    assert pq.read_table(path).equals(changed)
+    reordered = pa.table({"x": [4.5, 2.5, 1.5], "run_id": ["run-2"] * 3})
+    write_parquet(reordered, path)
+    assert pq.read_table(path).equals(reordered)  # the same rows in another order: a new file

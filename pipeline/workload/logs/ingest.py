@@ -31,7 +31,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.duck import connect as duck
-from pipeline.files.layout import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_ROWS
+from pipeline.files.layout import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_ROWS, settle
 from pipeline.spec.workload import ColumnMapping, LogSource
 from pipeline.workload.logs.database import EMPTY_REJECTS, read_spend_logs_table
 from pipeline.workload.logs.formats import arrival_unit, columns_for, fields_query, labels_for, log_format, reads_csv
@@ -255,4 +255,4 @@ def _write(relation: duckdb.DuckDBPyRelation, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")
     relation.write_parquet(str(partial), compression=PARQUET_COMPRESSION, row_group_size=PARQUET_ROW_GROUP_ROWS)
-    os.replace(partial, path)
+    settle(partial, path)  # the same rows ingested again by a later run: the file as it was
