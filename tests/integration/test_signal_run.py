@@ -1,10 +1,12 @@
 """A signal during a run (`pipeline/interrupts.py`): `loadproof run` sent SIGTERM and `loadproof demo`
-(the bundled example, its two reference endpoints and side-by-side partition runs) sent SIGINT once
-their production replay has begun, and `run` sent either signal in a sweep level's or the vendor
-arm's replay — polled from the replay's journal, no fixed wait — exit 143 and 130 before the grace
-runs out (`forced: false`), with INTERRUPTED.json and no pack, each stopped replay's records flushed
-to a readable Parquet file, and no child process left behind. Slow: a run reaches its replay after
-ingest, sampling, planning and calibration."""
+(the bundled example, its two reference endpoints and side-by-side partition runs) sent a terminal's
+Ctrl-C (SIGINT to its process group) once their production replays have begun, `run` sent either
+signal in a sweep level's or the vendor arm's replay, and once a step of the ingest, the analysis or
+the pack has started — polled from the replay's journal or the run's Dagster event log, no fixed
+wait — exit 128 + the signal before the grace runs out (`forced: false`), with INTERRUPTED.json
+naming where it stopped and no pack, each stopped replay's records flushed to a readable Parquet
+file, and no child process left behind. Slow: a run reaches its replay after ingest, sampling,
+planning and calibration."""
 
 from __future__ import annotations
 
@@ -65,13 +67,13 @@ def started_steps(out: Path) -> set[str]:
 
 
 def interrupt_mid_replay(
-    command: list[str], out: Path, sig: signal.Signals, logs: Path, stage: str = "", group: bool = False
+    command: list[str], out: Path, sig: signal.Signals, logs: Path, stage: str = ""
 ) -> tuple[int, int]:
     """Start `command` in a session of its own, send `sig` once a replay's journal (of `stage`, see
     `replay_journals`) holds records; its status and its session id (every process it started
     shares it)."""
     return interrupt_when(
-        command, lambda: any(count_lines(path) >= 3 for path in replay_journals(out, stage)), sig, logs, group
+        command, lambda: any(count_lines(path) >= 3 for path in replay_journals(out, stage)), sig, logs
     )
 
 
@@ -168,12 +170,18 @@ def test_ctrl_c_during_demo_exits_130_flushes_both_partitions_and_stops_its_endp
     reference endpoints; both partitions' run workers (`dagster api execute_run`, a process group
     of their own) stop through the stop file, each replay flushed."""
     out = tmp_path / "demo"
-    status, session = interrupt_mid_replay(
-        [str(LOADPROOF), "demo", "--out", str(out)], out, signal.SIGINT, tmp_path / "demo", group=True
+    candidates = ("fastserve-8b", "budget-8b")
+
+    def both_replaying() -> bool:  # each partition's production replay has begun (one may start seconds later)
+        journals = replay_journals(out)
+        return all(any(p.stem.endswith(f"-{c}") and count_lines(p) >= 3 for p in journals) for c in candidates)
+
+    status, session = interrupt_when(
+        [str(LOADPROOF), "demo", "--out", str(out)], both_replaying, signal.SIGINT, tmp_path / "demo", group=True
     )
     assert status == 130, (tmp_path / "demo.stderr").read_text()[-3000:]
     note = assert_interrupted(out, signal.SIGINT)
-    for candidate in ("fastserve-8b", "budget-8b"):  # each partition run's production replay
+    for candidate in candidates:  # each partition run's production replay
         assert any(entry["replay"].endswith(f"-{candidate}") for entry in note["flushed"]), note["flushed"]
     assert left_in_session(session) == []  # the demo's two reference endpoints stopped with it
 
