@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pipeline import interrupts
 from pipeline.pack.assemble.decision import times_words
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.pack.render.pages import (
@@ -70,6 +71,16 @@ def execute_spec(
     failed_checks = [e.check_name for e in evaluations if e.blocking or e.severity.value == "ERROR"]
     warnings = [e.check_name for e in evaluations if e.check_name not in failed_checks]
     run_ids = ", ".join(result.run_id for result in results)
+    if interrupts.stop_requested():  # a signal: INTERRUPTED.json says where (pipeline/interrupts.py)
+        name = interrupts.signal_name(interrupts.stop_signal()) or "a stop request"
+        flushed = sum(note["rows"] for note in interrupts.flushed())
+        note = escape(str(out / interrupts.INTERRUPTED_NAME))
+        console.print(
+            f"[yellow]run {run_ids} stopped by {name} after {elapsed:.0f} s[/yellow]: no pack; {flushed} raw-timing "
+            f"records flushed to Parquet; where it stopped: {note}; run it again for a pack",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
     if not all(result.success for result in results) or not (out / JSON_NAME).is_file():
         failed = (
             next(result for result in results if not result.success)

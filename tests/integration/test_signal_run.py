@@ -142,7 +142,10 @@ def test_sigterm_during_run_exits_143_with_interrupted_json(tmp_path, write_spec
         [str(LOADPROOF), "run", str(spec), "--out", str(out)], out, signal.SIGTERM, tmp_path / "run"
     )
     assert status == 143, (tmp_path / "run.stderr").read_text()[-3000:]
-    assert_interrupted(out, signal.SIGTERM)
+    note = assert_interrupted(out, signal.SIGTERM)
+    said = " ".join((tmp_path / "run.stdout").read_text().split())  # the console wraps its lines
+    flushed = sum(entry["rows"] for entry in note["flushed"])
+    assert "stopped by SIGTERM after" in said and f"no pack; {flushed} raw-timing records flushed" in said, said
     assert left_in_session(session) == []
 
 
