@@ -29,7 +29,9 @@ from pipeline.reference import ReferenceServer
 from tests.support.replay_driver import count_lines
 from tests.support.specs import small_spec
 
-pytestmark = pytest.mark.slow
+# slow; and one at a time on one worker: each starts a whole run (a CLI, reference endpoints, run
+# workers), and seven at once beside the rest of the suite starved its timing-sensitive tests
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("signal_runs")]
 
 LOADPROOF = Path(sys.executable).with_name("loadproof")
 GRACE_S = 60  # generous: the run must stop by itself well within it (`forced` false says it did)
