@@ -122,43 +122,43 @@ def signal_name(signum: int | None) -> str | None:
     return signal.Signals(signum).name if signum is not None else None
 
 
-def note_flushed(path: Path, rows: int, replay: str) -> None:
-    """Record that a stopped replay flushed `rows` records to `path` (read back by `flushed()`):
-    one line appended with one write, so the shards' processes may note theirs at once."""
+def _append_notes(kind: str, entries: list[dict]) -> None:
+    """Append `entries` as JSON lines to the stop file's `.{kind}` notes with one write, so the
+    run's processes (shards, partition runs) may note theirs at once; nothing without a stop file."""
     stop = stop_file()
     if stop is None:
         return
-    line = json.dumps({"replay": replay, "path": str(path), "rows": rows}) + "\n"
-    with stop.with_name(stop.name + ".flushed").open("a", encoding="utf-8") as handle:
-        handle.write(line)
+    with stop.with_name(f"{stop.name}.{kind}").open("a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(entry) + "\n" for entry in entries))
+
+
+def _read_notes(kind: str) -> list[dict]:
+    """Every process's `.{kind}` notes (`_append_notes`), in the order they were written."""
+    stop = stop_file()
+    notes = stop.with_name(f"{stop.name}.{kind}") if stop is not None else None
+    if notes is None or not notes.exists():
+        return []
+    return [json.loads(line) for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def note_flushed(path: Path, rows: int, replay: str) -> None:
+    """Record that a stopped replay flushed `rows` records to `path` (read back by `flushed()`)."""
+    _append_notes("flushed", [{"replay": replay, "path": str(path), "rows": rows}])
 
 
 def note_stopped(steps: list[tuple[str, str]]) -> None:
     """Record the (step, stage) pairs a stop failed, in order (read back by `stopped()`)."""
-    stop = stop_file()
-    if stop is None:
-        return
-    lines = "".join(json.dumps({"step": step, "stage": stage}) + "\n" for step, stage in steps)
-    with stop.with_name(stop.name + ".stopped").open("a", encoding="utf-8") as handle:
-        handle.write(lines)
+    _append_notes("stopped", [{"step": step, "stage": stage} for step, stage in steps])
 
 
 def stopped() -> list[dict]:
     """The steps a stop failed (`note_stopped`): {step, stage}, the first to fail first."""
-    stop = stop_file()
-    notes = stop.with_name(stop.name + ".stopped") if stop is not None else None
-    if notes is None or not notes.exists():
-        return []
-    return [json.loads(line) for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return _read_notes("stopped")
 
 
 def flushed() -> list[dict]:
     """What the stopped replays flushed, every process's (`note_flushed`)."""
-    stop = stop_file()
-    notes = stop.with_name(stop.name + ".flushed") if stop is not None else None
-    if notes is None or not notes.exists():
-        return []
-    return [json.loads(line) for line in notes.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return _read_notes("flushed")
 
 
 def grace_s() -> float:
