@@ -25,6 +25,7 @@ from pipeline.analysis.statistics.stats import nearest_rank
 from pipeline.analysis.tabulate import tables
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.reference.oracle import Oracle
+from pipeline.reference.serving_model import Sequence
 from pipeline.reference.serving_profile import OracleConfig, ServingProfile, load_profile
 from pipeline.reference.simulation import NS_PER_S, Arrival, bursty_mixed_arrivals, simulate
 from pipeline.replay.recording import records
@@ -82,9 +83,16 @@ def capacity_requests_per_s(profile: ServingProfile, seed: int = 7, requests: in
 def raw_timings(profile: ServingProfile, offered: list[Arrival]) -> pa.Table:
     """The simulated replay as raw timings (the replay's own record builder and schema)."""
     sim = simulate(profile, offered, record_tokens=True)
+    return timings_table(
+        [(seq, arrival, sim.token_ns.get(seq.seq_id, [])) for seq, arrival in zip(sim.requests, offered)]
+    )
+
+
+def timings_table(served: list[tuple[Sequence, Arrival, list[int]]]) -> pa.Table:
+    """Raw timings of served requests (each its engine sequence, what was offered, its token
+    times), sent at its arrival: the replay's own record builder and schema."""
     rows = []
-    for seq, arrival in zip(sim.requests, offered):
-        chunks = sim.token_ns.get(seq.seq_id, [])
+    for seq, arrival, chunks in served:
         outcome = RequestOutcome(
             t_sent_ns=arrival.arrival_ns,
             sent_at=datetime(2026, 11, 30, tzinfo=UTC),
