@@ -137,3 +137,31 @@ def test_the_stamp_lookup_takes_the_first_read_reaching_the_offset():
         300,
         300,
     ]
+
+
+def test_a_long_reply_keeps_only_the_reads_it_still_needs(clock: Clock):
+    async def scenario() -> tuple[RequestOutcome, int]:
+        reads = [(i + 1, chunk(event(f"t{i}"))) for i in range(1, 500)]
+        reads.append((600, chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"))
+        handler = handler_with_reads(clock, [(1, HEAD + chunk(event("t0")))])
+        payload = handler._buffer[0][0][1]
+        outcome = RequestOutcome(t_sent_ns=0, sent_at=datetime(2026, 12, 6, tzinfo=UTC), t_end_ns=0)
+        most = 0
+
+        async def reads_as_they_come():  # the task keeps up: a block after every read
+            nonlocal most
+            yield await payload.readany()
+            for at, data in reads:
+                clock.now = at
+                handler.data_received(data)
+                most = max(most, len(handler.read_stamps))
+                yield await payload.readany()
+
+        response = SimpleNamespace(
+            content=SimpleNamespace(iter_any=reads_as_they_come), connection=SimpleNamespace(protocol=handler)
+        )
+        await aio_request._read_events(response, StreamReader(outcome))
+        return outcome, most
+
+    outcome, most = asyncio.run(scenario())
+    assert outcome.chunk_times_ns == list(range(1, 501)) and most <= 3

@@ -218,6 +218,8 @@ async def _read_events(response: aiohttp.ClientResponse, reader: ReplyReader) ->
         if end < 0:
             continue
         lines = block[:end].decode("utf-8", "replace").split("\n")
+        if stamps:
+            _drop_reads_before(stamps, block_start + 1)  # a long reply's reads are not all kept
         if not stamps:
             data = _take_lines(lines, data, reader, taken_ns)
             continue
@@ -246,6 +248,15 @@ def _read_stamp(stamps: list[tuple[int, int]], offset: int) -> int:
             break
         found = stamp
     return found
+
+
+def _drop_reads_before(stamps: list[tuple[int, int]], offset: int) -> None:
+    """Forget the reads no byte from `offset` on came in (all but the one that brought it, and later)."""
+    kept = 0
+    while kept + 1 < len(stamps) and stamps[kept][0] < offset:
+        kept += 1
+    if kept:
+        del stamps[:kept]
 
 
 def _take_lines(
