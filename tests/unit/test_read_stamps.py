@@ -81,6 +81,23 @@ def test_each_event_keeps_the_time_its_read_was_handed_over_however_late_the_tas
     assert outcome.chunk_times_ns == [1_000, 2_000, 3_000, 3_000]
 
 
+def test_the_headers_are_stamped_by_their_read_so_the_first_token_never_precedes_them(clock: Clock):
+    """The lifecycle's order (first byte ≤ first token, a blocking check on every replay) holds
+    when the headers and the first token come in one read and the task takes the response late."""
+
+    async def scenario() -> tuple[int, int, int]:
+        handler = handler_with_reads(clock, [(1_000, HEAD + chunk(event("a")))])
+        response = SimpleNamespace(connection=SimpleNamespace(protocol=handler))
+        clock.now = 9_000  # the task wakes
+        return (
+            aio_request.headers_stamp(response, sent_ns=500),
+            aio_request.headers_stamp(response, sent_ns=2_000),  # an earlier response's read: not this one's
+            aio_request.headers_stamp(SimpleNamespace(connection=None), sent_ns=500),
+        )
+
+    assert asyncio.run(scenario()) == (1_000, 9_000, 9_000)
+
+
 def test_an_event_split_across_reads_is_stamped_by_the_read_that_completed_it(clock: Clock):
     whole = event("split")
     cut = len(whole) // 2

@@ -173,7 +173,7 @@ async def _send_once(
     try:
         async with asyncio.timeout(total_timeout_s):
             async with session.post(url, data=payload, headers={**JSON_HEADERS, **headers}) as response:
-                outcome.t_first_byte_ns = time.perf_counter_ns()
+                outcome.t_first_byte_ns = headers_stamp(response, outcome.t_sent_ns)
                 outcome.http_status = response.status
                 if response.status != 200:
                     detail = (await response.read()).decode("utf-8", "replace")
@@ -237,6 +237,17 @@ async def _read_events(response: aiohttp.ClientResponse, reader: ReplyReader) ->
     if data:  # a last event with no blank line after it
         reader.feed("\n".join(data), time.perf_counter_ns())
     reader.end()
+
+
+def headers_stamp(response: aiohttp.ClientResponse, sent_ns: int) -> int:
+    """When the loop handed over the read that completed the response's headers (the first read
+    `_StampingHandler` kept for it), so that the first token, stamped the same way, never comes
+    before it; now where there is none (or only an earlier response's: an empty body keeps none)."""
+    connection = getattr(response, "connection", None)
+    protocol = connection.protocol if connection is not None else None
+    if isinstance(protocol, _StampingHandler) and protocol.read_stamps and protocol.read_stamps[0][1] >= sent_ns:
+        return protocol.read_stamps[0][1]
+    return time.perf_counter_ns()
 
 
 def _read_stamp(stamps: list[tuple[int, int]], offset: int) -> int:
