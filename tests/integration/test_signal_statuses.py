@@ -25,6 +25,24 @@ LOADPROOF = str(Path(sys.executable).with_name("loadproof"))
 WAIT_S = 60
 
 
+def default_signals() -> None:
+    """In the child before it runs: SIGINT and SIGTERM as a terminal gives them to a command. A
+    disposition of SIG_IGN survives exec, and a process started in the background of a
+    non-interactive shell (a CI's `.ci/run &`) ignores SIGINT: its commands would never see one
+    (a fresh-clone CI once saw all four cases exit 0 or 2 at once)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def ignored_signals(pid: int) -> str:
+    """The child's SigIgn mask (/proc), for a failure's message."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "unknown"
+    return next((line for line in status.splitlines() if line.startswith("SigIgn")), "unknown")
+
+
 def init_caught_waiting(sig: signal.Signals, tmp_path: Path) -> int:
     """`loadproof init` against a port that accepts and never answers, sent `sig` once it is connected."""
     with socket.socket() as listener:
@@ -36,12 +54,16 @@ def init_caught_waiting(sig: signal.Signals, tmp_path: Path) -> int:
             [LOADPROOF, "init", str(DEMO_LOG), "--target", url, "--window-s", "10", "--out", str(tmp_path / "s.yaml")],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            preexec_fn=default_signals,
         )
         try:
             connection, _ = listener.accept()  # init is now waiting for GET /v1/models to answer
             with connection:
+                ignored = ignored_signals(process.pid)
                 process.send_signal(sig)
-                return process.wait(timeout=WAIT_S)
+                status = process.wait(timeout=WAIT_S)
+                assert status in (130, -signal.SIGTERM), f"init exited {status}; its {ignored}"
+                return status
         finally:
             if process.poll() is None:
                 process.kill()
@@ -60,6 +82,7 @@ def test_serve_reference_stops_cleanly_then_exits_128_plus_the_signal(sig, statu
         [LOADPROOF, "serve-reference", "--port", str(port), "--profile", "zero"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
     )
     try:
         deadline = time.monotonic() + WAIT_S
@@ -71,8 +94,9 @@ def test_serve_reference_stops_cleanly_then_exits_128_plus_the_signal(sig, statu
             except httpx.TransportError:
                 assert time.monotonic() < deadline, "serve-reference did not answer"
                 time.sleep(0.1)  # polling interval, not a wait for readiness
+        ignored = ignored_signals(process.pid)
         process.send_signal(sig)
-        assert process.wait(timeout=WAIT_S) == status
+        assert process.wait(timeout=WAIT_S) == status, f"its {ignored}"
     finally:
         if process.poll() is None:
             process.kill()
