@@ -91,6 +91,7 @@ _RAW_TIMINGS: Mapping[str, str] = {
     "clock_offset_ns": "added to that worker's clock to put it on the scheduler's timeline",
     "repeat": "which run of the production replay sent it, 0…N−1",
     "arm": "the arm that sent it: the vendor's conditions or a step of the attribution ladder",
+    "arm_loop_lag_p99_ms": "the client's loop receipt lag p99 (ms) while its arm ran: the arm's instrument error",
 }
 
 _CANONICAL_LOG: Mapping[str, str] = {
@@ -143,7 +144,8 @@ _FIGURES: Mapping[str, str] = {
     "reason": "why the figure has no value",
     "timed_from": "latency timed from the planned send when the client lagged",
     "sampled": "a note when the table read every n-th value",
-    "instrument_error_ms": "a production-load latency figure: the client's own timing error, p99 ms (TPOT exempt); "
+    "instrument_error_ms": "a latency figure (production load, an arm): the client's own timing error, p99 ms (TPOT "
+    "exempt); "
     "above a quarter of the claim's tolerance a hold is inconclusive",
     "instrument_error_source": "what measured it: wire (a capture), loop receipt lag (the replay's probe) or send lag "
     "(the judged window's schedule lag, uncapped open loop)",

@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 
 from pipeline.analysis.judge.arms import arm_figures, arm_metrics, arm_window
+from pipeline.analysis.judge.figures_table import judged_vendor_figures
+from pipeline.analysis.statistics.stats import INSTRUMENT_ERROR_RULE
 from pipeline.contracts import RAW_TIMING_RECORD_SCHEMA
 from pipeline.pack.assemble import arms as pack_arms
 from pipeline.plan import arms as plan_arms
@@ -300,3 +302,34 @@ def test_the_figures_check_wants_every_figure_of_every_arm_that_ran_inside_its_i
     assert arm_rules.arm_figures_complete([row], {"a"}, ["m"]).passed
     assert not arm_rules.arm_figures_complete([row], {"a", "b"}, ["m"]).passed
     assert not arm_rules.arm_figures_complete([{**row, "ci_low": 1.5}], {"a"}, ["m"]).passed
+
+
+def test_an_arms_latency_figures_carry_its_loop_lag_and_a_vendor_verdict_is_judged_with_it():
+    """Issue 45 item 2: the arm's loop receipt lag (`arm_loop_lag_p99_ms`, recorded as it ran) rides
+    on its TTFT and E2E figures, not on TPOT (spread over the reply's tokens) nor a rate; a hold at
+    the vendor's conditions stands where the error is within a quarter of the claim's tolerance
+    (C·t/4) and is inconclusive, by the instrument rule, where it is not."""
+    rows = closed_loop_rows(requests=80, concurrency=4, latency_s=1.0)
+    claims = {"ttft_ms_p50": 1000, "e2e_ms_p90": 4000, "tpot_ms_p50": 200, "output_tokens_per_s": 1}
+    spec = demo_spec(**claims)
+
+    def judged(lag_ms: float | None) -> dict[str, dict]:
+        table = with_arm(pa.Table.from_pylist(rows, schema=RAW_TIMING_RECORD_SCHEMA), "a_vendor_conditions", lag_ms)
+        figure_rows = arm_figures(table.cast(ARM_TIMINGS_SCHEMA), spec).to_pylist()
+        return {f["metric"]: f for f in judged_vendor_figures(spec, figure_rows)}
+
+    quiet, busy, unprobed = judged(2.0), judged(30.0), judged(None)
+    assert {m: quiet[m].get("instrument_error_ms") for m in claims} == {
+        "ttft_ms_p50": 2.0,
+        "e2e_ms_p90": 2.0,
+        "tpot_ms_p50": None,
+        "output_tokens_per_s": None,
+    }
+    assert quiet["ttft_ms_p50"]["instrument_error_source"] == "loop receipt lag"
+    assert quiet["ttft_ms_p50"]["tolerance"] == pytest.approx(0.1)  # the latency default
+    assert quiet["ttft_ms_p50"]["verdict"] == "holds" == unprobed["ttft_ms_p50"]["verdict"]  # 2 ms ≤ 25 ms
+    assert "instrument_error_ms" not in unprobed["ttft_ms_p50"]
+    assert busy["ttft_ms_p50"]["verdict"] == "inconclusive"  # 30 ms > ¼ × 10 % of 1,000 ms
+    assert busy["ttft_ms_p50"]["decision_rule"] == INSTRUMENT_ERROR_RULE
+    assert busy["e2e_ms_p90"]["verdict"] == "holds"  # 30 ms ≤ ¼ × 10 % of 4,000 ms
+    assert busy["tpot_ms_p50"]["verdict"] == quiet["tpot_ms_p50"]["verdict"] == "holds"

@@ -8,7 +8,9 @@ the loop (without the drain); given to the analysis as the
 from the same queries and the same window rule as the headline's, and `loadproof verify`
 re-computes them from `arm_timings` alone. Which figures: every claimed throughput and latency
 figure and the error rate (accuracy and cost are not an arm's business), and always output tokens/s
-and requests/s (the ladder's capacity axis and the arrival-process step's rate).
+and requests/s (the ladder's capacity axis and the arrival-process step's rate). Each latency figure
+that carries it (`instrument_error.carries_at`) has the arm's instrument error beside it: the
+client's loop receipt lag p99 while the arm ran (`arm_timings.arm_loop_lag_p99_ms`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pyarrow.parquet as pq
 from pipeline.analysis.declare import metrics
 from pipeline.analysis.declare.catalogue import VENDOR_CONDITIONS
 from pipeline.analysis.judge.figures import figure_rows, values_at
+from pipeline.analysis.judge.instrument_error import LOOP_LAG_SOURCE, arm_instrument_error, carries_at
 from pipeline.analysis.statistics import steady_state
 from pipeline.analysis.tabulate.tables import analyse_all
 from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
@@ -50,6 +53,9 @@ ARM_FIGURES_SCHEMA = pa.schema(
         ("n", pa.int64()),
         ("interval_method", pa.string()),
         ("no_steady_window", pa.string()),  # the steady-state tests rejected the arm's window: why
+        # a latency figure that carries it: the client's loop receipt lag p99 while the arm ran
+        ("instrument_error_ms", pa.float64()),
+        ("instrument_error_source", pa.string()),
     ]
 )
 ALWAYS = ("output_tokens_per_s", "requests_per_s")
@@ -93,9 +99,11 @@ def one_arm_figures(
     tables = figure_rows(analysed)
     unsteady = steady_state.unsteady_windows(tables.get("throughput") or []).get(candidate)
     axis, label = LADDER.get(arm, (arm, arm))
+    error_ms = arm_instrument_error(timings)
     rows = []
     for metric in arm_metrics(spec):
         measured, low, high, n, method = values_at(tables, metric, VENDOR_CONDITIONS)
+        carried = error_ms is not None and carries_at(metric, VENDOR_CONDITIONS)
         rows.append(
             {
                 "candidate": candidate,
@@ -113,6 +121,8 @@ def one_arm_figures(
                 "n": n,
                 "interval_method": method,
                 "no_steady_window": unsteady,
+                "instrument_error_ms": error_ms if carried else None,
+                "instrument_error_source": LOOP_LAG_SOURCE if carried else None,
             }
         )
     return rows

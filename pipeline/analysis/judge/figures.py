@@ -26,6 +26,7 @@ from pipeline.analysis.declare.catalogue import (
     Metric,
     Source,
 )
+from pipeline.analysis.judge.instrument_error import carried_error
 from pipeline.analysis.sizing.replicas import cost_method
 from pipeline.analysis.sizing.users_at_tier import TIER_FIGURES, tier_note
 from pipeline.analysis.statistics import steady_state
@@ -379,6 +380,7 @@ def vendor_conditions_figures(spec: Spec, rows: list[dict]) -> list[dict]:
             ),
             row.get("interval_method"),
         )
+        | carried_error(row)
         for row in rows
     ]
 

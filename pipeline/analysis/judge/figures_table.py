@@ -24,7 +24,7 @@ from pipeline.analysis.declare.catalogue import PRODUCTION_LOAD
 from pipeline.analysis.judge import figures as made
 from pipeline.analysis.judge.decisive import with_resolution
 from pipeline.analysis.judge.how_far import with_how_far
-from pipeline.analysis.judge.instrument_error import judged_with_instrument_error
+from pipeline.analysis.judge.instrument_error import judged_with_instrument_error, rejudged
 from pipeline.analysis.judge.repeated_figures import RUN_KEYS, with_repeats
 from pipeline.analysis.judge.unjudged_claims import unjudged_claims
 from pipeline.contracts import (
@@ -132,13 +132,19 @@ def partition_figures(
     figures = with_repeats(figures, spec, raw_timings, accuracy_table, queries)  # unchanged for one run
     if replay_summary is not None:
         figures = judged_with_instrument_error(spec, figures, raw_timings, replay_summary, queries)
-    vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows or []))
-    figures += [{**item, "arm": made.VENDOR_CONDITIONS_ARM} for item in vendor]
+    figures += judged_vendor_figures(spec, arm_rows or [])
     figures += unjudged_claims(spec, figures)  # every claim accounted for
     # each inconclusive claimed figure with what would resolve it
     throughput = tables.get("throughput") or []
     resolved = with_resolution(figures, spec.analysis.confidence, throughput, arm_rows, spec.analysis.interval_batches)
     return with_how_far(resolved)  # each judged figure: how far from its claim
+
+
+def judged_vendor_figures(spec: Spec, arm_rows: list[dict]) -> list[dict]:
+    """The vendor-conditions arm's claimed figures (`arm_figures` rows), each judged with the
+    instrument error its arm carries (`instrument_error.rejudged`)."""
+    vendor = made.vendor_conditions_figures(spec, made.vendor_conditions_rows(spec, arm_rows))
+    return [rejudged({**item, "arm": made.VENDOR_CONDITIONS_ARM}) for item in vendor]
 
 
 def figures_of_folder(root: Path, spec: Spec) -> pa.Table:

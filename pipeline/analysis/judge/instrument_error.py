@@ -2,7 +2,9 @@
 candidate by sql/instrument_error.sql (against the wire where the run recorded a calibration, from
 the loop's receipt lag everywhere, and from the judged window's send lag in an uncapped open loop)
 and carried beside each production-load latency figure (`instrument_error_ms`,
-`instrument_error_source` in `data/figures.parquet`).
+`instrument_error_source` in `data/figures.parquet`). The arms' latency figures carry their own:
+the loop receipt lag while each arm ran (`arm_timings.arm_loop_lag_p99_ms`, into `arm_figures`),
+and a vendor-conditions verdict is judged with it by the same rule.
 
 A figure carries it where one request's latency is one interval between two of the client's own
 stamps, each as late as the loop was busy: TTFT, TTFO, E2E (from the actual or the planned send) and
@@ -19,8 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from pipeline.analysis.declare.catalogue import BY_NAME, PRODUCTION_LOAD
+from pipeline.analysis.declare.catalogue import BY_NAME, PRODUCTION_LOAD, VENDOR_CONDITIONS
 from pipeline.analysis.statistics.stats import (
     INSTRUMENT_ERROR_RULE,
     INSTRUMENT_ERROR_SHARE,
@@ -34,12 +37,16 @@ from pipeline.duck.catalog import REPO_QUERIES, QueryCatalog
 from pipeline.spec import Spec
 
 QUERY = "instrument_error"
+ARM_LOOP_LAG = "arm_loop_lag_p99_ms"  # arm_timings' column (pipeline/replay/conditions/arms.py)
+LOOP_LAG_SOURCE = "loop receipt lag"
 # the latency families (sql/latency_percentiles.sql's `metric`) whose figures carry the error
 CARRIED_FAMILIES = frozenset(
     {"ttft_ms", "ttfo_ms", "e2e_ms", "itl_ms", "ttft_from_schedule_ms", "e2e_from_schedule_ms"}
 )
 EXEMPT_FAMILIES = {"tpot_ms": "the two late stamps are spread over the reply's tokens: the lag ÷ (tokens − 1)"}
 FIX = "fewer streams a process (workload.replay.shards), a smaller rate or a bigger machine"
+# an arm runs the claim's concurrency in one process: only the client's machine can change
+ARM_FIX = "a client machine with faster cores (the arm sends the claim's concurrency from one process)"
 
 REPLAY_LAG_SCHEMA = pa.schema(
     [("candidate", pa.string()), ("loop_lag_p99_ms", pa.float64()), ("wire_lag_p99_ms", pa.float64())]
@@ -83,32 +90,64 @@ def instrument_errors(
 
 
 def carries(item: dict) -> bool:
-    """A production-load latency figure of a family that carries the error (TPOT is exempt)."""
-    entry = BY_NAME.get(item["metric"])
-    if entry is None or entry.kind != "latency percentile" or (item.get("basis") or PRODUCTION_LOAD) != PRODUCTION_LOAD:
+    """A latency figure of a family that carries the error (TPOT is exempt), at the production load
+    or at the vendor's conditions (the arms': `arm_carries`)."""
+    return carries_at(item["metric"], item.get("basis") or PRODUCTION_LOAD)
+
+
+def carries_at(metric: str, basis: str) -> bool:
+    """Whether `metric` read on `basis` (production load, vendor's conditions) carries the error."""
+    entry = BY_NAME.get(metric)
+    if entry is None or entry.kind != "latency percentile" or basis not in (PRODUCTION_LOAD, VENDOR_CONDITIONS):
         return False
-    source = entry.sources.get(PRODUCTION_LOAD)
+    source = entry.sources.get(basis)
     return source is not None and source.row_metric in CARRIED_FAMILIES
 
 
 def with_instrument_error(figures: list[dict], errors: dict[str, tuple[float, str]]) -> list[dict]:
-    """Each latency figure that carries the error with it, re-judged (`stats.instrument_verdict`):
-    a hold the error could make is inconclusive; a miss over the interval whose low end, less the
-    error, no longer clears the claim with its tolerance too."""
+    """Each production-load latency figure that carries the error with it, re-judged
+    (`rejudged`)."""
     for item in figures:
         found = errors.get(item["candidate"])
         if found is None or item.get("repeat") is not None or not carries(item):
             continue
-        error_ms, source = found
-        item["instrument_error_ms"], item["instrument_error_source"] = error_ms, source
-        # the low end decides a miss only where the window's interval decided it (not an unsteady bound)
-        ci_low = item.get("ci_low") if item.get("decision_rule") == INTERVAL_RULE else None
-        word, rule = instrument_verdict(
-            item.get("verdict"), item.get("claimed"), item.get("tolerance") or 0.0, error_ms, entry_kind(item), ci_low
-        )
-        if rule is not None:
-            item |= {"verdict": word, "decision_rule": rule}
+        if (item.get("basis") or PRODUCTION_LOAD) == PRODUCTION_LOAD:
+            item["instrument_error_ms"], item["instrument_error_source"] = found
+            rejudged(item)
     return figures
+
+
+def rejudged(item: dict) -> dict:
+    """`item` (carrying `instrument_error_ms`) re-judged with its error (`stats.instrument_verdict`):
+    a hold the error could make is inconclusive; a miss over the interval whose low end, less the
+    error, no longer clears the claim with its tolerance too."""
+    error_ms = item.get("instrument_error_ms")
+    if error_ms is None or not carries(item):
+        return item
+    # the low end decides a miss only where the window's interval decided it (not an unsteady bound)
+    ci_low = item.get("ci_low") if item.get("decision_rule") == INTERVAL_RULE else None
+    word, rule = instrument_verdict(
+        item.get("verdict"), item.get("claimed"), item.get("tolerance") or 0.0, error_ms, entry_kind(item), ci_low
+    )
+    if rule is not None:
+        item |= {"verdict": word, "decision_rule": rule}
+    return item
+
+
+def carried_error(row: dict) -> dict:
+    """An arm's latency figure's instrument error (its `arm_figures` row), where it has one."""
+    if row.get("instrument_error_ms") is None:
+        return {}
+    return {key: row[key] for key in ("instrument_error_ms", "instrument_error_source")}
+
+
+def arm_instrument_error(timings: pa.Table) -> float | None:
+    """One arm's instrument error (ms): the client's loop receipt lag p99 while it ran (the worst,
+    where the rows hold several runs), from `arm_timings.arm_loop_lag_p99_ms`; None for rows written
+    before it was recorded, or by a run that did not probe."""
+    if ARM_LOOP_LAG not in timings.schema.names:
+        return None
+    return pc.max(timings.column(ARM_LOOP_LAG)).as_py()
 
 
 def judged_with_instrument_error(
@@ -150,4 +189,5 @@ def resolution_words(item: dict) -> str:
             f"over a quarter of the claim's tolerance ({INSTRUMENT_ERROR_SHARE * claimed * tolerance:.3g} ms: "
             f"¼ × {tolerance:.0%} of {claimed:g} ms)"
         )
-    return f"not by length: {error}, {against}; {FIX} brings it down"
+    fix = ARM_FIX if item.get("basis") == VENDOR_CONDITIONS else FIX
+    return f"not by length: {error}, {against}; {fix} brings it down"

@@ -25,9 +25,11 @@ from pipeline.replay.recording.records import PlannedRequest
 
 # arm_timings' columns (pipeline/contracts/ ARM_TIMINGS): the raw-timing record, then which arm
 # sent the request (a_vendor_conditions, b_prompt_lengths, c_output_lengths, d_request_structure,
-# e_arrival_process: pipeline/plan/arms.py)
+# e_arrival_process: pipeline/plan/arms.py) and the loop receipt lag of the client while it sent them
+# (the replay's probe, `ReplayStats.loop_lag_p99_ms`: the instrument error of the arm's latency figures)
 ARM_COLUMN = ("arm", pa.string())
-ARM_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, ARM_COLUMN])
+LOOP_LAG_COLUMN = ("arm_loop_lag_p99_ms", pa.float64())
+ARM_TIMINGS_SCHEMA = pa.schema([*RAW_TIMING_RECORD_SCHEMA, ARM_COLUMN, LOOP_LAG_COLUMN])
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,12 @@ def arm_settings(settings: ReplaySettings, arm: ArmPlan, max_duration_s: float) 
     )
 
 
-def with_arm(timings: pa.Table, arm: str) -> pa.Table:
-    if ARM_COLUMN[0] in timings.schema.names:
-        timings = timings.drop_columns([ARM_COLUMN[0]])
-    return timings.append_column(ARM_COLUMN[0], pa.array([arm] * timings.num_rows, ARM_COLUMN[1]))
+def with_arm(timings: pa.Table, arm: str, loop_lag_p99_ms: float | None = None) -> pa.Table:
+    """The arm's rows with `arm` and the client's loop receipt lag while it ran (None: not probed)."""
+    added = (ARM_COLUMN[0], LOOP_LAG_COLUMN[0])
+    timings = timings.drop_columns([name for name in added if name in timings.schema.names])
+    timings = timings.append_column(ARM_COLUMN[0], pa.array([arm] * timings.num_rows, ARM_COLUMN[1]))
+    return timings.append_column(LOOP_LAG_COLUMN[0], pa.array([loop_lag_p99_ms] * timings.num_rows, LOOP_LAG_COLUMN[1]))
 
 
 def run_arm(
@@ -74,7 +78,7 @@ def run_arm(
     if arm.api is not None:
         run = dataclasses.replace(run, target=dataclasses.replace(run.target, api=arm.api))  # type: ignore[arg-type]
     outcome = execute(run, beside)
-    table = with_arm(outcome.timings(), arm.arm).cast(ARM_TIMINGS_SCHEMA)
+    table = with_arm(outcome.timings(), arm.arm, outcome.stats.loop_lag_p99_ms).cast(ARM_TIMINGS_SCHEMA)
     summary = {"arm": arm.arm, "mode": arm.mode, "concurrency": arm.concurrency, "api": run.target.api}
     return table, {**summary, **outcome.totals()}
 
