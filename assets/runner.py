@@ -47,6 +47,7 @@ from pipeline.definitions import build_definitions
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.replay.endpoint.fingerprint import fingerprint, version_key
 from pipeline.replay.endpoint.reachability import check_reachable
+from pipeline.replay.production.auto_shards import one_process_enough
 from pipeline.spec import load_spec
 from resources import EndpointResource
 
@@ -128,7 +129,9 @@ def execute_runs(
     """The Dagster runs of `execute`, into the instance of the pack folder (`recipe[1]`); and, where
     a failure or a stop ended them early, the first step of the run not started."""
     results: list[JobExecutionResult | RecordedRun] = []
-    in_process = spec.workload.replay.shards == 1 and spec.workload.replay.executor != "dask"
+    replay = spec.workload.replay
+    one = one_process_enough(replay.shards, replay.mode, replay.concurrency, replay.max_concurrency)
+    in_process = one and replay.executor != "dask"
     with instance_for(Path(recipe[1])) as instance:
         keys = [register(instance, candidate.name, version) for candidate, version in zip(spec.candidates, versions)]
         if side_by_side(spec, targets):

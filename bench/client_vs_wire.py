@@ -19,22 +19,28 @@ per request and TTFT p50 with the capture against without it.
     .venv/bin/python bench/client_vs_wire.py [--profile large-gpu] [--concurrency 1,16,64,256] [--pin]
 
 Needs tcpdump (Debian: `apt-get install tcpdump`) and the right to capture (root or CAP_NET_RAW).
-`--pin` runs the server and tcpdump on CPU 1 and the client on CPU 0.
+`--pin` runs the server and tcpdump on CPU 1 and the client on CPU 0. `--processes N` splits each
+plan over N client processes (forked; each a closed loop of concurrency / N streams on its own event
+loop, as `workload.replay.shards` splits a replay): how many streams one loop can stamp in time.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import multiprocessing
 import os
+import resource
 import tempfile
 import time
 from pathlib import Path
 
-from bench.client_vs_server_clock import cpu_pressure, pct, plan_of, replay
+from bench.client_vs_server_clock import closed_loop, cpu_pressure, cpu_s, pct, plan_of, replay
 from bench.wire_capture import Capture, CaptureReport
 from bench.wire_reading import WirePair, join, read_capture
 from pipeline.reference import ReferenceServer
 from pipeline.replay.pacing.engine import ReplayStats
+from pipeline.replay.recording.journal import Journal, journal_to_table
 
 SERVER_CPU, CLIENT_CPU = 1, 0
 MS = 1e6
@@ -49,25 +55,74 @@ def client_ttft_p50(rows: list[dict]) -> float:
     return pct([r["ttft_ms"] for r in rows if r["ttft_ms"] is not None], 50)
 
 
-def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path, pin: bool) -> None:
+def _one_process(plan: list, server: ReferenceServer, concurrency: int, journal_path: Path, results) -> None:
+    with Journal(journal_path) as journal:
+        stats = closed_loop(plan, server, concurrency, journal)
+    results.put(dataclasses.asdict(stats))
+
+
+def replay_split(
+    server: ReferenceServer, plan: list, concurrency: int, journal_path: Path, processes: int
+) -> tuple[ReplayStats, float, float, list[dict]]:
+    """`replay` over `processes` forked client processes, each every `processes`-th request of the
+    plan at concurrency / processes: the stats summed (wall: the longest), the children's CPU
+    seconds, the server's, and every row."""
+    if processes <= 1:
+        return replay(server, plan, concurrency, journal_path)
+    assert server._process is not None  # the bench reads the server's CPU use; no public accessor
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    paths = [journal_path.with_suffix(f".{index}.jsonl") for index in range(processes)]
+    server_before = cpu_s(server._process.pid)
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = [
+        context.Process(
+            target=_one_process,
+            args=(plan[index::processes], server, concurrency // processes, paths[index], results),
+        )
+        for index in range(processes)
+    ]
+    for child in children:
+        child.start()
+    reports = [results.get(timeout=600) for _ in children]
+    for child in children:
+        child.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client_s = (after.ru_utime + after.ru_stime) - (children_before.ru_utime + children_before.ru_stime)
+    stats = ReplayStats(
+        planned=sum(r["planned"] for r in reports),
+        sent=sum(r["sent"] for r in reports),
+        errors=sum(r["errors"] for r in reports),
+        peak_in_flight=sum(r["peak_in_flight"] for r in reports),
+        wall_s=max(r["wall_s"] for r in reports),
+    )
+    rows = [row for path in paths for row in journal_to_table(path).to_pylist()]
+    return stats, client_s, cpu_s(server._process.pid) - server_before, rows
+
+
+def run(
+    profile: str, concurrency: int, requests: int, max_tokens: int, folder: Path, pin: bool, processes: int = 1
+) -> None:
     if pin:
         os.sched_setaffinity(0, {SERVER_CPU})  # the server process inherits this core
     with ReferenceServer(profile) as server:
         if pin:
             os.sched_setaffinity(0, {CLIENT_CPU})
-        plain, plain_client_s, plain_server_s, plain_rows = replay(
+        plain, plain_client_s, plain_server_s, plain_rows = replay_split(
             server,
             plan_of(f"plain{concurrency}", requests, max_tokens),
             concurrency,
             folder / f"plain-{concurrency}.jsonl",
+            processes,
         )
         capture = Capture(server.port, folder / f"wire-{concurrency}.pcap", cpus={SERVER_CPU} if pin else None)
         with capture:
-            stats, client_s, server_s, rows = replay(
+            stats, client_s, server_s, rows = replay_split(
                 server,
                 plan_of(f"wire{concurrency}", requests, max_tokens),
                 concurrency,
                 folder / f"wire-{concurrency}.jsonl",
+                processes,
             )
         report = capture.report
     assert report is not None
@@ -76,7 +131,7 @@ def run(profile: str, concurrency: int, requests: int, max_tokens: int, folder: 
     parse_s = time.perf_counter() - parse_started
     pairs, missing = join(rows, reading, report.clock.to_wall)
     print(
-        f"concurrency {concurrency:4d} (CPU pressure {cpu_pressure()}): {len(pairs)}/{requests} joined to the wire, "
+        f"concurrency {concurrency:4d} over {processes} client process(es) (CPU pressure {cpu_pressure()}): {len(pairs)}/{requests} joined to the wire, "
         f"{len(missing)} not found whole, errors {stats.errors}, peak in flight {stats.peak_in_flight}, "
         f"wall {stats.wall_s:.1f} s; client TTFT p50 {client_ttft_p50(rows):.1f} ms"
     )
@@ -131,11 +186,12 @@ def main() -> None:
     parser.add_argument("--min-requests", type=int, default=64)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--pin", action="store_true", help="server and tcpdump on CPU 1, client on CPU 0")
+    parser.add_argument("--processes", type=int, default=1, help="client processes, concurrency / N streams each")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
             requests = max(args.min_requests, concurrency * args.requests_per_stream)
-            run(args.profile, concurrency, requests, args.max_tokens, Path(tmp), args.pin)
+            run(args.profile, concurrency, requests, args.max_tokens, Path(tmp), args.pin, args.processes)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ scheduler at `workload.replay.dask_scheduler`, or a local cluster of `shards` wo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dagster import (
@@ -63,7 +64,7 @@ def executor_for(spec_path: str | Path) -> ExecutorDefinition | None:
     replay = load_spec(spec_path).spec.workload.replay
     if replay.executor != "dask":
         return None
-    config: dict = {"n_workers": replay.shards}
+    config: dict = {"n_workers": replay.shards if isinstance(replay.shards, int) else os.cpu_count() or 1}
     if replay.dask_scheduler:
         config["address"] = replay.dask_scheduler
     return dask_step_executor.configured(config)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zoneinfo
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, model_validator
 
@@ -234,11 +234,12 @@ class Replay(Strict):
         default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)"
     )
     transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
-    shards: int = Field(
+    shards: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = Field(
         default=1,
-        ge=1,
-        le=64,
-        description="worker processes the plan is split across (on `executor`), one common start time",
+        description=(
+            "worker processes the plan is split across (on `executor`), one common start time; auto: one per 128 "
+            "streams in flight at the peak (what one event loop stamps within 1–5 ms of the wire)"
+        ),
     )
     shard_ready_timeout_s: float = Field(
         default=120.0, gt=0, description="how long a shard waits for the others to be ready"
@@ -337,7 +338,7 @@ class Replay(Strict):
                 f"workload.replay: until and repeats ({self.repeats}) both set: `until: resolved` decides the number "
                 "of runs (its max_runs bounds it); drop repeats"
             )
-        if self.until is not None and self.shards > 1:
+        if self.until is not None and isinstance(self.shards, int) and self.shards > 1:
             raise ValueError(
                 f"workload.replay: until needs shards: 1 (got {self.shards}): the decision after each run reads every "
                 "request of it"

@@ -86,6 +86,11 @@ def replay_two_shards(write_spec, base_url: str, out: Path, version: str, **repl
     executor the spec names. Returns the partition run's id, its failed blocking checks and its log messages."""
     data = yaml.safe_load(small_spec(write_spec, base_url).read_text())
     data["workload"]["replay"].update(shards=2, **replay)
+    return replay_sharded(write_spec, data, out, version)
+
+
+def replay_sharded(write_spec, data: dict, out: Path, version: str) -> tuple[str, list[str], list[str]]:
+    """`replay_two_shards` for the spec `data` as it is."""
     spec = write_spec(data)
     job = build_definitions(spec, out).resolve_job_def("revalidation")
     with instance_for(out) as instance:
@@ -134,6 +139,26 @@ def test_two_shards_in_two_processes_replay_the_plan_from_one_start(tmp_path, wr
     ]
     sent = {shard: sorted(r["t_sent_ns"] for r in timings if r["shard"] == shard) for shard in (0, 1)}
     assert sent[1][0] < sent[0][-1] and sent[0][0] < sent[1][-1]
+
+
+# `replay.shards: auto` (issue 45 item 1): a closed loop of 130 streams is more than one process holds
+# (128), so the replay runs in two, sized at run time from the plan, and says why.
+@pytest.mark.slow
+def test_auto_shards_split_a_loop_of_130_streams_over_two_processes(tmp_path, write_spec, zero_server, monkeypatch):
+    monkeypatch.setenv("LOADPROOF_DEMO_API_KEY", "k")
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    out = tmp_path / "pack"
+    spec = yaml.safe_load(small_spec(write_spec, zero_server.base_url).read_text())
+    spec["workload"]["sample"].update(window_s=60)  # ~200 requests: more than 130 to send
+    spec["workload"]["replay"].update(shards="auto", mode="concurrency", concurrency=130, sessions="off")
+    for closed_loop_only in ("sweep", "arms"):  # the raw timings only: no other replay runs
+        spec["workload"]["replay"].pop(closed_loop_only, None)
+    _, failed, messages = replay_sharded(write_spec, spec, out, "v-auto")
+    assert failed == []
+    timings, plan, summary = sharded_outputs(out, "v-auto")
+    assert len(plan) > 130 and sorted(r["request_id"] for r in timings) == sorted(p["request_id"] for p in plan)
+    assert {r["shard"] for r in timings} == {0, 1} and len({s["pid"] for s in summary["shards"]}) == 2
+    assert any(m.startswith("shards: auto → 2: about 130 streams in flight") for m in messages)
 
 
 # --- the same partition on a Dask cluster (`workload.replay.executor: dask`) ------------------------

@@ -137,12 +137,6 @@ def test_an_impossible_claim_is_not_reproduced_at_the_vendors_conditions(every_a
     spec = spec_claiming(output_tokens_per_s=1e12)
     timings, _ = every_arm
     figures = arm_figures(timings, spec).to_pylist()
-    # each arm recorded its client's loop receipt lag, and its latency figures carry it (issue 45)
-    lags = dict(zip(timings.column("arm").to_pylist(), timings.column("arm_loop_lag_p99_ms").to_pylist()))
-    assert set(lags) == {s["arm"] for s in summaries} and all(lag is not None and lag >= 0 for lag in lags.values())
-    carried = {(f["arm"], f["metric"]): f["instrument_error_ms"] for f in figures if f["measured"] is not None}
-    assert carried[(plan_arms.VENDOR_CONDITIONS, "ttft_ms_p95")] == lags[plan_arms.VENDOR_CONDITIONS]
-    assert carried[(plan_arms.VENDOR_CONDITIONS, "output_tokens_per_s")] is None
     rows = pack_arms.vendor_conditions_section(
         spec,
         figures,

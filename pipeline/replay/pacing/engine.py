@@ -299,17 +299,20 @@ async def _send_plan(chains, settings: ReplaySettings, progress, began: int, sta
         return await _open_loop(chains.leads, start_ns, deadline_ns, chains.wrap(fire, start_ns))
 
 
-def expected_peak_in_flight(plan: list[PlannedRequest], settings: ReplaySettings) -> int:
+def expected_peak_in_flight(
+    plan: list[PlannedRequest], settings: ReplaySettings, window_s: float = IN_FLIGHT_WINDOW_S
+) -> int:
     """How many connections to open before the first send: the closed loop's concurrency, or the
-    most sends the plan puts inside any IN_FLIGHT_WINDOW_S (capped by `max_concurrency`); at
-    least 1, at most the plan's length and POOL_CAP. More are opened on demand, timed apart."""
+    most sends the plan puts inside any `window_s` (a request's expected time in flight; capped by
+    `max_concurrency`); at least 1, at most the plan's length and POOL_CAP. More are opened on
+    demand, timed apart. (`auto_shards` sizes `shards: auto` by it, over the logged mean latency.)"""
     if settings.mode == "concurrency":
         peak = settings.concurrency or 1
     else:
         offsets = sorted(item.scheduled_offset_s for item in plan if item.scheduled_offset_s is not None)
         peak, first = 0, 0
         for last, offset in enumerate(offsets):
-            while offset - offsets[first] >= IN_FLIGHT_WINDOW_S:
+            while offset - offsets[first] >= window_s:
                 first += 1
             peak = max(peak, last - first + 1)
         if settings.max_concurrency:
