@@ -131,7 +131,8 @@ def run(
     parse_s = time.perf_counter() - parse_started
     pairs, missing = join(rows, reading, report.clock.to_wall)
     print(
-        f"concurrency {concurrency:4d} over {processes} client process(es) (CPU pressure {cpu_pressure()}): {len(pairs)}/{requests} joined to the wire, "
+        f"concurrency {concurrency:4d} over {processes} client process(es) (CPU pressure {cpu_pressure()}): "
+        f"{len(pairs)}/{requests} joined to the wire, "
         f"{len(missing)} not found whole, errors {stats.errors}, peak in flight {stats.peak_in_flight}, "
         f"wall {stats.wall_s:.1f} s; client TTFT p50 {client_ttft_p50(rows):.1f} ms"
     )

@@ -44,7 +44,7 @@ CARRIED_FAMILIES = frozenset(
     {"ttft_ms", "ttfo_ms", "e2e_ms", "itl_ms", "ttft_from_schedule_ms", "e2e_from_schedule_ms"}
 )
 EXEMPT_FAMILIES = {"tpot_ms": "the two late stamps are spread over the reply's tokens: the lag ÷ (tokens − 1)"}
-FIX = "fewer streams a process (workload.replay.shards), a smaller rate or a bigger machine"
+FIX = "fewer streams a process (workload.replay.shards: auto), a smaller rate or a bigger machine"
 # an arm runs the claim's concurrency in one process: only the client's machine can change
 ARM_FIX = "a client machine with faster cores (the arm sends the claim's concurrency from one process)"
 

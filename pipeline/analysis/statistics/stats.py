@@ -175,13 +175,13 @@ MOST_FAVOURABLE_RATE_FACTOR = 2.0
 INSTRUMENT_ERROR_SHARE = 0.25
 INSTRUMENT_ERROR_RULE = (
     "instrument error: the client's timing error (p99) exceeds a quarter of the claim's tolerance, so the client "
-    "cannot tell a hold from a miss; fewer streams a process (workload.replay.shards), a smaller rate or a bigger "
-    "machine fixes it"
+    "cannot tell a hold from a miss; fewer streams a process (workload.replay.shards: auto), a smaller rate or a "
+    "bigger machine fixes it"
 )
 INSTRUMENT_MISS_RULE = (
     "instrument error: the interval's low end less the client's timing error (p99) no longer lies beyond the claim "
     "with its tolerance, so the client's own lag could make the miss; fewer streams a process "
-    "(workload.replay.shards), a smaller rate or a bigger machine fixes it"
+    "(workload.replay.shards: auto), a smaller rate or a bigger machine fixes it"
 )
 
 
