@@ -60,6 +60,8 @@ class LogFacts:
     e2e: LoggedLatency | None = None
     ttft: LoggedLatency | None = None
     window_note: str | None = None  # why the window is as long as it is (None: given with --window-s)
+    shards: int = 1  # client processes for the window's peak in flight (workload.replay.shards)
+    shards_note: str = "the log records no latency to size it by: shards: auto sizes it at run time"
 
     @property
     def reject_share(self) -> float:
@@ -277,6 +279,7 @@ workload:
     warmup_s: {{ edge_s | num }}\t# the window's first and last 1/12: sent, left out of the figures
     cooldown_s: {{ edge_s | num }}
     max_duration_s: {{ max_duration_s | num }}\t# {{ bound_note }}
+    shards: {{ log.shards }}\t# {{ log.shards_note }}
 
 # The SLA: per-request bounds; a run (or a load level) meets it when min_attainment of its
 # requests succeed within every bound.

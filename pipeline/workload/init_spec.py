@@ -35,6 +35,7 @@ from pipeline.http_retry import CandidateFailing, retrying_client
 from pipeline.replay.endpoint.fingerprint import list_models
 from pipeline.replay.endpoint.reachability import CandidateUnreachable
 from pipeline.replay.pacing.engine import Target
+from pipeline.replay.production.auto_shards import STREAMS_PER_PROCESS, shards_for_streams
 from pipeline.spec import SpecError, load_spec
 from pipeline.spec.starter import CandidateFacts, LogFacts, LoggedLatency, StarterFacts, render_starter_spec
 from pipeline.spec.workload import LogSource, Sample
@@ -214,7 +215,40 @@ def survey_log(
         session_requests=rows.num_rows - rows.column("session_id").null_count,
         e2e=_logged_latency(rows.column("logged_latency_ms")),
         ttft=_logged_latency(rows.column("logged_ttft_ms")),
+        **window_shards(arrivals, rows.column("logged_latency_ms"), window.start_us, window.end_us),
     )
+
+
+def peak_in_flight(arrivals_us: np.ndarray, latency_ms: np.ndarray) -> int:
+    """The most requests in flight at once, each from its arrival for its logged latency (an end
+    before a start at the same instant, as sql/logged_concurrency.sql counts them)."""
+    starts, ends = (
+        arrivals_us.astype(np.int64),
+        arrivals_us.astype(np.int64) + np.round(latency_ms * 1e3).astype(np.int64),
+    )
+    times = np.concatenate([ends, starts])
+    steps = np.concatenate([-np.ones(len(ends), np.int64), np.ones(len(starts), np.int64)])
+    order = np.lexsort((steps, times))  # by time, then ends (−1) first
+    return int(np.cumsum(steps[order]).max(initial=0))
+
+
+def window_shards(arrivals_us: np.ndarray, latency: pa.ChunkedArray, start_us: int, end_us: int) -> dict:
+    """`shards` and its note for the spec: one client process per STREAMS_PER_PROCESS requests in
+    flight at the window's peak, at its logged latencies (`auto_shards`); nothing where the log
+    records no latency (the spec keeps 1 and says auto sizes it at run time)."""
+    latency_ms = latency.to_numpy(zero_copy_only=False).astype(float)
+    chosen = (arrivals_us >= start_us) & (arrivals_us < end_us) & ~np.isnan(latency_ms)
+    if not chosen.any():
+        return {}
+    peak = peak_in_flight(arrivals_us[chosen], latency_ms[chosen])
+    count = shards_for_streams(peak)
+    return {
+        "shards": count,
+        "shards_note": (
+            f"the window's peak: {peak} requests in flight at their logged latencies; one process stamps "
+            f"{STREAMS_PER_PROCESS} in time (shards: auto sizes it at run time)"
+        ),
+    }
 
 
 def _path_from_spec(log: str, spec_path: Path) -> str:

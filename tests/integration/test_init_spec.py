@@ -6,6 +6,7 @@ written spec: tests/e2e/test_init_then_run.py.)"""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -75,6 +76,10 @@ def test_init_writes_a_spec_for_the_bundled_log_and_the_reference_endpoint_that_
     assert (spec.workload.sample.window_s, spec.workload.sample.max_requests) == (10, 30)
     assert spec.sla.e2e_ms is not None and spec.sla.ttft_ms is None  # the bundled log logs latency, not TTFT
     assert "the log's own latency: p95" in out.read_text()
+    # the client processes for the window's peak in flight at the logged latencies: one holds 128
+    assert spec.workload.replay.shards == 1 and re.search(
+        r"shards: 1 +# the window's peak: \d+ requests", out.read_text()
+    )
 
 
 def test_a_named_key_is_read_from_its_variable_and_only_the_name_is_written(zero_server, tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import yaml
@@ -23,8 +24,10 @@ from pipeline.workload.init_spec import (
     InitError,
     WindowSizing,
     openai_base_url,
+    peak_in_flight,
     sized_window,
     survey_log,
+    window_shards,
     write_starter_spec,
 )
 from pipeline.workload.logs import ingest_log
@@ -290,3 +293,16 @@ def test_init_says_what_it_sends_of_the_window_and_why():
     assert sent_summary(LogFacts(**{**facts.__dict__, "max_requests": 800})) == (
         "busiest 60 s: 723 requests, sends all 723 (max_requests 800)"
     )
+
+
+def test_init_sizes_the_client_processes_by_the_windows_peak_in_flight():
+    """`shards` in the written spec: one process per 128 requests in flight at the window's peak,
+    at the logged latencies (an end and a start at one instant do not overlap); no latency, no count."""
+    arrivals = np.arange(300, dtype=np.int64) * 10_000  # one every 10 ms
+    assert peak_in_flight(arrivals, np.full(300, 10.0)) == 1  # each ends as the next starts
+    assert peak_in_flight(arrivals, np.full(300, 2_000.0)) == 200  # 2 s each: 200 at once
+    latency = pa.chunked_array([np.full(300, 2_000.0)])
+    sized = window_shards(arrivals, latency, 0, int(arrivals[-1]) + 1)
+    assert sized["shards"] == 2 and sized["shards_note"].startswith("the window's peak: 200 requests in flight")
+    assert window_shards(arrivals, latency, 0, 1_000_000)["shards"] == 1  # the first second's 100 only
+    assert window_shards(arrivals, pa.chunked_array([pa.array([None] * 300, pa.float64())]), 0, 10**9) == {}
