@@ -66,7 +66,7 @@ from pipeline.reference import ReferenceServer
 from pipeline.replay.client_validity.calibration import CLIENT_LIMITED_LAG_MS, calibrate
 from pipeline.replay.endpoint.fingerprint import fingerprint, version_key
 from pipeline.replay.pacing.engine import ReplaySettings
-from pipeline.replay.production.auto_shards import AUTO, resolved_shards
+from pipeline.replay.production.auto_shards import AUTO, shards_from_files
 from pipeline.replay.production.repeats import merge_repeats, replay_runs
 from pipeline.replay.production.shards import Shard, align_server_metrics, shards_for
 from resources import EndpointResource, PackStorage, SpecResource
@@ -228,12 +228,9 @@ def plan_replay_shards(context: OpExecutionContext, spec: SpecResource, storage:
     shutil.rmtree(barrier, ignore_errors=True)
     count = replay.shards
     if count == AUTO:  # sized by the streams in flight (pipeline/replay/production/auto_shards.py)
-        profiled = layout.path(PROMPT_PROFILE)
-        profile = pq.read_table(profiled).to_pylist() if profiled.is_file() else []
-        latency_ms = profile[0].get("latency_mean_ms") if profile else None
         settings = ReplaySettings.from_spec(replay, loaded.privacy.text)
-        plan = planned_requests_with_text(storage, loaded)
-        count, why = resolved_shards(AUTO, plan, settings, latency_ms, until=replay.until is not None)
+        until = replay.until is not None
+        count, why = shards_from_files(AUTO, layout.path(REPLAY_PLAN), layout.path(PROMPT_PROFILE), settings, until)
         context.log.info(f"shards: {why}")
     for shard in shards_for(int(count), barrier, replay.executor):
         yield DynamicOutput(shard, mapping_key=shard.label)

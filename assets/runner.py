@@ -43,11 +43,14 @@ from assets import ASSET_MODULES
 from assets.automation import REVALIDATION_JOB, RUN_CONFIG
 from assets.support.partitions import register
 from pipeline import REPO_ROOT, interrupts
+from pipeline.contracts import PROMPT_PROFILE, REPLAY_PLAN
 from pipeline.definitions import build_definitions
+from pipeline.files.layout import PackLayout
 from pipeline.pack.assemble.ui_links import DEFAULT_UI_URL
 from pipeline.replay.endpoint.fingerprint import fingerprint, version_key
 from pipeline.replay.endpoint.reachability import check_reachable
-from pipeline.replay.production.auto_shards import one_process_enough
+from pipeline.replay.pacing.engine import ReplaySettings
+from pipeline.replay.production.auto_shards import one_process_enough, shards_from_files
 from pipeline.spec import load_spec
 from resources import EndpointResource
 
@@ -132,12 +135,17 @@ def execute_runs(
     replay = spec.workload.replay
     one = one_process_enough(replay.shards, replay.mode, replay.concurrency, replay.max_concurrency)
     in_process = one and replay.executor != "dask"
+    # `shards: auto` not surely one: the shared inputs (the plan, the profile) first, then sized
+    shared_first = side_by_side(spec, targets) or not one
     with instance_for(Path(recipe[1])) as instance:
         keys = [register(instance, candidate.name, version) for candidate, version in zip(spec.candidates, versions)]
-        if side_by_side(spec, targets):
+        if shared_first:
             results.append(execute_recorded(recipe, instance, shared, {}, in_process=True))
             if not results[-1].success or interrupts.stop_requested():  # a stop: no next run
                 return results, FIRST_PARTITION_STEP
+            in_process = in_process or (sized_shards(spec, Path(recipe[1])) == 1 and replay.executor != "dask")
+            shared = []
+        if side_by_side(spec, targets):
             results += execute_side_by_side(recipe, instance, keys, partitioned, in_process)
             if not all(result.success for result in results) or interrupts.stop_requested():
                 return results, COMPARISON.to_user_string()
@@ -151,6 +159,14 @@ def execute_runs(
                     return results, COMPARISON.to_user_string() if last else FIRST_PARTITION_STEP
         results.append(execute_recorded(recipe, instance, [COMPARISON], {}, in_process=True))
     return results, None
+
+
+def sized_shards(spec, out: Path) -> int:
+    """The shards `plan_replay_shards` will fan out into, from the shared inputs written in `out`."""
+    replay, layout = spec.workload.replay, PackLayout(out)
+    settings = ReplaySettings.from_spec(replay, spec.privacy.text)
+    plan, profile = layout.path(REPLAY_PLAN), layout.path(PROMPT_PROFILE)
+    return shards_from_files(replay.shards, plan, profile, settings, replay.until is not None)[0]
 
 
 def note_stopped_steps(

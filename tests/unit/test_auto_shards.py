@@ -12,13 +12,12 @@ from pipeline.replay.production.auto_shards import (
     resolved_shards,
     shards_for_streams,
 )
-from pipeline.replay.recording.records import PlannedRequest
 from pipeline.spec import Spec
 from tests.support.specs import demo_spec_dict
 
 
-def plan(offsets: list[float | None]) -> list[PlannedRequest]:
-    return [PlannedRequest(f"q{i}", offset, [], 1, 1) for i, offset in enumerate(offsets)]
+def plan(offsets: list[float | None]) -> list[float | None]:
+    return offsets  # the plan's scheduled_offset_s, as plan_replay_shards reads them
 
 
 def test_one_process_per_128_streams_at_the_peak():

@@ -302,22 +302,27 @@ async def _send_plan(chains, settings: ReplaySettings, progress, began: int, sta
 def expected_peak_in_flight(
     plan: list[PlannedRequest], settings: ReplaySettings, window_s: float = IN_FLIGHT_WINDOW_S
 ) -> int:
-    """How many connections to open before the first send: the closed loop's concurrency, or the
-    most sends the plan puts inside any `window_s` (a request's expected time in flight; capped by
-    `max_concurrency`); at least 1, at most the plan's length and POOL_CAP. More are opened on
-    demand, timed apart. (`auto_shards` sizes `shards: auto` by it, over the logged mean latency.)"""
+    """How many connections to open before the first send: `peak_in_flight_of` the plan's offsets.
+    More are opened on demand, timed apart."""
+    return peak_in_flight_of([item.scheduled_offset_s for item in plan], settings, window_s)
+
+
+def peak_in_flight_of(offsets: list[float | None], settings: ReplaySettings, window_s: float) -> int:
+    """The closed loop's concurrency, or the most sends of `offsets` (a plan's, in any order) inside
+    any `window_s` (a request's expected time in flight; capped by `max_concurrency`); at least 1,
+    at most the plan's length and POOL_CAP (`auto_shards` sizes `shards: auto` by it)."""
     if settings.mode == "concurrency":
         peak = settings.concurrency or 1
     else:
-        offsets = sorted(item.scheduled_offset_s for item in plan if item.scheduled_offset_s is not None)
+        planned = sorted(offset for offset in offsets if offset is not None)
         peak, first = 0, 0
-        for last, offset in enumerate(offsets):
-            while offset - offsets[first] >= window_s:
+        for last, offset in enumerate(planned):
+            while offset - planned[first] >= window_s:
                 first += 1
             peak = max(peak, last - first + 1)
         if settings.max_concurrency:
             peak = min(peak, settings.max_concurrency)
-    return max(1, min(peak, len(plan), POOL_CAP))
+    return max(1, min(peak, len(offsets), POOL_CAP))
 
 
 async def _with_retries(attempt, item: PlannedRequest, settings: ReplaySettings, deadline_ns: int):

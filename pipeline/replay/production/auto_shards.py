@@ -11,16 +11,18 @@ STREAMS_PER_PROCESS streams: ⌈peak streams in flight ÷ 128⌉ shards.
 
 The peak streams in flight, before the replay: a closed loop's concurrency; an open loop's most
 sends inside any span as long as a request lasts (the log's mean latency, from the profile; 1 s
-where the log has none), capped by `max_concurrency` (`engine.expected_peak_in_flight`).
+where the log has none), capped by `max_concurrency` (`engine.peak_in_flight_of`).
 `until: resolved` reads every request after each run, so it keeps one shard.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-from pipeline.replay.pacing.engine import IN_FLIGHT_WINDOW_S, ReplaySettings, expected_peak_in_flight
-from pipeline.replay.recording.records import PlannedRequest
+import pyarrow.parquet as pq
+
+from pipeline.replay.pacing.engine import IN_FLIGHT_WINDOW_S, ReplaySettings, peak_in_flight_of
 
 AUTO = "auto"
 STREAMS_PER_PROCESS = 128
@@ -34,19 +36,19 @@ def shards_for_streams(peak_streams: int) -> int:
 
 def resolved_shards(
     shards: int | str,
-    plan: list[PlannedRequest],
+    offsets: list[float | None],
     settings: ReplaySettings,
     latency_mean_ms: float | None,
     until: bool = False,
 ) -> tuple[int, str]:
     """(the shard count, why): the spec's number as it is; `auto` sized by the peak streams in
-    flight (the module's rule)."""
+    flight (the module's rule) of the plan's `offsets` (its `scheduled_offset_s`, None in a closed loop)."""
     if shards != AUTO:
         return int(shards), f"{shards} (workload.replay.shards)"
     if until:
         return 1, "auto → 1: until: resolved reads every request of each run in one process"
     window_s = max(IN_FLIGHT_WINDOW_S, (latency_mean_ms or 0.0) / 1e3)
-    peak = expected_peak_in_flight(plan, settings, window_s)
+    peak = peak_in_flight_of(offsets, settings, window_s)
     count = shards_for_streams(peak)
     return count, (
         f"auto → {count}: about {peak} streams in flight at the peak, at most {STREAMS_PER_PROCESS} a process "
@@ -63,3 +65,16 @@ def one_process_enough(shards: int | str, mode: str, concurrency: int | None, ma
         return shards == 1
     bound = concurrency if mode == "concurrency" else max_concurrency
     return bound is not None and bound <= STREAMS_PER_PROCESS
+
+
+def shards_from_files(
+    shards: int | str, plan: Path, profile: Path, settings: ReplaySettings, until: bool = False
+) -> tuple[int, str]:
+    """`resolved_shards` from the written plan's offsets (`replay_plan.parquet`) and the profile's
+    logged mean latency (`prompt_profile.parquet`, where it was written): as the replay's own
+    `plan_replay_shards` sizes it, and as the CLI sizes it once the shared inputs exist."""
+    if shards != AUTO:
+        return resolved_shards(shards, [], settings, None, until)
+    offsets = pq.read_table(plan, columns=["scheduled_offset_s"]).column(0).to_pylist()
+    rows = pq.read_table(profile, columns=["latency_mean_ms"]).to_pylist() if profile.is_file() else []
+    return resolved_shards(AUTO, offsets, settings, rows[0]["latency_mean_ms"] if rows else None, until)
