@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zoneinfo
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, ValidationInfo, field_validator, model_validator
 
@@ -198,6 +198,7 @@ RequestFieldRule = Literal["keep", "drop"] | SetField
 
 
 MAX_REPEATS = 20  # each repeat is a whole replay: beyond a handful, a longer window is the cheaper precision
+MAX_SHARDS = 64  # client processes of one replay (pipeline/replay/production/auto_shards.py)
 
 
 class Replay(Strict):
@@ -234,13 +235,22 @@ class Replay(Strict):
         default=0.5, ge=0, description="first retry delay, doubled each attempt (429 Retry-After wins)"
     )
     transport: Literal["aiohttp", "httpx"] = Field(default="aiohttp", description="HTTP client of the replay")
-    shards: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = Field(
+    shards: int | Literal["auto"] = Field(
         default=1,
         description=(
             "worker processes the plan is split across (on `executor`), one common start time; auto: one per 128 "
             "streams in flight at the peak (what one event loop stamps within 1–5 ms of the wire)"
         ),
     )
+
+    @field_validator("shards", mode="before")
+    @classmethod
+    def _shards(cls, value: Any) -> Any:
+        """A number of processes from 1 to MAX_SHARDS, or auto: one problem, in those words."""
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_SHARDS):
+            return value
+        raise ValueError(f"a number of client processes from 1 to {MAX_SHARDS}, or auto (got {value!r})")
+
     shard_ready_timeout_s: float = Field(
         default=120.0, gt=0, description="how long a shard waits for the others to be ready"
     )

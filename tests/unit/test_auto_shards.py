@@ -5,6 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline.replay.pacing.engine import ReplaySettings
+from pipeline.replay.production import auto_shards
 from pipeline.replay.production.auto_shards import (
     AUTO,
     STREAMS_PER_PROCESS,
@@ -12,7 +13,7 @@ from pipeline.replay.production.auto_shards import (
     resolved_shards,
     shards_for_streams,
 )
-from pipeline.spec import Spec
+from pipeline.spec import Spec, workload
 from tests.support.specs import demo_spec_dict
 
 
@@ -21,6 +22,7 @@ def plan(offsets: list[float | None]) -> list[float | None]:
 
 
 def test_one_process_per_128_streams_at_the_peak():
+    assert auto_shards.MAX_SHARDS == workload.MAX_SHARDS  # the rule never asks for more than the spec allows
     assert [shards_for_streams(n) for n in (0, 1, 128, 129, 256, 257, 100_000)] == [1, 1, 1, 2, 2, 3, 64]
 
 

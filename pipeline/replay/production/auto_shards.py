@@ -26,7 +26,7 @@ from pipeline.replay.pacing.engine import IN_FLIGHT_WINDOW_S, ReplaySettings, pe
 
 AUTO = "auto"
 STREAMS_PER_PROCESS = 128
-MAX_SHARDS = 64  # workload.replay.shards' own bound
+MAX_SHARDS = 64  # workload.replay.shards' own bound (pipeline/spec/workload.py: replay may not import spec)
 
 
 def shards_for_streams(peak_streams: int) -> int:
