@@ -91,7 +91,7 @@ def instrument_errors(
 
 def carries(item: dict) -> bool:
     """A latency figure of a family that carries the error (TPOT is exempt), at the production load
-    or at the vendor's conditions (the arms': `arm_carries`)."""
+    or at the vendor's conditions (`carries_at`)."""
     return carries_at(item["metric"], item.get("basis") or PRODUCTION_LOAD)
 
 
@@ -109,9 +109,9 @@ def with_instrument_error(figures: list[dict], errors: dict[str, tuple[float, st
     (`rejudged`)."""
     for item in figures:
         found = errors.get(item["candidate"])
-        if found is None or item.get("repeat") is not None or not carries(item):
+        if found is None or item.get("repeat") is not None or (item.get("basis") or PRODUCTION_LOAD) != PRODUCTION_LOAD:
             continue
-        if (item.get("basis") or PRODUCTION_LOAD) == PRODUCTION_LOAD:
+        if carries(item):
             item["instrument_error_ms"], item["instrument_error_source"] = found
             rejudged(item)
     return figures
