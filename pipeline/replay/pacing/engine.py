@@ -30,8 +30,7 @@ from pipeline.replay.transport.api_kinds import API_PATHS, REQUEST_BODIES, ApiKi
 from pipeline.replay.transport.request import send_chat
 
 START_LEAD_NS = 50_000_000  # schedule the first request 50 ms after setup, not in the past
-# the pool opened before the first send: the plan's peak in flight, estimated as the most sends
-# planned inside any IN_FLIGHT_WINDOW_S (latency is not known up front), at most POOL_CAP
+# the pool opened before the first send: the most sends planned in any IN_FLIGHT_WINDOW_S, ≤ POOL_CAP
 IN_FLIGHT_WINDOW_S = 1.0
 POOL_CAP = 1024
 RETRYABLE = frozenset({"http_429", "http_5xx", "connect_error", "connect_timeout", "connection_reset"})
@@ -302,15 +301,13 @@ async def _send_plan(chains, settings: ReplaySettings, progress, began: int, sta
 def expected_peak_in_flight(
     plan: list[PlannedRequest], settings: ReplaySettings, window_s: float = IN_FLIGHT_WINDOW_S
 ) -> int:
-    """How many connections to open before the first send: `peak_in_flight_of` the plan's offsets.
-    More are opened on demand, timed apart."""
+    """Connections opened before the first send (more on demand): `peak_in_flight_of` the plan."""
     return peak_in_flight_of([item.scheduled_offset_s for item in plan], settings, window_s)
 
 
 def peak_in_flight_of(offsets: list[float | None], settings: ReplaySettings, window_s: float) -> int:
-    """The closed loop's concurrency, or the most sends of `offsets` (a plan's, in any order) inside
-    any `window_s` (a request's expected time in flight; capped by `max_concurrency`); at least 1,
-    at most the plan's length and POOL_CAP (`auto_shards` sizes `shards: auto` by it)."""
+    """The closed loop's concurrency, or the most sends of `offsets` (any order) inside any `window_s`
+    (a request's expected time in flight), capped by `max_concurrency`; 1 ≤ it ≤ len, POOL_CAP."""
     if settings.mode == "concurrency":
         peak = settings.concurrency or 1
     else:
