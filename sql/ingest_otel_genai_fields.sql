@@ -57,13 +57,14 @@ lines AS (
 -- materialised CTE read twice (spans, rejected lines) cost a quarter of the query. Unnested a
 -- resource at a time: a list of {span, service} built per line cost as much again as the parse.
 resources AS (
-    -- a rejected span shows the start of its line (a copy of the whole line per span would cost
-    -- more than the rest of the query); a rejected line shows all of it
+    -- a rejected line shows all of it; a good line's text is left out of its spans' rows (even its
+    -- first 300 characters were 3 GB at 10 M spans, spilled twice): sql/ingest_reject_lines.sql
+    -- gives a span that ingest_canonical rejects the start of its line
     SELECT
         file_id,
         source_line,
         problem AS line_problem,
-        CASE WHEN problem IS NULL THEN left(line, 300) ELSE line END AS raw,
+        CASE WHEN problem IS NOT NULL THEN line END AS raw,
         -- the spans of the resources before this one: span k of a line counts over all its resources
         list_transform(
             resource_spans,

@@ -34,6 +34,10 @@ def test_otel_genai_keeps_model_call_spans_and_names_the_bad_span():
         4: "field resourceSpans: missing or not a list",
         5: "span 1 (spanId a1b2c3d4e5f60006): field startTimeUnixNano: not a number: yesterday",
     }
+    # a rejected span shows the start of its line (looked up after canonical), a rejected line all of it
+    lines = (FIXTURES / "otel_genai_spans.jsonl").read_text().splitlines()
+    raw = {row["source_line"]: row["raw"] for row in result.rejects.to_pylist()}
+    assert raw == {1: lines[0][:300], 3: lines[2], 4: lines[3], 5: lines[4][:300]}
     chat = rows["a1b2c3d4e5f60001"]
     assert chat["arrival_at"].isoformat() == "2025-11-02T14:00:00.100000+00:00"
     assert (chat["prompt_tokens"], chat["output_tokens"], chat["logged_latency_ms"]) == (12, 40, 1500.0)

@@ -32,6 +32,9 @@ class LogFormat:
     # nested parse: 2× faster at 10 M spans); a 10 M-row LiteLLM log spilled its stored lines and
     # took 1.5× as long (bench/CHANGELOG.md, "Line numbers read in parallel")
     read_in_parallel: bool = False
+    # a line holds many records (OTLP spans): the fields query leaves a good line's text out of its
+    # records' rows, and ingest gives a rejected record its line's start afterwards (ingest_reject_lines)
+    records_share_lines: bool = False
 
 
 AZURE_COLUMNS = ColumnMapping(arrival="TIMESTAMP", prompt_tokens="ContextTokens", output_tokens="GeneratedTokens")
@@ -96,6 +99,7 @@ FORMATS = {
         "ingest_otel_genai_fields",
         number_unit="us",  # the query turns startTimeUnixNano into microseconds (a double keeps them exact)
         read_in_parallel=True,
+        records_share_lines=True,
         labels=(
             "startTimeUnixNano",
             "gen_ai.usage.input_tokens",

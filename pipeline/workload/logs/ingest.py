@@ -153,6 +153,8 @@ def ingest(
             "echo_values": keep,
         }
         duck.run(con, "ingest_canonical", params).to_table("canonical")
+        if fmt.records_share_lines:
+            duck.run(con, "ingest_reject_lines")
         accepted = duck.run(
             con, "ingest_accepted", {"run_id": run_id, "text_policy": privacy.policy, "salt": privacy.salt}
         )
