@@ -221,6 +221,7 @@ def run_interruptible(body: Callable[[], T], on_interrupted: Callable[[int, bool
                 stop()
             except Exception:  # noqa: BLE001, S110 (a child already gone: nothing left to stop)
                 pass
+        shutil.rmtree(folder, ignore_errors=True)  # os._exit runs no `finally`
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(exit_status(signum))

@@ -103,13 +103,16 @@ interrupts.run_interruptible(body, lambda signum, forced: out.write_text(f"{sign
 
 @pytest.mark.parametrize(("how", "grace_s"), [("grace", "0.2"), ("second", "600")])
 def test_the_grace_s_end_or_a_second_signal_forces_the_exit(how, grace_s, tmp_path):
-    env = {**os.environ, interrupts.GRACE_ENV: grace_s}
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, interrupts.GRACE_ENV: grace_s, "TMPDIR": str(temp)}
     env.pop(interrupts.STOP_FILE_ENV)
     process = subprocess.run(
         [sys.executable, "-c", FORCED, str(tmp_path / "note"), how], cwd=REPO_ROOT, env=env, timeout=WAIT_S
     )
     assert process.returncode == 143  # the first signal's status
     assert (tmp_path / "note").read_text() == f"{int(signal.SIGTERM)} True"
+    assert list(temp.iterdir()) == []  # the stop file's folder goes with a forced exit too
 
 
 def test_interrupted_json_replaces_the_pack_and_verify_names_it(tmp_path):
