@@ -307,7 +307,7 @@ def expected_peak_in_flight(
 
 def peak_in_flight_of(offsets: list[float | None], settings: ReplaySettings, window_s: float) -> int:
     """The closed loop's concurrency, or the most sends of `offsets` (any order) inside any `window_s`
-    (a request's expected time in flight), capped by `max_concurrency`; 1 ≤ it ≤ len, POOL_CAP."""
+    (a request's expected time in flight) capped by `max_concurrency`; 1 to min(len(offsets), POOL_CAP)."""
     if settings.mode == "concurrency":
         peak = settings.concurrency or 1
     else:
