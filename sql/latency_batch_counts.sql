@@ -7,7 +7,9 @@
 -- latency_bin_values, which holds every bin a point lies in: 22 s → 2.5 s → 1 s at 10 M
 -- requests); ITL counts whole-µs gaps from the histogram, every gap in the batch of its
 -- request's send time (so the gaps of one request, which move together, stay in one batch). A
--- batch with no values is simply absent.
+-- batch with no values is simply absent. Bound with each interval's low end as the value instead
+-- (`low_ends`: pipeline/analysis/tabulate/tables.py), the same counts give the standard error at
+-- that end, where the test is inverted to move the low end down.
 -- staged: latency_batch_bins, latency_bin_values, itl_histogram (or bound to
 -- data/itl_histogram.parquet); view: points
 WITH point_bins AS (

@@ -137,6 +137,42 @@ def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int
     return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
 
 
+def points_at(table: pa.Table, column: str, scope_orders: dict) -> pa.Table:
+    """The `points` view latency_batch_counts counts each batch's values at: each percentile's
+    `column` (its point estimate, or its interval's low end) as the value."""
+    points = [
+        {**{key: row[key] for key in ("candidate", "metric", "scope", "q")}, "value": row[column], "scope_order": order}
+        for row in table.to_pylist()
+        if row[column] is not None
+        for order in [scope_orders[(row["candidate"], row["metric"], row["scope"])]]
+    ]
+    return pa.Table.from_pylist(points, schema=POINTS_SCHEMA)
+
+
+def inverted_low_ranks(ranks: pa.Table, low_counts: pa.Table, batches: int, t: float | None) -> pa.Table | None:
+    """`ranks` with each low end moved down to where the test inverted at it reaches
+    (`dependence.inverted_low_rank`, from `low_counts`: each batch's values at or below the
+    current low end); None when no end moved (a lower end only: the wider always wins)."""
+    counts: dict[tuple, tuple[list[int], list[int]]] = {}
+    for row in low_counts.to_pylist():
+        below, total = counts.setdefault((row["candidate"], row["metric"], row["scope"], row["q"]), ([], []))
+        below.append(row["below"])
+        total.append(row["total"])
+    rows, moved = ranks.to_pylist(), False
+    for row in rows:
+        found = counts.get((row["candidate"], row["metric"], row["scope"], row["q"]))
+        estimate = (
+            None if found is None or row["low_rank"] is None else dependence.ratio_standard_error(*found, batches)
+        )
+        if estimate is None or t is None:
+            continue
+        low = dependence.inverted_low_rank(row["n"], row["q"], estimate[1], t)
+        if low is None or low < row["low_rank"]:
+            row["low_rank"], moved = low, True
+            row["interval_method"] = dependence.batch_means_label(batches, low_end_inverted=True)
+    return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA) if moved else None
+
+
 def with_candidate_columns(table: pa.Table, per_candidate: pa.Table, names: tuple[str, ...]) -> pa.Table:
     """Append `names` from `per_candidate` (one row per candidate) to each of `table`'s rows by its
     candidate; NULL for a candidate `per_candidate` has no row for."""

@@ -22,9 +22,10 @@ from scipy.stats import norm
 
 from pipeline.analysis.statistics import dependence, steady_state
 from pipeline.analysis.statistics.intervals import (
-    POINTS_SCHEMA,
     RANK_SPAN_MARGIN,
     dependence_aware_ranks,
+    inverted_low_ranks,
+    points_at,
     rank_spans,
     ranks_table,
     spans_hold,
@@ -87,6 +88,9 @@ def steady_session(raw_timings: Path | pa.Table, spec: Spec, queries: QueryCatal
 # kept. A histogram built with another membership (ending inside too; the window assumed) records
 # another value or none, so it is rebuilt rather than read with the old window.
 STEADY_WINDOW_MEMBERSHIP = "sent_inside_detected"
+# passes that move each percentile's low end down by the test inverted at it (intervals.inverted_low_ranks):
+# each reads the batches' counts at the current low end; at 85 % load the ends stop moving within 2-3
+LOW_END_PASSES = 4
 
 
 def itl_histogram_params(spec: Spec) -> dict:
@@ -174,19 +178,25 @@ def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | Non
     # the point estimates found, the batches' counts at each of them widen the ranks; a second
     # pass reads the (possibly) new order statistics
     scope_orders = {(r["candidate"], r["metric"], r["scope"]): r["scope_order"] for r in counts.to_pylist()}
-    points = [
-        {**{key: row[key] for key in ("candidate", "metric", "scope", "q", "value")}, "scope_order": order}
-        for row in table.to_pylist()
-        if row["value"] is not None
-        for order in [scope_orders[(row["candidate"], row["metric"], row["scope"])]]
-    ]
-    session.bind("points", pa.Table.from_pylist(points, schema=POINTS_SCHEMA))
-    batches = spec.analysis.interval_batches
-    ranks = dependence_aware_ranks(exact, session.run("latency_batch_counts"), batches, session.params["t_batches"])
-    if gathered and not spans_hold(spans, ranks):  # widened past the margin: gather those bins
-        _stage_bin_values(session, rank_spans(ranks, 0), replace=True)
-    session.bind("ranks", ranks)
-    return session.run("latency_percentiles")
+    session.bind("points", points_at(table, "value", scope_orders))
+    batches, t = spec.analysis.interval_batches, session.params["t_batches"]
+    ranks = dependence_aware_ranks(exact, session.run("latency_batch_counts"), batches, t)
+    for low_end_pass in range(LOW_END_PASSES + 1):
+        if gathered and not spans_hold(spans, ranks):  # widened past the margin: gather those bins
+            spans = rank_spans(ranks, 0)
+            _stage_bin_values(session, spans, replace=True)
+        session.bind("ranks", ranks)
+        table = session.run("latency_percentiles")
+        # each low end moved down where the test inverted at it reaches further (a pack's older copy
+        # of latency_batch_counts, written before, kept Woodruff's low end): counts at the low ends
+        if low_end_pass == LOW_END_PASSES or not queries.reads("latency_batch_counts", "low_ends"):
+            break
+        session.bind("points", points_at(table, "ci_low", scope_orders))
+        moved = inverted_low_ranks(ranks, session.run("latency_batch_counts"), batches, t)
+        if moved is None:
+            break
+        ranks = moved
+    return table
 
 
 def latency_percentiles(
