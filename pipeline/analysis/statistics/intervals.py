@@ -113,14 +113,21 @@ def spans_hold(spans: pa.Table, ranks: pa.Table) -> bool:
     return True
 
 
-def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int, t: float | None) -> pa.Table:
-    """The exact ranks, each end widened to the batch-means (Woodruff) rank where that is wider
-    (pipeline/analysis/statistics/dependence.py); the method that set the ends and the design effect kept."""
+def counts_by_percentile(batch_counts: pa.Table) -> dict[tuple, tuple[list[int], list[int]]]:
+    """latency_batch_counts' rows as (below, total) lists of the batches, per candidate, metric,
+    scope and q: what `dependence.ratio_standard_error` takes."""
     counts: dict[tuple, tuple[list[int], list[int]]] = {}
     for row in batch_counts.to_pylist():
         below, total = counts.setdefault((row["candidate"], row["metric"], row["scope"], row["q"]), ([], []))
         below.append(row["below"])
         total.append(row["total"])
+    return counts
+
+
+def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int, t: float | None) -> pa.Table:
+    """The exact ranks, each end widened to the batch-means (Woodruff) rank where that is wider
+    (pipeline/analysis/statistics/dependence.py); the method that set the ends and the design effect kept."""
+    counts = counts_by_percentile(batch_counts)
     rows = exact.to_pylist()
     for row in rows:
         found = counts.get((row["candidate"], row["metric"], row["scope"], row["q"]))
@@ -137,30 +144,32 @@ def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int
     return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
 
 
-def points_at(table: pa.Table, column: str, scope_orders: dict) -> pa.Table:
+def points_at(table: pa.Table, column: str, scope_orders: dict, only: set[tuple] | None = None) -> pa.Table:
     """The `points` view latency_batch_counts counts each batch's values at: each percentile's
-    `column` (its point estimate, or its interval's low end) as the value."""
+    `column` (its point estimate, or its interval's low end) as the value; `only` these
+    percentiles (candidate, metric, scope, q) when given."""
     points = [
         {**{key: row[key] for key in ("candidate", "metric", "scope", "q")}, "value": row[column], "scope_order": order}
         for row in table.to_pylist()
         if row[column] is not None
+        and (only is None or (row["candidate"], row["metric"], row["scope"], row["q"]) in only)
         for order in [scope_orders[(row["candidate"], row["metric"], row["scope"])]]
     ]
     return pa.Table.from_pylist(points, schema=POINTS_SCHEMA)
 
 
-def inverted_low_ranks(ranks: pa.Table, low_counts: pa.Table, batches: int, t: float | None) -> pa.Table | None:
+def inverted_low_ranks(
+    ranks: pa.Table, low_counts: pa.Table, batches: int, t: float | None
+) -> tuple[pa.Table, set[tuple]] | None:
     """`ranks` with each low end moved down to where the test inverted at it reaches
     (`dependence.inverted_low_rank`, from `low_counts`: each batch's values at or below the
-    current low end); None when no end moved (a lower end only: the wider always wins)."""
-    counts: dict[tuple, tuple[list[int], list[int]]] = {}
-    for row in low_counts.to_pylist():
-        below, total = counts.setdefault((row["candidate"], row["metric"], row["scope"], row["q"]), ([], []))
-        below.append(row["below"])
-        total.append(row["total"])
-    rows, moved = ranks.to_pylist(), False
+    current low end), and the percentiles (candidate, metric, scope, q) whose end moved; None
+    when none did (a lower end only: the wider always wins)."""
+    counts = counts_by_percentile(low_counts)
+    rows, moved = ranks.to_pylist(), set()
     for row in rows:
-        found = counts.get((row["candidate"], row["metric"], row["scope"], row["q"]))
+        key = (row["candidate"], row["metric"], row["scope"], row["q"])
+        found = counts.get(key)
         estimate = (
             None if found is None or row["low_rank"] is None else dependence.ratio_standard_error(*found, batches)
         )
@@ -168,9 +177,10 @@ def inverted_low_ranks(ranks: pa.Table, low_counts: pa.Table, batches: int, t: f
             continue
         low = dependence.inverted_low_rank(row["n"], row["q"], estimate[1], t)
         if low is None or low < row["low_rank"]:
-            row["low_rank"], moved = low, True
+            row["low_rank"] = low
             row["interval_method"] = dependence.batch_means_label(batches, low_end_inverted=True)
-    return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA) if moved else None
+            moved.add(key)
+    return (pa.Table.from_pylist(rows, schema=RANKS_SCHEMA), moved) if moved else None
 
 
 def with_candidate_columns(table: pa.Table, per_candidate: pa.Table, names: tuple[str, ...]) -> pa.Table:
