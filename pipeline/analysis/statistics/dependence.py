@@ -20,8 +20,8 @@ independent.
   a run that caught one long queueing episode holds most values above its point in one batch, so
   the spread at a lower x is far larger than at the point, and Woodruff's low end (a symmetric
   Wald interval on a skewed statistic) sat above the truth far more often than 2.5 % of runs
-  (`bench/ci_coverage.py` at 85 % load: TTFT p99 covered 0.86, ITL p50 0.81, and a TTFT p99
-  claimed at its truth read *not reproduced* in 8 % of runs).
+  (`bench/ci_coverage.py`, 120-s runs at 85 % load: TTFT p99 covered 0.86, and claimed at its
+  truth read *not reproduced* in 8 % of runs; with the inverted low end 0.975 and none).
 - A rate (tokens/s, goodput) is the mean of the batches' rates, with a t interval.
 - A proportion (SLA attainment) is the ratio estimator with a t interval.
 
