@@ -8,8 +8,9 @@
 -- requests); ITL counts whole-µs gaps from the histogram, every gap in the batch of its
 -- request's send time (so the gaps of one request, which move together, stay in one batch). A
 -- batch with no values is simply absent. Bound with each interval's low end as the value instead
--- (`low_ends`: pipeline/analysis/tabulate/tables.py), the same counts give the standard error at
--- that end, where the test is inverted to move the low end down.
+-- (low_ends), the same counts give the standard error at that end, where the test is inverted to
+-- move the low end down (pipeline/analysis/tabulate/tables.py). The word low_ends here is what
+-- tells the analysis so: a pack's copy of this query written before it kept Woodruff's low end.
 -- staged: latency_batch_bins, latency_bin_values, itl_histogram (or bound to
 -- data/itl_histogram.parquet); view: points
 WITH point_bins AS (

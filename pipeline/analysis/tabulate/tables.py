@@ -181,16 +181,18 @@ def _latency(session: QuerySession, spec: Spec, histogram: Path | pa.Table | Non
     session.bind("points", points_at(table, "value", scope_orders))
     batches, t = spec.analysis.interval_batches, session.params["t_batches"]
     ranks = dependence_aware_ranks(exact, session.run("latency_batch_counts"), batches, t)
-    moving = None  # the percentiles whose low end the last pass moved: only they can move again
-    for low_end_pass in range(LOW_END_PASSES + 1):
+    # each low end then moved down where the test inverted at it reaches further (a pack's older copy
+    # of latency_batch_counts, written before, kept Woodruff's low end); only the percentiles the last
+    # pass moved can move again
+    passes = LOW_END_PASSES if queries.reads("latency_batch_counts", "low_ends") else 0
+    moving = None
+    for low_end_pass in range(passes + 1):
         if gathered and not spans_hold(spans, ranks):  # widened past the margin: gather those bins
             spans = rank_spans(ranks, 0)
             _stage_bin_values(session, spans, replace=True)
         session.bind("ranks", ranks)
         table = session.run("latency_percentiles")
-        # each low end moved down where the test inverted at it reaches further (a pack's older copy
-        # of latency_batch_counts, written before, kept Woodruff's low end): counts at the low ends
-        if low_end_pass == LOW_END_PASSES or not queries.reads("latency_batch_counts", "low_ends"):
+        if low_end_pass == passes:
             break
         session.bind("points", points_at(table, "ci_low", scope_orders, moving))
         moved = inverted_low_ranks(ranks, session.run("latency_batch_counts"), batches, t)
