@@ -27,12 +27,15 @@ LATENCY = ("ttft_ms_p95", "e2e_ms_p95", "tpot_ms_p50")
 # the demo profile serves TTFT ~40 ms, E2E ~1-8 s, TPOT ~8-12 ms, ~1,000 output tokens/s at 64 in flight
 FAR_BETTER = {"ttft_ms_p95": 1.0, "e2e_ms_p95": 20.0, "tpot_ms_p50": 0.5, "output_tokens_per_s": 1_000_000.0}
 FAR_WORSE = {"ttft_ms_p95": 60_000.0, "e2e_ms_p95": 300_000.0, "tpot_ms_p50": 2_000.0, "output_tokens_per_s": 1.0}
-# Not yet decided the holding way: at the vendor's conditions the closed loop sends its requests in
-# synchronised waves of 64, so a tail percentile's values come in a few atoms (E2E p95 3,475 -
-# 3,488 ms over 384 requests) and the five send-time batches disagree in how many fall at or
-# below it: the batch-means (Woodruff) upper end lies beyond the sample, open, in most runs.
-# Issue 42 item 3 (a closed loop's own interval) is what would close it.
-UNBOUNDED_IN_A_CLOSED_LOOP = {("vendor_conditions", "ttft_ms_p95"), ("vendor_conditions", "e2e_ms_p95")}
+# A tail percentile's upper end is open (beyond the sample) where the run's five send-time batches
+# disagree too much for its requests (a p95 needs ~147 effective requests, n over the design effect):
+# at the vendor's conditions the closed loop sends its requests in synchronised waves of 64, so a
+# tail's values come in a few atoms (E2E p95 3,475 - 3,488 ms over 384 requests) and the batches
+# disagree in how many fall at or below it; at the production load a machine busy with other work
+# during one batch does the same (CI read TTFT p95, and once E2E p95, open there on two cores shared
+# by four test workers; 396 requests at a design effect of ~1 on a quiet machine). A far-worse claim
+# on a tail then reads inconclusive, never not reproduced; wherever its upper end is bounded it holds.
+TAILS = {"ttft_ms_p95", "e2e_ms_p95"}
 JUDGED = {  # where each claim is judged: a capacity claim never at the production load (served demand)
     "production_load": LATENCY,
     "vendor_conditions": (*LATENCY, "output_tokens_per_s"),
@@ -83,14 +86,14 @@ def test_far_better_claims_are_not_reproduced_and_far_worse_ones_hold(tmp_path: 
     wanted = {(basis, metric) for basis, names in JUDGED.items() for metric in names}
     assert {key: found.get(key) for key in wanted} == dict.fromkeys(wanted, NOT_REPRODUCED), why(pack["figures"])
 
-    # the same measurements judged against claims far worse than the profile: they hold, except
-    # the closed loop's tail percentiles (not yet: see UNBOUNDED_IN_A_CLOSED_LOOP), which are
-    # never judged the wrong way
+    # the same measurements judged against claims far worse than the profile: they hold, a tail
+    # percentile wherever its upper end is bounded (see TAILS), and none is judged the wrong way
     (figures_file,) = (tmp_path / "pack" / "candidates").glob("*/*/data/figures.parquet")
     partition = figures_file.parent.parent
     worse = Spec.model_validate(spec_data(server.base_url, FAR_WORSE), context={"spec_dir": spec.parent})
     rejudged_figures = figures_from_table(figures_of_folder(partition, worse))
-    rejudged = verdicts(rejudged_figures)
-    holding = wanted - UNBOUNDED_IN_A_CLOSED_LOOP
-    assert {key: rejudged.get(key) for key in holding} == dict.fromkeys(holding, HOLDS), why(rejudged_figures)
-    assert {rejudged.get(key) for key in UNBOUNDED_IN_A_CLOSED_LOOP} <= {HOLDS, INCONCLUSIVE}, rejudged
+    decided = why(rejudged_figures)
+    expected = {
+        key: INCONCLUSIVE if key[1] in TAILS and decided.get(key, (None,) * 4)[3] is None else HOLDS for key in wanted
+    }
+    assert {key: decided.get(key, (None,))[0] for key in wanted} == expected, decided
