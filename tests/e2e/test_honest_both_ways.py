@@ -3,8 +3,9 @@ HTTP server with a serving model: queueing, batching, decode slow-down), one who
 default arm sizing (the vendor's arm in waves of the claim's concurrency). A claim set far better
 than the profile can serve is *not reproduced*, at the production load and at the vendor's own
 conditions; the same run judged against a claim set far worse than the profile (the figures
-re-computed from the run's own analysis tables, as `loadproof verify` does) *holds* there. Every
-verdict comes from the one place a verdict is made (`pipeline.analysis.judge.figures.judged`)."""
+re-computed from the run's own analysis tables, as `loadproof verify` does) *holds* there, a tail
+percentile wherever its interval's upper end is bounded (see TAILS). Every verdict comes from the
+one place a verdict is made (`pipeline.analysis.judge.figures.judged`)."""
 
 from __future__ import annotations
 
