@@ -78,6 +78,15 @@ def ranks_table(counts: pa.Table, confidence: float) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=RANKS_SCHEMA)
 
 
+# what names one percentile in the rank, span, count and points tables
+PERCENTILE_KEY = ("candidate", "metric", "scope", "q")
+
+
+def percentile_key(row: dict) -> tuple:
+    """A row's percentile: its (candidate, metric, scope, q)."""
+    return tuple(row[name] for name in PERCENTILE_KEY)
+
+
 def rank_spans(ranks: pa.Table, margin: int) -> pa.Table:
     """Per percentile, the ranks its point and interval may take: the exact interval (an open end
     at the point) widened by `margin` times each half-width, within 1 … n."""
@@ -90,7 +99,7 @@ def rank_spans(ranks: pa.Table, margin: int) -> pa.Table:
         high = point if row["high_rank"] is None else row["high_rank"]
         rows.append(
             {
-                **{key: row[key] for key in ("candidate", "metric", "scope", "q")},
+                **{key: row[key] for key in PERCENTILE_KEY},
                 "first_rank": max(1, low - margin * (point - low)),
                 "last_rank": min(row["n"], high + margin * (high - point)),
             }
@@ -100,14 +109,12 @@ def rank_spans(ranks: pa.Table, margin: int) -> pa.Table:
 
 def spans_hold(spans: pa.Table, ranks: pa.Table) -> bool:
     """Whether every rank of `ranks` (point and interval ends) lies in its percentile's span."""
-    bounds = {
-        (r["candidate"], r["metric"], r["scope"], r["q"]): (r["first_rank"], r["last_rank"]) for r in spans.to_pylist()
-    }
+    bounds = {percentile_key(r): (r["first_rank"], r["last_rank"]) for r in spans.to_pylist()}
     for row in ranks.to_pylist():
         wanted = [row[key] for key in ("point_rank", "low_rank", "high_rank") if row[key] is not None]
         if not wanted:
             continue
-        first, last = bounds.get((row["candidate"], row["metric"], row["scope"], row["q"]), (None, None))
+        first, last = bounds.get(percentile_key(row), (None, None))
         if first is None or min(wanted) < first or max(wanted) > last:
             return False
     return True
@@ -118,7 +125,7 @@ def counts_by_percentile(batch_counts: pa.Table) -> dict[tuple, tuple[list[int],
     scope and q: what `dependence.ratio_standard_error` takes."""
     counts: dict[tuple, tuple[list[int], list[int]]] = {}
     for row in batch_counts.to_pylist():
-        below, total = counts.setdefault((row["candidate"], row["metric"], row["scope"], row["q"]), ([], []))
+        below, total = counts.setdefault(percentile_key(row), ([], []))
         below.append(row["below"])
         total.append(row["total"])
     return counts
@@ -130,7 +137,7 @@ def dependence_aware_ranks(exact: pa.Table, batch_counts: pa.Table, batches: int
     counts = counts_by_percentile(batch_counts)
     rows = exact.to_pylist()
     for row in rows:
-        found = counts.get((row["candidate"], row["metric"], row["scope"], row["q"]))
+        found = counts.get(percentile_key(row))
         estimate = None if found is None else dependence.ratio_standard_error(*found, batches)
         if estimate is None or t is None:
             continue
@@ -149,10 +156,9 @@ def points_at(table: pa.Table, column: str, scope_orders: dict, only: set[tuple]
     `column` (its point estimate, or its interval's low end) as the value; `only` these
     percentiles (candidate, metric, scope, q) when given."""
     points = [
-        {**{key: row[key] for key in ("candidate", "metric", "scope", "q")}, "value": row[column], "scope_order": order}
+        {**{key: row[key] for key in PERCENTILE_KEY}, "value": row[column], "scope_order": order}
         for row in table.to_pylist()
-        if row[column] is not None
-        and (only is None or (row["candidate"], row["metric"], row["scope"], row["q"]) in only)
+        if row[column] is not None and (only is None or percentile_key(row) in only)
         for order in [scope_orders[(row["candidate"], row["metric"], row["scope"])]]
     ]
     return pa.Table.from_pylist(points, schema=POINTS_SCHEMA)
@@ -168,7 +174,7 @@ def inverted_low_ranks(
     counts = counts_by_percentile(low_counts)
     rows, moved = ranks.to_pylist(), set()
     for row in rows:
-        key = (row["candidate"], row["metric"], row["scope"], row["q"])
+        key = percentile_key(row)
         found = counts.get(key)
         estimate = (
             None if found is None or row["low_rank"] is None else dependence.ratio_standard_error(*found, batches)
